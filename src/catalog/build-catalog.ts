@@ -1,0 +1,148 @@
+import type { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import type { PluginContext } from '../plugins/plugin.js';
+import type { PluginRegistry } from '../plugins/registry.js';
+import { missingRuntimeParameters } from '../tools/prepare-arguments.js';
+import { parseTopic } from '../transport/topic-name.js';
+import { Catalog } from './catalog.js';
+import type { ConfigEntry } from './config-store.js';
+import { ConfigType, toolSchema, toolServiceSchema, type Tool, type ToolService } from './descriptors.js';
+
+function issues(source: string, prefix: string, error: z.ZodError): string[] {
+  return error.issues.map((i) => {
+    const path = [prefix, ...i.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))]
+      .filter(Boolean)
+      .join('.')
+      .replace(/\.\[/g, '[');
+    return `${source}: ${path || '(root)'}: ${i.message}`;
+  });
+}
+
+function topic(source: string, field: string, value: string, problems: string[]): string {
+  const t = parseTopic(value);
+  if ('error' in t) {
+    problems.push(`${source}: ${field}: ${t.error}`);
+    return value;
+  }
+  return t.full;
+}
+
+/**
+ * Validate every descriptor against the schemas, against each other and against the
+ * plugins, and build the catalog. All problems are collected; each names file and field.
+ */
+export async function buildCatalog(entries: readonly ConfigEntry[], registry: PluginRegistry, ctx: PluginContext): Promise<Catalog> {
+  const problems: string[] = [];
+  const services: ToolService[] = [];
+  const tools: Tool[] = [];
+
+  for (const e of entries.filter((x) => x.type === ConfigType.ToolService)) {
+    if (e.error) {
+      problems.push(`${e.source}: ${e.error}`);
+      continue;
+    }
+    const r = toolServiceSchema.safeParse(e.value);
+    if (!r.success) {
+      problems.push(...issues(e.source, '', r.error));
+      continue;
+    }
+    const d = r.data;
+    let plugin: ToolService['plugin'];
+    if (d.plugin) {
+      const { kind, ...rest } = d.plugin;
+      const factory = registry.get(kind);
+      if (!factory) {
+        problems.push(`${e.source}: plugin.kind: unknown plugin "${kind}" (available: ${registry.kinds().join(', ')})`);
+      } else {
+        const o = factory.serviceOptions.safeParse(rest);
+        if (o.success) plugin = { kind, options: o.data };
+        else problems.push(...issues(e.source, 'plugin', o.error));
+      }
+    }
+    if (services.some((s) => s.id === d.id)) problems.push(`${e.source}: id: duplicate tool-service id "${d.id}"`);
+    services.push({
+      id: d.id,
+      requestQueue: topic(e.source, 'request-queue', d['request-queue'], problems),
+      responseQueue: topic(e.source, 'response-queue', d['response-queue'], problems),
+      configParams: d['config-params'],
+      plugin,
+      concurrency: d.concurrency,
+      timeoutMs: d['timeout-ms'],
+      stream: d.stream,
+      subscription: d.subscription ?? `${d.id}-request`,
+      maxRedeliveries: d['max-redeliveries'],
+      raw: e.value as Record<string, unknown>,
+      source: e.source,
+    });
+  }
+
+  const byId = new Map(services.map((s) => [s.id, s]));
+  const names = new Map<string, string>();
+  const seenConfig = new Map<string, string>();
+  for (const e of entries.filter((x) => x.type === ConfigType.Tool)) {
+    if (e.error) {
+      problems.push(`${e.source}: ${e.error}`);
+      continue;
+    }
+    const r = toolSchema.safeParse(e.value);
+    if (!r.success) {
+      problems.push(...issues(e.source, '', r.error));
+      continue;
+    }
+    const d = r.data;
+    if (d.type !== 'tool-service') continue; // other TrustGraph tool kinds (mcp-tool, prompt...) are not ours
+    const prior = names.get(d.name);
+    if (prior) problems.push(`${e.source}: name: duplicate tool name "${d.name}" (also in ${prior})`);
+    names.set(d.name, e.source);
+
+    const service = byId.get(d.service);
+    if (!service) {
+      problems.push(`${e.source}: service: unknown tool-service "${d.service}" (known: ${[...byId.keys()].join(', ') || 'none'})`);
+      continue;
+    }
+    const raw = e.value as Record<string, unknown>;
+    const config: Record<string, unknown> = {};
+    for (const p of service.configParams) {
+      if (raw[p.name] !== undefined) config[p.name] = raw[p.name];
+      else if (p.required) problems.push(`${e.source}: ${p.name}: required by the config-params of service ${service.id}, but missing`);
+    }
+    const key = `${service.id}\u0000${JSON.stringify(service.configParams.map((p) => config[p.name] ?? null))}`;
+    const twin = seenConfig.get(key);
+    if (twin) problems.push(`${e.source}: ${service.configParams.length ? service.configParams.map((p) => p.name).join(', ') : 'service'}: same config values as ${twin}; service ${service.id} could not tell their requests apart`);
+    seenConfig.set(key, e.source);
+
+    const missing = missingRuntimeParameters(d.arguments, { ...config, ...d['runtime-parameters'] });
+    if (missing.length > 0) {
+      problems.push(`${e.source}: runtime-parameters: Tool '${d.name}' requires non-LLM runtime_parameters for: ${missing.join(', ')}.`);
+    }
+
+    let pluginOptions: unknown = d['plugin-options'];
+    const factory = service.plugin ? registry.get(service.plugin.kind) : undefined;
+    if (factory?.toolOptions) {
+      const o = factory.toolOptions.safeParse(d['plugin-options'] ?? {});
+      if (o.success) pluginOptions = o.data;
+      else problems.push(...issues(e.source, 'plugin-options', o.error));
+    }
+    tools.push({
+      name: d.name,
+      description: d.description,
+      service: d.service,
+      config,
+      parameters: d.arguments,
+      runtimeParameters: { ...config, ...d['runtime-parameters'] },
+      pluginOptions,
+      timeoutMs: d['timeout-ms'],
+      raw,
+      source: e.source,
+    });
+  }
+
+  if (problems.length === 0) {
+    for (const s of services) {
+      const factory = s.plugin ? registry.get(s.plugin.kind) : undefined;
+      if (factory?.check) problems.push(...(await factory.check(s, tools.filter((t) => t.service === s.id), ctx)));
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return new Catalog(services, tools);
+}

@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import { parameterSchema, type Parameter } from '../tools/parameter.js';
+
+/** How a service answers: one message (what today's agents read) or a stream of chunks. */
+export const StreamMode = { Single: 'single', Stream: 'stream' } as const;
+export type StreamMode = (typeof StreamMode)[keyof typeof StreamMode];
+
+const configParamSchema = z.union([
+  z.string().min(1).transform((name) => ({ name, required: false })),
+  z.looseObject({ name: z.string().min(1), required: z.boolean().default(false) }).transform((p) => ({ name: p.name, required: p.required })),
+]);
+
+const positiveInt = z.number().int().positive();
+
+/**
+ * A tool-service descriptor (config type `tool-service`): TrustGraph's keys, plus ours:
+ * `plugin` (what implements it), `concurrency`, `timeout-ms`, `stream`, `subscription`,
+ * `max-redeliveries`. Unknown keys are kept.
+ */
+export const toolServiceSchema = z.looseObject({
+  id: z.string().min(1),
+  'request-queue': z.string().min(1),
+  'response-queue': z.string().min(1),
+  'config-params': z.array(configParamSchema).default([]),
+  plugin: z.looseObject({ kind: z.string().min(1) }).optional(),
+  concurrency: positiveInt.optional(),
+  'timeout-ms': positiveInt.optional(),
+  stream: z.enum(['single', 'stream']).default('single'),
+  subscription: z.string().min(1).optional(),
+  'max-redeliveries': z.number().int().nonnegative().optional(),
+});
+
+/**
+ * A tool descriptor (config type `tool`). Config values are top-level keys named after the
+ * service's config-params, so the schema keeps unknown keys. Ours: `runtime-parameters`
+ * (values for hidden parameters), `plugin-options`, `timeout-ms`.
+ */
+export const toolSchema = z.looseObject({
+  type: z.string().default('tool-service'),
+  name: z.string().min(1),
+  description: z.string().default(''),
+  service: z.string().min(1),
+  arguments: z.array(parameterSchema).default([]),
+  group: z.array(z.string()).optional(),
+  state: z.string().optional(),
+  'applicable-states': z.array(z.string()).optional(),
+  'runtime-parameters': z.record(z.string(), z.unknown()).default({}),
+  'plugin-options': z.record(z.string(), z.unknown()).optional(),
+  'timeout-ms': positiveInt.optional(),
+});
+
+/** A validated tool-service, with full topic names. */
+export interface ToolService {
+  readonly id: string;
+  readonly requestQueue: string;
+  readonly responseQueue: string;
+  readonly configParams: readonly { readonly name: string; readonly required: boolean }[];
+  readonly plugin: { readonly kind: string; readonly options: unknown } | undefined;
+  readonly concurrency: number | undefined;
+  readonly timeoutMs: number | undefined;
+  readonly stream: StreamMode;
+  readonly subscription: string;
+  readonly maxRedeliveries: number | undefined;
+  /** The descriptor as written, unknown keys included. */
+  readonly raw: Readonly<Record<string, unknown>>;
+  readonly source: string;
+}
+
+export interface Tool {
+  readonly name: string;
+  readonly description: string;
+  readonly service: string;
+  /** This tool's values for its service's config-params. */
+  readonly config: Readonly<Record<string, unknown>>;
+  readonly parameters: readonly Parameter[];
+  readonly runtimeParameters: Readonly<Record<string, unknown>>;
+  readonly pluginOptions: unknown;
+  readonly timeoutMs: number | undefined;
+  readonly raw: Readonly<Record<string, unknown>>;
+  readonly source: string;
+}
+
+export const ConfigType = { ToolService: 'tool-service', Tool: 'tool' } as const;
+export type ConfigType = (typeof ConfigType)[keyof typeof ConfigType];

@@ -1,0 +1,61 @@
+import { ErrorCode, ToolwireError, type ErrorCode as ErrorCodeT } from '../errors.js';
+
+/** The error object of a response. `type` is one of ErrorCode's values. */
+export interface WireError {
+  readonly type: string;
+  readonly message: string;
+}
+
+/** A decoded response message, as an agent sees it. */
+export interface ToolResponse {
+  readonly error: WireError | null;
+  readonly response: string;
+  readonly endOfStream: boolean;
+}
+
+/**
+ * `{"error":null,"response":"...","end_of_stream":true}`. Built by hand: the only part
+ * that needs escaping is the text, so one JSON.stringify of a string does it.
+ */
+export function encodeChunk(text: string, endOfStream: boolean): Buffer {
+  return Buffer.from(`{"error":null,"response":${JSON.stringify(text)},"end_of_stream":${endOfStream}}`, 'utf8');
+}
+
+/** A tool result that is not a string travels as its JSON text. */
+export function observationText(result: unknown): string {
+  if (typeof result === 'string') return result;
+  if (result === undefined || result === null) return '';
+  if (Buffer.isBuffer(result)) return result.toString('utf8');
+  return JSON.stringify(result);
+}
+
+/** An error response; always final. Never `"error": {}` (TrustGraph reads it as an error with no text). */
+export function encodeError(type: ErrorCodeT | string, message: string): Buffer {
+  const text = message === '' ? type : message;
+  return Buffer.from(
+    `{"error":{"type":${JSON.stringify(type)},"message":${JSON.stringify(text)}},"response":"","end_of_stream":true}`,
+    'utf8',
+  );
+}
+
+/**
+ * The wire form of any error. Only ToolwireErrors carry their own text: anything else is
+ * an internal fault, and its message (which may hold paths or secrets) stays in the log.
+ */
+export function wireError(err: unknown): WireError {
+  if (err instanceof ToolwireError) return { type: err.code, message: err.message };
+  return { type: ErrorCode.ToolFailed, message: 'internal error in the tool worker' };
+}
+
+export function decodeResponse(data: Buffer): ToolResponse {
+  const body = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
+  const e = body['error'] as Record<string, unknown> | null | undefined;
+  const error: WireError | null =
+    e && typeof e === 'object' ? { type: String(e['type'] ?? ''), message: String(e['message'] ?? '') } : null;
+  const r = body['response'];
+  return {
+    error,
+    response: typeof r === 'string' ? r : r === undefined || r === null ? '' : JSON.stringify(r),
+    endOfStream: body['end_of_stream'] !== false,
+  };
+}

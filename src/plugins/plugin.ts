@@ -1,0 +1,52 @@
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import type { Tool, ToolService } from '../catalog/descriptors.js';
+import type { Secrets } from '../secrets.js';
+
+/** One invocation of a tool, as a plugin sees it. */
+export interface ToolCall {
+  readonly requestId: string;
+  readonly service: ToolService;
+  /** The matched tool descriptor; undefined when the service answers undeclared tools. */
+  readonly tool: Tool | undefined;
+  /** Values of the service's config-params. */
+  readonly config: Readonly<Record<string, unknown>>;
+  /** Prepared and coerced against the tool's declared parameters. */
+  readonly arguments: Readonly<Record<string, unknown>>;
+  readonly user?: string;
+  /** Aborted on timeout or shutdown; pass it to every blocking call. */
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+}
+
+/**
+ * A running backend for one tool-service. `invoke` yields observation text in chunks; the
+ * worker joins them (single mode) or publishes each (stream mode). A failure the agent
+ * should read is thrown as a ToolwireError; anything else is reported as an internal error.
+ */
+export interface Plugin {
+  readonly kind: string;
+  invoke(call: ToolCall): AsyncIterable<string>;
+  close?(): Promise<void>;
+}
+
+/** What a plugin factory gets from the worker: its own settings, never a request's. */
+export interface PluginContext {
+  readonly log: Logger;
+  /** The descriptor directory, for module paths relative to it. */
+  readonly configDir: string;
+  readonly secrets: Secrets;
+  /** Worker-level settings by plugin kind (daemon URL and key, binary paths...). */
+  readonly settings: Readonly<Record<string, string | undefined>>;
+}
+
+export interface PluginFactory<S = unknown, T = unknown> {
+  readonly kind: string;
+  /** Validates the `plugin` object of a tool-service descriptor (minus `kind`). */
+  readonly serviceOptions: z.ZodType<S>;
+  /** Validates `plugin-options` of a tool descriptor; absent when tools carry none. */
+  readonly toolOptions?: z.ZodType<T>;
+  /** Load-time checks beyond the schemas (a module that must exist, a secret that must resolve). */
+  check?(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<string[]>;
+  create(service: ToolService, ctx: PluginContext): Promise<Plugin>;
+}

@@ -1,0 +1,63 @@
+import type { Parameter, ParameterType } from './parameter.js';
+
+export interface ToolInputSchema {
+  type: 'object';
+  properties: Record<string, Record<string, unknown>>;
+  required: string[];
+}
+
+const FILE_TYPES = new Set<ParameterType>(['file', 'files', 'system-files']);
+
+/** A valid JSON Schema for every type, where Dify passes some of its own type names through. */
+function schemaForType(p: Parameter): Record<string, unknown> {
+  switch (p.type) {
+    case 'string':
+    case 'secret-input':
+    case 'checkbox':
+    case 'dynamic-select':
+      return { type: 'string' };
+    case 'date':
+      return { type: 'string', format: 'date' };
+    case 'select':
+      return p.options && p.options.length > 0 ? { type: 'string', enum: [...p.options] } : { type: 'string' };
+    case 'number': {
+      const s: Record<string, unknown> = { type: 'number' };
+      if (p.min !== undefined) s['minimum'] = p.min;
+      if (p.max !== undefined) s['maximum'] = p.max;
+      return s;
+    }
+    case 'boolean':
+      return { type: 'boolean' };
+    case 'array':
+      return { type: 'array' };
+    case 'object':
+    case 'model-selector':
+    case 'app-selector':
+      return { type: 'object' };
+    case 'date-range':
+      return {
+        type: 'object',
+        properties: { start: { type: 'string' }, end: { type: 'string' } },
+        required: ['start', 'end'],
+      };
+    case 'any':
+    case 'file':
+    case 'files':
+    case 'system-files':
+      return {};
+  }
+}
+
+/** The schema a model sees: `llm` parameters only, files left out. */
+export function toolInputSchema(parameters: readonly Parameter[]): ToolInputSchema {
+  const properties: ToolInputSchema['properties'] = {};
+  const required: string[] = [];
+  for (const p of parameters) {
+    if (p.form !== 'llm' || FILE_TYPES.has(p.type)) continue;
+    const s = p.inputSchema ? { ...p.inputSchema } : schemaForType(p);
+    if (s['description'] === undefined) s['description'] = p.description;
+    properties[p.name] = s;
+    if (p.required) required.push(p.name);
+  }
+  return { type: 'object', properties, required };
+}

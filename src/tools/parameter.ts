@@ -1,0 +1,69 @@
+import { z } from 'zod';
+
+/** Dify's parameter types (plus date/date-range, which the daemon accepts). */
+export const ParameterType = {
+  String: 'string',
+  Number: 'number',
+  Boolean: 'boolean',
+  Select: 'select',
+  SecretInput: 'secret-input',
+  File: 'file',
+  Files: 'files',
+  AppSelector: 'app-selector',
+  ModelSelector: 'model-selector',
+  Any: 'any',
+  DynamicSelect: 'dynamic-select',
+  Checkbox: 'checkbox',
+  SystemFiles: 'system-files',
+  Array: 'array',
+  Object: 'object',
+  Date: 'date',
+  DateRange: 'date-range',
+} as const;
+export type ParameterType = (typeof ParameterType)[keyof typeof ParameterType];
+
+/** Who fills a parameter: the model (`llm`), the tool's configuration (`form`), or a schema. */
+export const ParameterForm = { Llm: 'llm', Form: 'form', Schema: 'schema' } as const;
+export type ParameterForm = (typeof ParameterForm)[keyof typeof ParameterForm];
+
+const typeValues = Object.values(ParameterType) as [ParameterType, ...ParameterType[]];
+const formValues = Object.values(ParameterForm) as [ParameterForm, ...ParameterForm[]];
+
+const optionSchema = z.union([
+  z.string().transform((value) => ({ value })),
+  z.number().transform((value) => ({ value: String(value) })),
+  z.looseObject({ value: z.union([z.string(), z.number()]).transform(String) }),
+]);
+
+/**
+ * An argument declaration. TrustGraph's form `{name, type, description}` is the small case;
+ * Dify's fields (form, required, default, options, input_schema, llm_description) extend it.
+ */
+export const parameterSchema = z
+  .looseObject({
+    name: z.string().min(1),
+    type: z.enum(typeValues, { error: (i) => `unknown parameter type ${JSON.stringify(i.input)}; expected one of ${typeValues.join(', ')}` }).default('string'),
+    description: z.string().optional(),
+    llm_description: z.string().optional(),
+    form: z.enum(formValues).default('llm'),
+    required: z.boolean().default(false),
+    default: z.unknown().optional(),
+    options: z.array(optionSchema).optional(),
+    input_schema: z.record(z.string(), z.unknown()).optional(),
+    min: z.number().optional(),
+    max: z.number().optional(),
+  })
+  .transform((p) => ({
+    name: p.name,
+    type: p.type,
+    form: p.form,
+    required: p.required,
+    default: p.default,
+    description: p.llm_description ?? p.description ?? '',
+    options: p.options?.map((o) => o.value),
+    inputSchema: p.input_schema,
+    min: p.min,
+    max: p.max,
+  }));
+
+export type Parameter = z.output<typeof parameterSchema>;

@@ -1,0 +1,41 @@
+/**
+ * Topic names as descriptors give them: full Pulsar names, or TrustGraph's short form
+ * `class:topicspace:topic` (request/response/notify are non-persistent, flow is persistent).
+ */
+export interface TopicName {
+  readonly persistence: 'persistent' | 'non-persistent';
+  readonly tenant: string;
+  readonly namespace: string;
+  readonly local: string;
+  /** `persistent://tenant/namespace/local` */
+  readonly full: string;
+}
+
+const FULL = /^(persistent|non-persistent):\/\/([A-Za-z0-9_.=-]+)\/([A-Za-z0-9_.=-]+)\/([A-Za-z0-9_.=:@-]+)$/;
+const SHORT = /^(request|response|notify|flow):([A-Za-z0-9_.=-]+):([A-Za-z0-9_.=@-]+)$/;
+
+/** Parse a topic in either form; returns an explanation instead of throwing. */
+export function parseTopic(input: string): TopicName | { error: string } {
+  if (input.includes('://')) {
+    const m = FULL.exec(input);
+    if (!m) {
+      return { error: `malformed topic "${input}": expected persistent://tenant/namespace/topic or non-persistent://tenant/namespace/topic` };
+    }
+    const [, persistence, tenant, namespace, local] = m as unknown as [string, TopicName['persistence'], string, string, string];
+    return { persistence, tenant, namespace, local, full: input };
+  }
+  const s = SHORT.exec(input);
+  if (!s) {
+    return { error: `malformed topic "${input}": expected a full name (persistent://...) or class:topicspace:topic with class request, response, notify or flow` };
+  }
+  const [, cls, space, topic] = s as unknown as [string, string, string, string];
+  const persistence = cls === 'flow' ? 'persistent' : 'non-persistent';
+  return { persistence, tenant: space, namespace: cls, local: topic, full: `${persistence}://${space}/${cls}/${topic}` };
+}
+
+/** The full name of a topic that is known to be well formed (validated at load time). */
+export function fullTopic(input: string): string {
+  const t = parseTopic(input);
+  if ('error' in t) throw new Error(t.error);
+  return t.full;
+}

@@ -1,0 +1,95 @@
+/**
+ * The transport boundary. The worker, the agent-side client and the benchmark see only
+ * these types; in-memory, Pulsar native and Pulsar WebSocket implement them.
+ */
+
+/** A message received on a subscription. Settle it exactly once with ack or nack. */
+export interface IncomingMessage {
+  readonly data: Buffer;
+  readonly properties: Readonly<Record<string, string>>;
+  /** How many times the broker has delivered this message before. */
+  readonly redeliveryCount: number;
+  /** Opaque broker id, for logs. */
+  readonly messageId: string;
+  readonly topic: string;
+  ack(): Promise<void>;
+  /** Ask for redelivery after the subscription's negative-ack delay. */
+  nack(): Promise<void>;
+}
+
+export interface OutgoingMessage {
+  /** A string is sent as its UTF-8 bytes. */
+  readonly data: Buffer | string;
+  readonly properties?: Readonly<Record<string, string>>;
+}
+
+export const SubscriptionType = {
+  Shared: 'Shared',
+  Exclusive: 'Exclusive',
+  Failover: 'Failover',
+  KeyShared: 'KeyShared',
+} as const;
+export type SubscriptionType = (typeof SubscriptionType)[keyof typeof SubscriptionType];
+
+export interface DeadLetterPolicy {
+  /** Where a message goes after too many redeliveries; default `<topic>-<subscription>-DLQ`. */
+  readonly topic?: string;
+  readonly maxRedeliverCount: number;
+}
+
+export interface SubscribeOptions {
+  /** Full topic name, e.g. `persistent://tg/request/joke`. */
+  readonly topic: string;
+  readonly subscription: string;
+  /** Default Shared. */
+  readonly type?: SubscriptionType;
+  /** Where a new subscription starts; default latest. */
+  readonly initialPosition?: 'latest' | 'earliest';
+  /** Bound on messages held client-side and not yet taken (backpressure). */
+  readonly receiverQueueSize?: number;
+  /** Delay before a negatively acknowledged message comes back. */
+  readonly nackRedeliveryDelayMs?: number;
+  readonly deadLetter?: DeadLetterPolicy;
+}
+
+/**
+ * Delivered messages, taken one at a time with `for await`. Taking is the flow control:
+ * a slow loop leaves messages with the broker.
+ */
+export interface Subscription extends AsyncIterable<IncomingMessage> {
+  readonly topic: string;
+  readonly subscription: string;
+  /**
+   * Stop intake: iteration ends, messages held but not yet taken are released for
+   * redelivery. Messages already taken can still be acked or nacked until close().
+   */
+  stop(): Promise<void>;
+  /** Stop, then detach from the broker. Unsettled messages return to the subscription. */
+  close(): Promise<void>;
+}
+
+export interface Producer {
+  readonly topic: string;
+  /** Resolves once the broker has accepted the message. */
+  send(message: OutgoingMessage, signal?: AbortSignal): Promise<void>;
+}
+
+export interface Transport {
+  /** `memory`, `pulsar` or `pulsar-ws`. */
+  readonly kind: string;
+  subscribe(options: SubscribeOptions, signal?: AbortSignal): Promise<Subscription>;
+  /** One producer per topic, cached: calling twice returns the same one. */
+  producer(topic: string, signal?: AbortSignal): Promise<Producer>;
+  /** True while the transport can reach its broker (always true in memory). */
+  readonly connected: boolean;
+  /** Close every subscription and producer. Idempotent. */
+  close(): Promise<void>;
+}
+
+export function defaultDeadLetterTopic(topic: string, subscription: string): string {
+  return `${topic}-${subscription}-DLQ`;
+}
+
+export function toBuffer(data: Buffer | string): Buffer {
+  return typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+}
