@@ -1,0 +1,140 @@
+import { loadCatalog } from '../../app.js';
+import { ToolClient } from '../../client/tool-client.js';
+import type { ToolResponse } from '../../envelope/response.js';
+import { createLogger } from '../../logging.js';
+import { defaultRegistry } from '../../plugins/default-registry.js';
+import { loadSecrets } from '../../secrets.js';
+import { readSettings } from '../../settings.js';
+import { openTransport } from '../open-transport.js';
+import { parse, parseJsonObject, UsageError } from '../args.js';
+import type { Command, CommandIo } from '../command.js';
+import { readSseData } from '../../http/sse-reader.js';
+
+const HELP = `Usage: toolwire call <tool> [--args JSON] [--stream] [options]
+
+Calls a tool as an agent does and prints its observation as it arrives. Exits 1 on an
+error response (printed to stderr as "<type>: <message>").
+
+By default it goes through a running worker's HTTP gateway (toolwire run). With
+--pulsar-url or --transport it publishes the request on the broker itself, reading the
+tool's topics and config values from the descriptors.
+
+  -a, --args JSON        the tool's arguments (default {})
+  -s, --stream           ask for a streamed answer (chunks printed as they come)
+  -u, --user NAME        the user field older TrustGraph agents send
+      --url URL          gateway base URL (default $TOOLWIRE_URL or http://127.0.0.1:8787)
+  -T, --transport KIND   pulsar | pulsar-ws | auto: go through the broker
+      --pulsar-url URL   broker URL (implies --transport auto)
+      --admin-url URL    broker admin/WebSocket URL
+  -d, --config-dir DIR   descriptors (broker mode), default ./config
+      --timeout-ms N     give up after N ms (default 600000, TrustGraph's client timeout)
+`;
+
+function emit(io: CommandIo, r: ToolResponse): boolean {
+  if (r.error) {
+    io.stderr.write(`${r.error.type}: ${r.error.message}\n`);
+    return false;
+  }
+  io.stdout.write(r.response);
+  return true;
+}
+
+async function viaGateway(io: CommandIo, base: string, tool: string, body: unknown, timeoutMs: number): Promise<number> {
+  const signal = AbortSignal.any([io.signal, AbortSignal.timeout(timeoutMs)]);
+  let res: Response;
+  try {
+    res = await fetch(`${base.replace(/\/$/, '')}/v1/tools/${encodeURIComponent(tool)}/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal,
+    });
+  } catch (err) {
+    io.stderr.write(`cannot reach the toolwire gateway at ${base}: ${(err as Error).message}\n(is 'toolwire run' running? or use --pulsar-url to go through a broker)\n`);
+    return 1;
+  }
+  if (!res.ok || !res.body) {
+    io.stderr.write(`gateway answered ${res.status}: ${await res.text()}\n`);
+    return 1;
+  }
+  let ok = true;
+  for await (const data of readSseData(res.body, signal)) {
+    const r = JSON.parse(data) as { error: ToolResponse['error']; response: string; end_of_stream: boolean };
+    ok = emit(io, { error: r.error, response: r.response, endOfStream: r.end_of_stream }) && ok;
+  }
+  io.stdout.write('\n');
+  return ok ? 0 : 1;
+}
+
+export const callCommand: Command = {
+  name: 'call',
+  summary: 'call a tool as an agent does and print its observation',
+  help: HELP,
+  async run(io) {
+    const { values, positionals } = parse(io.argv, {
+      args: { type: 'string', short: 'a' },
+      stream: { type: 'boolean', short: 's' },
+      user: { type: 'string', short: 'u' },
+      url: { type: 'string' },
+      transport: { type: 'string', short: 'T' },
+      'pulsar-url': { type: 'string' },
+      'admin-url': { type: 'string' },
+      'config-dir': { type: 'string', short: 'd' },
+      'timeout-ms': { type: 'string' },
+    });
+    if (values.help) {
+      io.stdout.write(HELP);
+      return 0;
+    }
+    const tool = positionals[0];
+    if (!tool) throw new UsageError('name the tool to call (see --help)');
+    const args = parseJsonObject(values.args ?? '{}', '--args');
+    const timeoutMs = Number(values['timeout-ms'] ?? 600_000);
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new UsageError('--timeout-ms must be a positive number');
+
+    const direct = values.transport !== undefined || values['pulsar-url'] !== undefined;
+    if (!direct) {
+      const body = { arguments: args, stream: values.stream === true, ...(values.user ? { user: values.user } : {}) };
+      return viaGateway(io, values.url ?? io.env['TOOLWIRE_URL'] ?? 'http://127.0.0.1:8787', tool, body, timeoutMs);
+    }
+
+    const env = { ...io.env };
+    if (values['config-dir']) env['TOOLWIRE_CONFIG_DIR'] = values['config-dir'];
+    if (values['pulsar-url']) env['PULSAR_URL'] = values['pulsar-url'];
+    if (values['admin-url']) env['PULSAR_ADMIN_URL'] = values['admin-url'];
+    env['TOOLWIRE_TRANSPORT'] = values.transport ?? 'auto';
+    const settings = readSettings(env);
+    const log = createLogger({ level: settings.logLevel === 'info' ? 'warn' : settings.logLevel });
+    const catalog = await loadCatalog(settings, defaultRegistry(), {
+      log,
+      configDir: settings.configDir,
+      secrets: loadSecrets(env, settings.secretsFile),
+      settings: settings.pluginSettings,
+    });
+    const t = catalog.tools.get(tool);
+    const service = t && catalog.services.get(t.service);
+    if (!t || !service) throw new UsageError(`there is no tool named ${JSON.stringify(tool)} in ${settings.configDir}`);
+    const transport = await openTransport(settings, log, io.signal);
+    const client = new ToolClient(transport, log);
+    let ok = true;
+    try {
+      for await (const r of client.stream({
+        requestQueue: service.requestQueue,
+        responseQueue: service.responseQueue,
+        config: { ...t.config },
+        arguments: args,
+        ...(values.user ? { user: values.user } : {}),
+        stream: values.stream === true,
+        timeoutMs,
+        signal: io.signal,
+      })) {
+        ok = emit(io, r) && ok;
+      }
+      io.stdout.write('\n');
+    } finally {
+      await client.close();
+      await transport.close();
+    }
+    return ok ? 0 : 1;
+  },
+};

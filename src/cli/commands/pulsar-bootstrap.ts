@@ -1,0 +1,100 @@
+import { parseArgs } from 'node:util';
+import type { Command, CommandIo } from '../command.js';
+import { bootstrapTrustGraph, waitForBroker, type BootstrapReport } from '../../pulsar/admin.js';
+import { AbortedError, errorMessage } from '../../errors.js';
+
+const DEFAULT_ADMIN_URL = 'http://127.0.0.1:8080';
+
+const HELP = `Usage: toolwire pulsar bootstrap [options]
+
+Create what TrustGraph expects on a Pulsar broker: tenant "tg" (allowed on the
+broker's clusters) and namespaces tg/flow, tg/request, tg/response, tg/notify,
+with TrustGraph's short retention (3 minutes) on response and notify.
+Safe to run again: what exists is left as it is.
+
+Options:
+  --admin-url URL   Pulsar admin REST URL (env PULSAR_ADMIN_URL; default ${DEFAULT_ADMIN_URL})
+  --token T         Bearer token for the admin API (env PULSAR_ADMIN_TOKEN, then PULSAR_TOKEN)
+  --tenant NAME     Tenant to create (default tg)
+  --wait SECONDS    Wait up to this long for the broker to answer first (default 0)
+  --timeout SECONDS Limit for each admin call (default 10)
+  --no-retention    Do not touch retention policies
+  --json            Print the report as one JSON object
+  -h, --help        Show this help
+
+Exit status: 0 done, 1 the broker refused or could not be reached, 2 bad usage.
+`;
+
+export const pulsarBootstrapCommand: Command = {
+  name: 'pulsar bootstrap',
+  summary: "Create TrustGraph's tenant and namespaces on a Pulsar broker",
+  help: HELP,
+  async run(io: CommandIo): Promise<number> {
+    let values;
+    try {
+      ({ values } = parseArgs({
+        args: [...io.argv],
+        options: {
+          'admin-url': { type: 'string' },
+          token: { type: 'string' },
+          tenant: { type: 'string' },
+          wait: { type: 'string' },
+          timeout: { type: 'string' },
+          'no-retention': { type: 'boolean' },
+          json: { type: 'boolean' },
+          help: { type: 'boolean', short: 'h' },
+        },
+        allowPositionals: false,
+        strict: true,
+      }));
+    } catch (err) {
+      io.stderr.write(`toolwire pulsar bootstrap: ${errorMessage(err)}\n\n${HELP}`);
+      return 2;
+    }
+    if (values.help) {
+      io.stdout.write(HELP);
+      return 0;
+    }
+    const waitS = seconds(values.wait, 0);
+    const timeoutS = seconds(values.timeout, 10);
+    if (waitS === undefined || timeoutS === undefined || timeoutS === 0) {
+      io.stderr.write('toolwire pulsar bootstrap: --wait and --timeout take a number of seconds (--timeout > 0)\n');
+      return 2;
+    }
+    const adminUrl = values['admin-url'] ?? io.env['PULSAR_ADMIN_URL'] ?? DEFAULT_ADMIN_URL;
+    const token = values.token ?? io.env['PULSAR_ADMIN_TOKEN'] ?? io.env['PULSAR_TOKEN'];
+    const common = { token: token === '' ? undefined : token, timeoutMs: timeoutS * 1000, signal: io.signal };
+    try {
+      if (waitS > 0) await waitForBroker(adminUrl, { ...common, waitMs: waitS * 1000 });
+      const report = await bootstrapTrustGraph(adminUrl, {
+        ...common,
+        tenant: values.tenant,
+        ...(values['no-retention'] ? { shortRetention: null } : {}),
+      });
+      io.stdout.write(values.json ? `${JSON.stringify(report)}\n` : describe(report));
+      return 0;
+    } catch (err) {
+      if (err instanceof AbortedError) {
+        io.stderr.write('toolwire pulsar bootstrap: cancelled\n');
+        return 130;
+      }
+      io.stderr.write(`toolwire pulsar bootstrap: ${errorMessage(err)}\n`);
+      return 1;
+    }
+  },
+};
+
+function seconds(raw: string | undefined, fallback: number): number | undefined {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  return Number.isFinite(n) && n >= 0 ? n : undefined;
+}
+
+function describe(r: BootstrapReport): string {
+  const lines = [`broker ${r.adminUrl} (clusters: ${r.clusters.join(', ')})`, `tenant ${r.tenant}: ${r.tenantOutcome}`];
+  for (const ns of r.namespaces) {
+    const retention = ns.retention === 'set' ? ', short retention set' : ns.retention === 'kept' ? ', retention kept as found' : '';
+    lines.push(`namespace ${ns.namespace}: ${ns.outcome}${retention}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,102 @@
+import { startApp } from '../../app.js';
+import { ConfigError } from '../../errors.js';
+import { createLogger } from '../../logging.js';
+import { loadSecrets } from '../../secrets.js';
+import { readSettings, type Settings } from '../../settings.js';
+import { openTransport } from '../open-transport.js';
+import { parse, UsageError } from '../args.js';
+import type { Command } from '../command.js';
+
+const HELP = `Usage: toolwire run [options]
+
+Runs the worker: consumes every tool-service's request queue and answers through its plugin.
+With no broker named it runs embedded (in-memory transport); the HTTP gateway then lets
+'toolwire call' and curl reach the tools.
+
+Options (each also an environment variable):
+  -d, --config-dir DIR    descriptors directory            TOOLWIRE_CONFIG_DIR (./config)
+  -T, --transport KIND    memory | pulsar | pulsar-ws | auto TOOLWIRE_TRANSPORT
+                          (default: auto when a broker URL is set, else memory)
+      --pulsar-url URL    pulsar://host:6650                PULSAR_URL
+      --admin-url URL     http://host:8080 (admin, WebSocket) PULSAR_ADMIN_URL
+      --bootstrap         create tenant tg and its namespaces first  TOOLWIRE_BOOTSTRAP=1
+      --http-port N       HTTP surface port, 'off' to disable TOOLWIRE_HTTP_PORT (8787)
+      --log-format F      json | pretty                     LOG_FORMAT (pretty on a terminal)
+Other settings: PULSAR_TOKEN, TOOLWIRE_CONCURRENCY, TOOLWIRE_SERVICE_CONCURRENCY,
+TOOLWIRE_TIMEOUT_MS, TOOLWIRE_MAX_PAYLOAD_BYTES, TOOLWIRE_MAX_OBSERVATION_BYTES,
+TOOLWIRE_MAX_REDELIVERIES, TOOLWIRE_NACK_DELAY_MS, TOOLWIRE_SHUTDOWN_GRACE_MS,
+TOOLWIRE_SECRETS_FILE, LOG_LEVEL, and the plugins' DIFY_* / SLIM_* settings (see README).
+
+SIGTERM or SIGINT: stop taking requests, let those in flight finish within the grace
+period, nack the rest for another worker, close. A second signal exits at once.
+`;
+
+export const runCommand: Command = {
+  name: 'run',
+  summary: 'run the worker (embedded by default, or on Pulsar)',
+  help: HELP,
+  async run(io) {
+    const { values } = parse(
+      io.argv,
+      {
+        'config-dir': { type: 'string', short: 'd' },
+        transport: { type: 'string', short: 'T' },
+        'pulsar-url': { type: 'string' },
+        'admin-url': { type: 'string' },
+        bootstrap: { type: 'boolean' },
+        'http-port': { type: 'string' },
+        'log-format': { type: 'string' },
+      },
+      false,
+    );
+    if (values.help) {
+      io.stdout.write(HELP);
+      return 0;
+    }
+    const env = { ...io.env };
+    if (values['config-dir']) env['TOOLWIRE_CONFIG_DIR'] = values['config-dir'];
+    if (values.transport) env['TOOLWIRE_TRANSPORT'] = values.transport;
+    if (values['pulsar-url']) env['PULSAR_URL'] = values['pulsar-url'];
+    if (values['admin-url']) env['PULSAR_ADMIN_URL'] = values['admin-url'];
+    if (values.bootstrap) env['TOOLWIRE_BOOTSTRAP'] = '1';
+    if (values['http-port']) env['TOOLWIRE_HTTP_PORT'] = values['http-port'];
+    if (values['log-format']) env['LOG_FORMAT'] = values['log-format'];
+    let settings: Settings;
+    try {
+      settings = readSettings(env);
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    const secrets = loadSecrets(env, settings.secretsFile);
+    const log = createLogger({
+      level: settings.logLevel,
+      pretty: settings.logFormat ? settings.logFormat === 'pretty' : Boolean((process.stderr as { isTTY?: boolean }).isTTY),
+      secrets: () => secrets.values(),
+    });
+    const transport = await openTransport(settings, log, io.signal);
+    let app;
+    try {
+      app = await startApp({ settings, transport, secrets, log });
+    } catch (err) {
+      await transport.close();
+      if (err instanceof ConfigError) {
+        io.stderr.write(`cannot start: ${err.problems.length} problem(s) in ${settings.configDir}\n`);
+        for (const p of err.problems) io.stderr.write(`  ${p}\n`);
+        return 1;
+      }
+      throw err;
+    }
+    log.info(
+      { transport: transport.kind, services: app.worker.served().map((s) => s.id), tools: [...app.catalog.tools.keys()], http: app.http ? `http://${app.http.host}:${app.http.port}` : 'off' },
+      'toolwire is serving',
+    );
+    await new Promise<void>((resolve) => {
+      if (io.signal.aborted) resolve();
+      else io.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    log.info('stop requested');
+    await app.stop();
+    log.flush?.();
+    return 0;
+  },
+};

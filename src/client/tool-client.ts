@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { encodeRequest, type ToolRequest } from '../envelope/request.js';
+import { decodeResponse, type ToolResponse } from '../envelope/response.js';
+import { AbortedError, TimeoutError, ToolwireError, type ErrorCode } from '../errors.js';
+import { AsyncQueue } from '../transport/async-queue.js';
+import type { Subscription, Transport } from '../transport/transport.js';
+import { STREAM_PROPERTY, TOOL_PROPERTY } from '../worker/limits.js';
+
+export interface CallOptions extends ToolRequest {
+  readonly requestQueue: string;
+  readonly responseQueue: string;
+  /** Ask for a streamed answer (the `toolwire-stream` property). */
+  readonly stream?: boolean;
+  /** Name the tool outright (the `toolwire-tool` property). */
+  readonly tool?: string;
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** An error response, as the agent receives it. */
+export class ToolResponseError extends Error {
+  constructor(
+    readonly type: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ToolResponseError';
+  }
+}
+
+/**
+ * The agent side: publishes requests with an `id` property and matches responses by it, as
+ * TrustGraph's RequestResponseClient does. One subscription per response queue, shared by
+ * every call; messages with an unknown id are acked and ignored.
+ */
+export class ToolClient {
+  private readonly subscriptions = new Map<string, Promise<Subscription>>();
+  private readonly pending = new Map<string, AsyncQueue<ToolResponse>>();
+  private closed = false;
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly log?: Logger,
+  ) {}
+
+  private listen(responseQueue: string): Promise<Subscription> {
+    let s = this.subscriptions.get(responseQueue);
+    if (!s) {
+      s = this.transport.subscribe({ topic: responseQueue, subscription: `toolwire-client-${randomUUID()}`, type: 'Exclusive', receiverQueueSize: 1000 });
+      this.subscriptions.set(responseQueue, s);
+      s.then((sub) => this.route(sub)).catch(() => this.subscriptions.delete(responseQueue));
+    }
+    return s;
+  }
+
+  private async route(sub: Subscription): Promise<void> {
+    for await (const msg of sub) {
+      await msg.ack();
+      const q = this.pending.get(msg.properties['id'] ?? '');
+      if (!q) continue;
+      try {
+        q.push(decodeResponse(msg.data));
+      } catch (err) {
+        this.log?.warn({ err, requestId: msg.properties['id'] }, 'undecodable response ignored');
+      }
+    }
+  }
+
+  /** Every response message of one request, ending with the one marked end_of_stream. */
+  async *stream(options: CallOptions): AsyncGenerator<ToolResponse> {
+    if (this.closed) throw new AbortedError('client is closed');
+    await this.listen(options.responseQueue);
+    const id = randomUUID();
+    const queue = new AsyncQueue<ToolResponse>();
+    this.pending.set(id, queue);
+    const timeoutMs = options.timeoutMs ?? 600_000;
+    const timer = setTimeout(() => {
+      queue.end();
+      failure = new TimeoutError(`no final answer within ${timeoutMs} ms`);
+    }, timeoutMs);
+    let failure: ToolwireError | undefined;
+    const onAbort = () => {
+      failure = new AbortedError('call aborted');
+      queue.end();
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const properties: Record<string, string> = { id };
+      if (options.stream) properties[STREAM_PROPERTY] = 'true';
+      if (options.tool) properties[TOOL_PROPERTY] = options.tool;
+      const producer = await this.transport.producer(options.requestQueue, options.signal);
+      await producer.send({ data: encodeRequest(options), properties }, options.signal);
+      for await (const r of queue) {
+        yield r;
+        if (r.endOfStream || r.error) return;
+      }
+      throw failure ?? new AbortedError('call ended without a final answer');
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      this.pending.delete(id);
+    }
+  }
+
+  /** The whole observation text; an error response is thrown as ToolResponseError. */
+  async call(options: CallOptions): Promise<string> {
+    const parts: string[] = [];
+    for await (const r of this.stream(options)) {
+      if (r.error) throw new ToolResponseError(r.error.type as ErrorCode, r.error.message);
+      parts.push(r.response);
+    }
+    return parts.join('');
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const q of this.pending.values()) q.end();
+    for (const s of this.subscriptions.values()) await (await s.catch(() => undefined))?.close();
+    this.subscriptions.clear();
+  }
+}

@@ -1,0 +1,78 @@
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { z } from 'zod';
+import type { ToolService } from '../../catalog/descriptors.js';
+import type { Plugin, PluginContext, PluginFactory, ToolCall } from '../plugin.js';
+import { BUILTIN_TOOLS } from './builtin/index.js';
+import type { ModuleTool } from './module-tool.js';
+
+const options = z.strictObject({
+  /** `builtin:<name>`, a path relative to the config directory, or an installed package. */
+  module: z.string().min(1),
+  /** The export to call; default `default`. */
+  export: z.string().min(1).default('default'),
+});
+type ModuleOptions = z.output<typeof options>;
+
+async function loadTool(o: ModuleOptions, configDir: string): Promise<ModuleTool> {
+  let mod: Record<string, unknown>;
+  if (o.module.startsWith('builtin:')) {
+    const name = o.module.slice('builtin:'.length);
+    const load = BUILTIN_TOOLS[name];
+    if (!load) throw new Error(`unknown builtin module "${name}" (available: ${Object.keys(BUILTIN_TOOLS).join(', ')})`);
+    mod = await load();
+  } else if (o.module.startsWith('.') || isAbsolute(o.module)) {
+    const path = isAbsolute(o.module) ? o.module : resolve(configDir, o.module);
+    mod = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+  } else {
+    mod = (await import(o.module)) as Record<string, unknown>;
+  }
+  const fn = mod[o.export];
+  if (typeof fn !== 'function') throw new Error(`module "${o.module}" has no function export "${o.export}"`);
+  return fn as ModuleTool;
+}
+
+function isAsyncIterable(v: unknown): v is AsyncIterable<unknown> {
+  return v !== null && typeof v === 'object' && Symbol.asyncIterator in v;
+}
+
+class ModulePlugin implements Plugin {
+  readonly kind = 'module';
+  constructor(private readonly fn: ModuleTool) {}
+
+  async *invoke(call: ToolCall): AsyncIterable<string> {
+    const out = this.fn({
+      tool: call.tool?.name,
+      service: call.service.id,
+      requestId: call.requestId,
+      config: call.config,
+      arguments: call.arguments,
+      ...(call.user !== undefined ? { user: call.user } : {}),
+      signal: call.signal,
+      log: call.log,
+    });
+    if (isAsyncIterable(out)) {
+      for await (const chunk of out) yield typeof chunk === 'string' ? chunk : JSON.stringify(chunk);
+      return;
+    }
+    const value = await out;
+    yield typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
+  }
+}
+
+/** In-process tools named by descriptors (never by a request). */
+export const modulePluginFactory: PluginFactory<ModuleOptions> = {
+  kind: 'module',
+  serviceOptions: options,
+  async check(service: ToolService, _tools, ctx: PluginContext) {
+    try {
+      await loadTool(service.plugin!.options as ModuleOptions, ctx.configDir);
+      return [];
+    } catch (err) {
+      return [`${service.source}: plugin.module: ${(err as Error).message}`];
+    }
+  },
+  async create(service: ToolService, ctx: PluginContext) {
+    return new ModulePlugin(await loadTool(service.plugin!.options as ModuleOptions, ctx.configDir));
+  },
+};

@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { DEFAULT_LIMITS, type WorkerLimits } from './worker/limits.js';
+
+export const TransportKind = { Memory: 'memory', Pulsar: 'pulsar', PulsarWs: 'pulsar-ws', Auto: 'auto' } as const;
+export type TransportKind = (typeof TransportKind)[keyof typeof TransportKind];
+
+const int = (def: number) => z.coerce.number().int().nonnegative().default(def);
+
+/** Every environment variable the worker reads, in one place. */
+const envSchema = z.object({
+  TOOLWIRE_CONFIG_DIR: z.string().default('config'),
+  TOOLWIRE_TRANSPORT: z.enum(['memory', 'pulsar', 'pulsar-ws', 'auto']).optional(),
+  PULSAR_URL: z.string().optional(),
+  PULSAR_ADMIN_URL: z.string().optional(),
+  PULSAR_TOKEN: z.string().optional(),
+  TOOLWIRE_BOOTSTRAP: z.enum(['0', '1', 'true', 'false']).optional(),
+  TOOLWIRE_HTTP_HOST: z.string().default('127.0.0.1'),
+  TOOLWIRE_HTTP_PORT: z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).default(8787),
+  TOOLWIRE_SECRETS_FILE: z.string().optional(),
+  TOOLWIRE_CONCURRENCY: int(DEFAULT_LIMITS.concurrency),
+  TOOLWIRE_SERVICE_CONCURRENCY: int(DEFAULT_LIMITS.serviceConcurrency),
+  TOOLWIRE_TIMEOUT_MS: int(DEFAULT_LIMITS.timeoutMs),
+  TOOLWIRE_MAX_PAYLOAD_BYTES: int(DEFAULT_LIMITS.maxPayloadBytes),
+  TOOLWIRE_MAX_OBSERVATION_BYTES: int(DEFAULT_LIMITS.maxObservationBytes),
+  TOOLWIRE_MAX_REDELIVERIES: int(DEFAULT_LIMITS.maxRedeliveries),
+  TOOLWIRE_NACK_DELAY_MS: int(DEFAULT_LIMITS.nackDelayMs),
+  TOOLWIRE_SHUTDOWN_GRACE_MS: int(DEFAULT_LIMITS.shutdownGraceMs),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
+});
+
+export interface Settings {
+  readonly configDir: string;
+  readonly transport: TransportKind;
+  readonly pulsarUrl: string | undefined;
+  readonly pulsarAdminUrl: string | undefined;
+  readonly pulsarToken: string | undefined;
+  readonly bootstrap: boolean;
+  readonly httpHost: string;
+  /** undefined turns the HTTP surface off; 0 picks a free port. */
+  readonly httpPort: number | undefined;
+  readonly secretsFile: string | undefined;
+  readonly limits: WorkerLimits;
+  readonly logLevel: string;
+  readonly logFormat: 'json' | 'pretty' | undefined;
+  /** Plugin-level settings (DIFY_*, SLIM_*...), passed to plugin factories as they are. */
+  readonly pluginSettings: Readonly<Record<string, string | undefined>>;
+}
+
+const PLUGIN_PREFIXES = ['DIFY_', 'SLIM_', 'TOOLWIRE_PLUGIN_'];
+
+/** Read settings from an environment (main.ts and the CLI pass process.env). */
+export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings> = {}): Settings {
+  const r = envSchema.safeParse(env);
+  if (!r.success) {
+    throw new Error(`invalid environment: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  }
+  const e = r.data;
+  const pluginSettings: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(env)) if (PLUGIN_PREFIXES.some((p) => k.startsWith(p))) pluginSettings[k] = v;
+  const pulsarUrl = overrides.pulsarUrl ?? e.PULSAR_URL;
+  return {
+    configDir: e.TOOLWIRE_CONFIG_DIR,
+    transport: e.TOOLWIRE_TRANSPORT ?? (pulsarUrl || e.PULSAR_ADMIN_URL ? 'auto' : 'memory'),
+    pulsarUrl,
+    pulsarAdminUrl: e.PULSAR_ADMIN_URL,
+    pulsarToken: e.PULSAR_TOKEN,
+    bootstrap: e.TOOLWIRE_BOOTSTRAP === '1' || e.TOOLWIRE_BOOTSTRAP === 'true',
+    httpHost: e.TOOLWIRE_HTTP_HOST,
+    httpPort: e.TOOLWIRE_HTTP_PORT === 'off' ? undefined : e.TOOLWIRE_HTTP_PORT,
+    secretsFile: e.TOOLWIRE_SECRETS_FILE,
+    limits: {
+      concurrency: e.TOOLWIRE_CONCURRENCY || DEFAULT_LIMITS.concurrency,
+      serviceConcurrency: e.TOOLWIRE_SERVICE_CONCURRENCY || DEFAULT_LIMITS.serviceConcurrency,
+      timeoutMs: e.TOOLWIRE_TIMEOUT_MS || DEFAULT_LIMITS.timeoutMs,
+      maxPayloadBytes: e.TOOLWIRE_MAX_PAYLOAD_BYTES || DEFAULT_LIMITS.maxPayloadBytes,
+      maxObservationBytes: e.TOOLWIRE_MAX_OBSERVATION_BYTES || DEFAULT_LIMITS.maxObservationBytes,
+      maxRedeliveries: e.TOOLWIRE_MAX_REDELIVERIES,
+      nackDelayMs: e.TOOLWIRE_NACK_DELAY_MS,
+      shutdownGraceMs: e.TOOLWIRE_SHUTDOWN_GRACE_MS,
+    },
+    logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
+    pluginSettings,
+    ...overrides,
+  };
+}

@@ -1,0 +1,37 @@
+/** What bounds one request; defaults for what descriptors leave out. */
+export interface WorkerLimits {
+  /** Requests in flight across all services. */
+  readonly concurrency: number;
+  /** In flight per service when its descriptor says nothing. */
+  readonly serviceConcurrency: number;
+  /** A tool's time when neither tool nor service sets `timeout-ms`. */
+  readonly timeoutMs: number;
+  /** Larger request payloads are refused with a payload-too-large error. */
+  readonly maxPayloadBytes: number;
+  /** A tool's whole observation may not exceed this (the broker's message size, base64 on WebSocket). */
+  readonly maxObservationBytes: number;
+  /** After this many deliveries a retriable failure is answered instead of nacked again. */
+  readonly maxRedeliveries: number;
+  /** Delay before a nacked request comes back. */
+  readonly nackDelayMs: number;
+  /** How long stop() lets in-flight requests finish before aborting them. */
+  readonly shutdownGraceMs: number;
+}
+
+export const DEFAULT_LIMITS: WorkerLimits = {
+  concurrency: 64,
+  serviceConcurrency: 16,
+  timeoutMs: 120_000,
+  maxPayloadBytes: 1024 * 1024,
+  maxObservationBytes: 512 * 1024,
+  maxRedeliveries: 5,
+  nackDelayMs: 1000,
+  shutdownGraceMs: 10_000,
+};
+
+/** The message property an agent sets to ask for a streamed answer. */
+export const STREAM_PROPERTY = 'toolwire-stream';
+/** The message property naming a tool outright (used by our gateway and CLI). */
+export const TOOL_PROPERTY = 'toolwire-tool';
+/** Set on a dead-lettered request, saying why it could not be answered. */
+export const DEAD_LETTER_REASON_PROPERTY = 'toolwire-dead-letter-reason';

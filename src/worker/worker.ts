@@ -1,0 +1,175 @@
+import pLimit, { type LimitFunction } from 'p-limit';
+import type { Logger } from 'pino';
+import type { Catalog } from '../catalog/catalog.js';
+import type { ToolService } from '../catalog/descriptors.js';
+import type { Plugin } from '../plugins/plugin.js';
+import type { Subscription, Transport } from '../transport/transport.js';
+import { DEFAULT_LIMITS, type WorkerLimits } from './limits.js';
+import { Outcome, RequestHandler } from './request-handler.js';
+
+export const WorkerState = {
+  Idle: 'idle',
+  Running: 'running',
+  Draining: 'draining',
+  Stopped: 'stopped',
+  Failed: 'failed',
+} as const;
+export type WorkerState = (typeof WorkerState)[keyof typeof WorkerState];
+
+export interface WorkerOptions {
+  readonly transport: Transport;
+  readonly catalog: Catalog;
+  /** One running plugin per service id; services without one are left to other workers. */
+  readonly plugins: ReadonlyMap<string, Plugin>;
+  readonly log: Logger;
+  readonly limits?: Partial<WorkerLimits>;
+}
+
+export interface WorkerStats {
+  state: WorkerState;
+  inFlight: number;
+  received: number;
+  answered: number;
+  failed: number;
+  nacked: number;
+  deadLettered: number;
+}
+
+interface Binding {
+  readonly service: ToolService;
+  readonly subscription: Subscription;
+  readonly limit: LimitFunction;
+  readonly loop: Promise<void>;
+}
+
+/**
+ * Consumes every served service's request queue (Shared subscription) and answers through
+ * its plugin, with in-flight work bounded globally and per service. stop() stops intake,
+ * lets in-flight requests finish within the grace period, and nacks what is left.
+ */
+export class Worker {
+  private readonly limits: WorkerLimits;
+  private readonly global: LimitFunction;
+  private readonly hardStop = new AbortController();
+  private readonly bindings: Binding[] = [];
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private catalog: Catalog;
+  private stopping: Promise<void> | undefined;
+  private readonly counts = { received: 0, answered: 0, failed: 0, nacked: 0, deadLettered: 0 };
+  state: WorkerState = WorkerState.Idle;
+
+  constructor(private readonly options: WorkerOptions) {
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.global = pLimit(this.limits.concurrency);
+    this.catalog = options.catalog;
+  }
+
+  /** Swap in a new catalog (descriptors reloaded); requests already taken keep the old one. */
+  setCatalog(catalog: Catalog): void {
+    this.catalog = catalog;
+  }
+
+  stats(): WorkerStats {
+    return { state: this.state, inFlight: this.inFlight.size, ...this.counts };
+  }
+
+  /** The services this worker answers. */
+  served(): ToolService[] {
+    return this.bindings.map((b) => b.service);
+  }
+
+  async start(signal?: AbortSignal): Promise<void> {
+    if (this.state !== WorkerState.Idle) throw new Error(`worker cannot start from state ${this.state}`);
+    const { transport, plugins, log } = this.options;
+    try {
+      for (const service of this.catalog.services.values()) {
+        const plugin = plugins.get(service.id);
+        if (!plugin) {
+          log.info({ service: service.id }, 'service has no plugin here; not consumed');
+          continue;
+        }
+        const subscription = await transport.subscribe(
+          {
+            topic: service.requestQueue,
+            subscription: service.subscription,
+            type: 'Shared',
+            receiverQueueSize: Math.min(1000, Math.max(service.concurrency ?? this.limits.serviceConcurrency, 1) * 2),
+            nackRedeliveryDelayMs: this.limits.nackDelayMs,
+          },
+          signal,
+        );
+        const limit = pLimit(service.concurrency ?? this.limits.serviceConcurrency);
+        const handler = new RequestHandler({
+          service,
+          catalog: () => this.catalog,
+          plugin,
+          transport,
+          limits: this.limits,
+          log: log.child({ service: service.id }),
+          hardStop: this.hardStop.signal,
+        });
+        this.bindings.push({ service, subscription, limit, loop: this.consume(subscription, limit, handler) });
+        log.info({ service: service.id, topic: service.requestQueue, subscription: service.subscription, plugin: plugin.kind }, 'consuming');
+      }
+      this.state = WorkerState.Running;
+    } catch (err) {
+      this.state = WorkerState.Failed;
+      await Promise.all(this.bindings.map((b) => b.subscription.close().catch(() => undefined)));
+      throw err;
+    }
+  }
+
+  private async consume(subscription: Subscription, limit: LimitFunction, handler: RequestHandler): Promise<void> {
+    let freed: (() => void) | undefined;
+    for await (const msg of subscription) {
+      this.counts.received++;
+      const task = limit(() => this.global(() => handler.handle(msg)))
+        .then((outcome) => this.count(outcome))
+        .catch((err: unknown) => this.options.log.error({ err }, 'request handler failed'))
+        .finally(() => {
+          this.inFlight.delete(task);
+          freed?.();
+        });
+      this.inFlight.add(task);
+      // Take no more than the service may run: the rest stays with the broker.
+      while (limit.activeCount + limit.pendingCount >= limit.concurrency) {
+        await new Promise<void>((resolve) => (freed = resolve));
+        freed = undefined;
+      }
+    }
+  }
+
+  private count(outcome: Outcome): void {
+    if (outcome === Outcome.Answered) this.counts.answered++;
+    else if (outcome === Outcome.Failed) this.counts.failed++;
+    else if (outcome === Outcome.Nacked) this.counts.nacked++;
+    else this.counts.deadLettered++;
+  }
+
+  /** Idempotent. Resolves when every taken request is settled and subscriptions are closed. */
+  stop(graceMs = this.limits.shutdownGraceMs): Promise<void> {
+    this.stopping ??= this.drain(graceMs);
+    return this.stopping;
+  }
+
+  private async drain(graceMs: number): Promise<void> {
+    const { log, plugins } = this.options;
+    this.state = WorkerState.Draining;
+    log.info({ inFlight: this.inFlight.size, graceMs }, 'draining');
+    for (const b of this.bindings) await b.subscription.stop().catch((err: unknown) => log.warn({ err }, 'stop failed'));
+    await Promise.all(this.bindings.map((b) => b.loop));
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceMs)));
+    const all = Promise.all([...this.inFlight]).then(() => 'done' as const);
+    if ((await Promise.race([all, graceOver])) === 'timeout') {
+      log.warn({ inFlight: this.inFlight.size }, 'grace period over; aborting in-flight requests');
+      this.hardStop.abort();
+      await all;
+    }
+    clearTimeout(timer);
+    for (const b of this.bindings) await b.subscription.close().catch((err: unknown) => log.warn({ err }, 'close failed'));
+    for (const p of plugins.values()) await p.close?.().catch((err: unknown) => log.warn({ err }, 'plugin close failed'));
+    this.state = WorkerState.Stopped;
+    log.info(this.stats(), 'stopped');
+  }
+}
