@@ -64,8 +64,10 @@ export async function startApp(deps: AppDeps): Promise<App> {
     http: address,
     stop(graceMs) {
       stopping ??= (async () => {
+        // Stop accepting gateway calls first; running ones get the worker's grace to finish.
+        const httpClosed = http?.close((graceMs ?? settings.limits.shutdownGraceMs) + 2000);
         await worker.stop(graceMs);
-        await http?.close();
+        await httpClosed;
         await client.close();
         await transport.close();
       })();

@@ -111,7 +111,11 @@ export async function buildCatalog(entries: readonly ConfigEntry[], registry: Pl
     if (twin) problems.push(`${e.source}: ${service.configParams.length ? service.configParams.map((p) => p.name).join(', ') : 'service'}: same config values as ${twin}; service ${service.id} could not tell their requests apart`);
     seenConfig.set(key, e.source);
 
-    const missing = missingRuntimeParameters(d.arguments, { ...config, ...d['runtime-parameters'] });
+    // A config value can also fill a declared hidden parameter of the same name.
+    const runtime: Record<string, unknown> = {};
+    for (const p of d.arguments) if (p.form !== 'llm' && config[p.name] !== undefined) runtime[p.name] = config[p.name];
+    Object.assign(runtime, d['runtime-parameters']);
+    const missing = missingRuntimeParameters(d.arguments, runtime);
     if (missing.length > 0) {
       problems.push(`${e.source}: runtime-parameters: Tool '${d.name}' requires non-LLM runtime_parameters for: ${missing.join(', ')}.`);
     }
@@ -129,7 +133,7 @@ export async function buildCatalog(entries: readonly ConfigEntry[], registry: Pl
       service: d.service,
       config,
       parameters: d.arguments,
-      runtimeParameters: { ...config, ...d['runtime-parameters'] },
+      runtimeParameters: runtime,
       pluginOptions,
       timeoutMs: d['timeout-ms'],
       raw,

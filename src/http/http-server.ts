@@ -43,6 +43,8 @@ async function readBody(req: IncomingMessage, max: number): Promise<string> {
  */
 export class HttpSurface {
   private server: Server | undefined;
+  /** Gateway calls still streaming; close() lets them end before cutting connections. */
+  private readonly calls = new Set<Promise<void>>();
 
   constructor(private readonly o: HttpSurfaceOptions) {}
 
@@ -88,7 +90,9 @@ export class HttpSurface {
     const m = /^\/v1\/tools\/([^/]+)\/invoke$/.exec(url.pathname);
     if (m) {
       if (req.method !== 'POST') return json(res, 405, { error: 'use POST' });
-      return this.invoke(decodeURIComponent(m[1]!), req, res);
+      const call = this.invoke(decodeURIComponent(m[1]!), req, res);
+      this.calls.add(call);
+      return call.finally(() => this.calls.delete(call));
     }
     json(res, 404, { error: `no route ${req.method} ${url.pathname}` });
   }
@@ -131,11 +135,17 @@ export class HttpSurface {
     res.end();
   }
 
-  async close(): Promise<void> {
+  /** Stop accepting, give running gateway calls `graceMs` to deliver their answers, then cut. */
+  async close(graceMs = 2000): Promise<void> {
     const s = this.server;
     if (!s) return;
     this.server = undefined;
+    const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+    s.closeIdleConnections();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...this.calls]), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+    clearTimeout(timer);
     s.closeAllConnections();
-    await new Promise<void>((resolve) => s.close(() => resolve()));
+    await closed;
   }
 }

@@ -75,7 +75,8 @@ class TopicState {
 class MemoryConsumer implements Subscription {
   private readonly queue = new AsyncQueue<StoredMessage>();
   private readonly unacked = new Set<StoredMessage>();
-  private readonly timers = new Set<NodeJS.Timeout>();
+  /** Nacked messages waiting out their delay. */
+  private readonly timers = new Map<NodeJS.Timeout, StoredMessage>();
   private readonly queueSize: number;
   private stopped = false;
   private closed = false;
@@ -145,7 +146,7 @@ class MemoryConsumer implements Subscription {
           this.transport.redeliver(this.state, msg);
         }, delay);
         t.unref();
-        this.timers.add(t);
+        this.timers.set(t, msg);
       },
     };
   }
@@ -167,14 +168,12 @@ class MemoryConsumer implements Subscription {
     this.closed = true;
     const idx = this.state.consumers.indexOf(this);
     if (idx >= 0) this.state.consumers.splice(idx, 1);
-    for (const t of this.timers) {
-      clearTimeout(t);
-    }
+    for (const t of this.timers.keys()) clearTimeout(t);
     // Pending nacks and taken-but-unsettled messages return, counted as redelivered.
-    const back = [...this.unacked];
+    const back = [...this.unacked, ...this.timers.values()];
     this.unacked.clear();
     this.timers.clear();
-    this.transport.detach(this.state, back);
+    this.transport.detach(this, this.state, back);
   }
 }
 
@@ -254,7 +253,8 @@ export class MemoryTransport implements Transport {
   }
 
   /** @internal a consumer left holding these messages */
-  detach(state: MemorySubscriptionState, held: StoredMessage[]): void {
+  detach(consumer: MemoryConsumer, state: MemorySubscriptionState, held: StoredMessage[]): void {
+    this.consumers.delete(consumer);
     for (const m of held) m.redeliveryCount++;
     if (state.consumers.length === 0 && !state.topic.persistent) {
       // A non-persistent subscription ends with its last consumer.

@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { Writable } from 'node:stream';
+import pino, { type Logger } from 'pino';
+import { buildCatalog } from '../../src/catalog/build-catalog.js';
+import type { Catalog } from '../../src/catalog/catalog.js';
+import type { ConfigEntry } from '../../src/catalog/config-store.js';
+import { defaultRegistry } from '../../src/plugins/default-registry.js';
+import type { Plugin, PluginContext } from '../../src/plugins/plugin.js';
+import type { PluginRegistry } from '../../src/plugins/registry.js';
+import { loadSecrets } from '../../src/secrets.js';
+
+/** A logger whose lines are kept, for tests that read (or grep) the log. */
+export function captureLogger(level = 'debug'): { log: Logger; lines: () => string[] } {
+  const lines: string[] = [];
+  const dest = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const l of chunk.toString('utf8').split('\n')) if (l) lines.push(l);
+      cb();
+    },
+  });
+  return { log: pino({ level }, dest), lines: () => lines };
+}
+
+export function entry(type: 'tool-service' | 'tool', key: string, value: unknown): ConfigEntry {
+  return { type, key, value, source: `${type}/${key}.json` };
+}
+
+export function pluginContext(log: Logger, configDir = 'config'): PluginContext {
+  return { log, configDir, secrets: loadSecrets({}), settings: {} };
+}
+
+export async function catalogOf(entries: ConfigEntry[], registry: PluginRegistry = defaultRegistry(), log = captureLogger().log): Promise<Catalog> {
+  return buildCatalog(entries, registry, pluginContext(log));
+}
+
+/** Create every service's plugin, as the app does. */
+export async function pluginsOf(catalog: Catalog, registry: PluginRegistry = defaultRegistry(), log = captureLogger().log): Promise<Map<string, Plugin>> {
+  const m = new Map<string, Plugin>();
+  for (const s of catalog.services.values()) if (s.plugin) m.set(s.id, await registry.get(s.plugin.kind)!.create(s, pluginContext(log)));
+  return m;
+}
+
+export function service(id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id,
+    'request-queue': `persistent://tg/flow/${id}-request`,
+    'response-queue': `non-persistent://tg/response/${id}`,
+    ...extra,
+  };
+}
+
+/** A plugin kind whose behaviour each test supplies, by name. */
+export type Behaviour = (call: import('../../src/plugins/plugin.js').ToolCall) => AsyncIterable<string>;
+
+export function testRegistry(behaviours: Record<string, Behaviour>): PluginRegistry {
+  const registry = defaultRegistry();
+  registry.register({
+    kind: 'test',
+    serviceOptions: z.object({ behaviour: z.string() }),
+    async create(s) {
+      const name = (s.plugin!.options as { behaviour: string }).behaviour;
+      return { kind: 'test', invoke: (call) => behaviours[name]!(call) };
+    },
+  });
+  return registry;
+}

@@ -1,0 +1,46 @@
+import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DirectoryConfigStore } from '../../../src/catalog/config-store.js';
+
+describe('DirectoryConfigStore', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolwire-store-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('puts, gets, lists and deletes items as JSON files', async () => {
+    const store = new DirectoryConfigStore(dir);
+    await store.put('tool', 'tell-joke', '{"name":"tell-joke"}');
+    expect(await store.keys('tool')).toEqual(['tell-joke']);
+    expect((await store.get('tool', 'tell-joke'))?.value).toEqual({ name: 'tell-joke' });
+    expect(JSON.parse(await readFile(join(dir, 'tool', 'tell-joke.json'), 'utf8'))).toEqual({ name: 'tell-joke' });
+    expect(await store.delete('tool', 'tell-joke')).toBe(true);
+    expect(await store.delete('tool', 'tell-joke')).toBe(false);
+    expect(await store.keys('tool')).toEqual([]);
+  });
+
+  it('reads YAML and reports a file that does not parse without failing the rest', async () => {
+    await mkdir(join(dir, 'tool'));
+    await writeFile(join(dir, 'tool', 'a.yaml'), 'name: a\narguments:\n  - name: x\n');
+    await writeFile(join(dir, 'tool', 'b.json'), '{ broken');
+    const entries = await new DirectoryConfigStore(dir).entries();
+    expect(entries.find((e) => e.key === 'a')?.value).toEqual({ name: 'a', arguments: [{ name: 'x' }] });
+    expect(entries.find((e) => e.key === 'b')?.error).toMatch(/not valid JSON/);
+  });
+
+  it('refuses a value that is not JSON and a key that would escape the directory', async () => {
+    const store = new DirectoryConfigStore(dir);
+    await expect(store.put('tool', 'x', '{nope')).rejects.toThrow();
+    await expect(store.put('tool', '../evil', '{}')).rejects.toThrow(/invalid config key/);
+    expect(await store.keys('tool')).toEqual([]);
+  });
+
+  it('treats a missing directory as empty', async () => {
+    expect(await new DirectoryConfigStore(join(dir, 'none')).entries()).toEqual([]);
+  });
+});

@@ -1,0 +1,57 @@
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../support/cli.js';
+
+describe('toolwire validate and config', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolwire-cli-'));
+    await cp('config', dir, { recursive: true });
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('validates the shipped examples', async () => {
+    const r = await runCli(['validate', dir]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/4 tool-services, 5 tools: OK/);
+  });
+
+  it('prints every problem with file and field and exits 1', async () => {
+    await runCli(['config', 'put', '-d', dir, '--type', 'tool', '--key', 'broken', '--force', '--value', '{"name":"tell-joke","service":"ghost"}']);
+    const r = await runCli(['validate', dir]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/tool\/tell-joke\.json: name: duplicate tool name "tell-joke" \(also in .*tool\/broken\.json\)/);
+    expect(r.stderr).toMatch(/tool\/broken\.json: service: unknown tool-service "ghost"/);
+  });
+
+  it('puts, gets, lists and deletes an item with tg-put-config-item flags', async () => {
+    const value = JSON.stringify({ type: 'tool-service', name: 'pun-on-demand', description: 'd', service: 'joke-service', style: 'one-liner' });
+    expect((await runCli(['config', 'put', '-d', dir, '--type', 'tool', '--key', 'pun-on-demand', '--stdin'], {}, value)).code).toBe(0);
+    expect((await runCli(['config', 'list', '-d', dir, '--type', 'tool'])).stdout.split('\n')).toContain('pun-on-demand');
+    expect(JSON.parse((await runCli(['config', 'get', '-d', dir, '-t', 'tool', '-k', 'pun-on-demand'])).stdout)).toMatchObject({ style: 'one-liner' });
+    expect((await runCli(['config', 'delete', '-d', dir, '-t', 'tool', '-k', 'pun-on-demand'])).code).toBe(0);
+    expect((await runCli(['config', 'get', '-d', dir, '-t', 'tool', '-k', 'pun-on-demand'])).code).toBe(1);
+  });
+
+  it('refuses to put an item that would break the catalog', async () => {
+    const r = await runCli(['config', 'put', '-d', dir, '-t', 'tool', '-k', 'x', '-v', '{"name":"x","service":"nowhere"}']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/not written.*\n.*unknown tool-service "nowhere"/);
+    expect((await runCli(['config', 'list', '-d', dir, '-t', 'tool'])).stdout).not.toMatch(/^x$/m);
+  });
+
+  it('explains usage errors', async () => {
+    expect((await runCli(['config', 'put', '-d', dir, '-t', 'tool', '-k', 'x'])).stderr).toMatch(/exactly one of --value and --stdin/);
+    expect((await runCli(['config', 'put', '-t', 'tool', '-k', 'x', '-v', '{bad'])).stderr).toMatch(/not valid JSON/);
+    expect((await runCli(['nonsense'])).code).toBe(2);
+    for (const c of ['run', 'validate', 'call', 'config']) {
+      const r = await runCli([c, '--help']);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`^Usage: toolwire ${c}`));
+    }
+  });
+});

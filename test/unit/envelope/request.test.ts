@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { decodeRequest, encodeRequest } from '../../../src/envelope/request.js';
+import { InvalidRequestError, PayloadTooLargeError } from '../../../src/errors.js';
+
+const b = (s: string) => Buffer.from(s, 'utf8');
+
+describe('decodeRequest', () => {
+  it('decodes double-encoded config and arguments', () => {
+    const r = decodeRequest(b('{"config": "{\\"style\\": \\"pun\\"}", "arguments": "{\\"topic\\": \\"cats\\"}"}'));
+    expect(r).toEqual({ config: { style: 'pun' }, arguments: { topic: 'cats' } });
+  });
+
+  it('passes on the user field of older agents and ignores unknown keys', () => {
+    const r = decodeRequest(b('{"config":"{}","arguments":"{}","user":"alice","extra":[1,2]}'));
+    expect(r.user).toBe('alice');
+    expect(r).not.toHaveProperty('extra');
+  });
+
+  it('treats missing or empty config and arguments as empty objects', () => {
+    expect(decodeRequest(b('{}'))).toEqual({ config: {}, arguments: {} });
+    expect(decodeRequest(b('{"config":"","arguments":""}'))).toEqual({ config: {}, arguments: {} });
+  });
+
+  it('accepts config and arguments given as objects', () => {
+    expect(decodeRequest(b('{"config":{"a":1},"arguments":{"b":2}}'))).toEqual({ config: { a: 1 }, arguments: { b: 2 } });
+  });
+
+  it.each([
+    ['not JSON', 'not json at all', /not JSON/],
+    ['a JSON array', '[1,2]', /must be a JSON object, got an array/],
+    ['a JSON string', '"hello"', /must be a JSON object, got a string/],
+    ['null', 'null', /got null/],
+    ['arguments that are not JSON', '{"arguments":"{oops"}', /field "arguments" is not valid JSON/],
+    ['config that encodes a list', '{"config":"[1]"}', /field "config" must encode a JSON object, got an array/],
+    ['arguments of a wrong type', '{"arguments":42}', /field "arguments" must encode a JSON object, got a number/],
+    ['a user that is not a string', '{"user":7}', /field "user" must be a string/],
+  ])('refuses %s with a clear InvalidRequestError', (_name, payload, message) => {
+    expect(() => decodeRequest(b(payload))).toThrow(InvalidRequestError);
+    expect(() => decodeRequest(b(payload))).toThrow(message);
+  });
+
+  it('refuses bytes that are not UTF-8', () => {
+    expect(() => decodeRequest(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]))).toThrow(/not valid UTF-8/);
+  });
+
+  it('refuses a payload over the limit before parsing it', () => {
+    const big = b(`{"arguments":${JSON.stringify(JSON.stringify({ t: 'x'.repeat(2000) }))}}`);
+    expect(() => decodeRequest(big, 1000)).toThrow(PayloadTooLargeError);
+    expect(() => decodeRequest(big, 1000)).toThrow(/limit is 1000/);
+  });
+
+  it('round-trips what encodeRequest writes', () => {
+    const req = { config: { style: 'pun' }, arguments: { topic: 'ü "quoted"' }, user: 'bob' };
+    const wire = JSON.parse(encodeRequest(req).toString()) as Record<string, unknown>;
+    expect(typeof wire['config']).toBe('string');
+    expect(typeof wire['arguments']).toBe('string');
+    expect(decodeRequest(encodeRequest(req))).toEqual(req);
+  });
+});

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { decodeResponse, encodeChunk, encodeError, observationText, wireError } from '../../../src/envelope/response.js';
+import { InvalidArgumentsError } from '../../../src/errors.js';
+
+describe('response encoding', () => {
+  it('writes error null on success, never an empty error object', () => {
+    const wire = JSON.parse(encodeChunk('Here is a pun', true).toString()) as Record<string, unknown>;
+    expect(wire).toEqual({ error: null, response: 'Here is a pun', end_of_stream: true });
+  });
+
+  it('escapes text so any string survives', () => {
+    const text = 'line1\nline2 "quoted" \\ \u0000 😀';
+    expect(decodeResponse(encodeChunk(text, false))).toEqual({ error: null, response: text, endOfStream: false });
+  });
+
+  it('writes an error with its type, an empty response and end_of_stream true', () => {
+    const wire = JSON.parse(encodeError('tool-service-error', 'boom').toString()) as Record<string, unknown>;
+    expect(wire).toEqual({ error: { type: 'tool-service-error', message: 'boom' }, response: '', end_of_stream: true });
+  });
+
+  it('never sends an empty error message', () => {
+    const wire = JSON.parse(encodeError('timeout', '').toString()) as { error: { message: string } };
+    expect(wire.error.message).toBe('timeout');
+  });
+
+  it('sends a non-string result as its JSON text', () => {
+    expect(observationText({ a: 1 })).toBe('{"a":1}');
+    expect(observationText(42)).toBe('42');
+    expect(observationText('plain')).toBe('plain');
+    expect(observationText(null)).toBe('');
+  });
+
+  it('keeps internal error text off the wire but passes ToolwireError text', () => {
+    expect(wireError(new Error('/etc/secret path leaked'))).toEqual({ type: 'tool-service-error', message: 'internal error in the tool worker' });
+    expect(wireError(new InvalidArgumentsError('bad topic'))).toEqual({ type: 'invalid-arguments', message: 'bad topic' });
+  });
+});
