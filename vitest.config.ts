@@ -10,6 +10,16 @@ export default defineConfig({
           testTimeout: 10_000,
         },
       },
+      {
+        test: {
+          // Needs a real Pulsar broker (PULSAR_URL / PULSAR_ADMIN_URL, default 127.0.0.1:6650 / :8080).
+          name: 'integration',
+          include: ['test/contract/pulsar-*.test.ts', 'test/integration/**/*.test.ts', 'test/interop/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          globalSetup: ['test/setup/broker.ts'], // provides a broker, creates tenant tg, sets PULSAR_URL / PULSAR_ADMIN_URL
+        },
+      },
     ],
   },
 });

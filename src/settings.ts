@@ -1,8 +1,7 @@
 import { z } from 'zod';
+import type { TransportKind } from './transport/create-transport.js';
 import { DEFAULT_LIMITS, type WorkerLimits } from './worker/limits.js';
 
-export const TransportKind = { Memory: 'memory', Pulsar: 'pulsar', PulsarWs: 'pulsar-ws', Auto: 'auto' } as const;
-export type TransportKind = (typeof TransportKind)[keyof typeof TransportKind];
 
 const int = (def: number) => z.coerce.number().int().nonnegative().default(def);
 

@@ -1,11 +1,25 @@
 import type { Logger } from 'pino';
+import { bootstrapTrustGraph } from '../pulsar/admin.js';
 import type { Settings } from '../settings.js';
-import { MemoryTransport } from '../transport/memory-transport.js';
+import { adminUrlOf, createTransport } from '../transport/create-transport.js';
 import type { Transport } from '../transport/transport.js';
 
-/** The transport the settings ask for; Pulsar kinds are loaded only when asked for. */
-export async function openTransport(settings: Settings, log: Logger, _signal?: AbortSignal): Promise<Transport> {
-  if (settings.transport === 'memory') return new MemoryTransport();
-  void log;
-  throw new Error(`transport ${settings.transport} is not wired yet`);
+/**
+ * The transport the settings ask for (Pulsar kinds load only when asked for), after creating
+ * TrustGraph's tenant and namespaces when `bootstrap` is set.
+ */
+export async function openTransport(settings: Settings, log: Logger, signal?: AbortSignal): Promise<Transport> {
+  if (settings.transport === 'memory') return createTransport({ kind: 'memory' });
+  if (settings.bootstrap) {
+    const adminUrl = adminUrlOf(settings.pulsarUrl, settings.pulsarAdminUrl);
+    const report = await bootstrapTrustGraph(adminUrl, { ...(settings.pulsarToken ? { token: settings.pulsarToken } : {}), ...(signal ? { signal } : {}) });
+    log.info({ tenant: report.tenant, namespaces: report.namespaces.map((n) => `${n.namespace}:${n.outcome}`) }, 'pulsar bootstrapped');
+  }
+  return createTransport({
+    kind: settings.transport,
+    ...(settings.pulsarUrl ? { serviceUrl: settings.pulsarUrl } : {}),
+    ...(settings.pulsarAdminUrl ? { adminUrl: settings.pulsarAdminUrl } : {}),
+    ...(settings.pulsarToken ? { token: settings.pulsarToken } : {}),
+    log: log.child({ component: 'transport' }),
+  });
 }

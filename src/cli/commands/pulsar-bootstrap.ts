@@ -1,5 +1,5 @@
-import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.js';
+import { parse, UsageError } from '../args.js';
 import { bootstrapTrustGraph, waitForBroker, type BootstrapReport } from '../../pulsar/admin.js';
 import { AbortedError, errorMessage } from '../../errors.js';
 
@@ -26,15 +26,15 @@ Exit status: 0 done, 1 the broker refused or could not be reached, 2 bad usage.
 `;
 
 export const pulsarBootstrapCommand: Command = {
-  name: 'pulsar bootstrap',
+  name: 'bootstrap',
   summary: "Create TrustGraph's tenant and namespaces on a Pulsar broker",
   help: HELP,
   async run(io: CommandIo): Promise<number> {
     let values;
     try {
-      ({ values } = parseArgs({
-        args: [...io.argv],
-        options: {
+      ({ values } = parse(
+        io.argv,
+        {
           'admin-url': { type: 'string' },
           token: { type: 'string' },
           tenant: { type: 'string' },
@@ -42,13 +42,12 @@ export const pulsarBootstrapCommand: Command = {
           timeout: { type: 'string' },
           'no-retention': { type: 'boolean' },
           json: { type: 'boolean' },
-          help: { type: 'boolean', short: 'h' },
         },
-        allowPositionals: false,
-        strict: true,
-      }));
+        false,
+      ));
     } catch (err) {
-      io.stderr.write(`toolwire pulsar bootstrap: ${errorMessage(err)}\n\n${HELP}`);
+      if (!(err instanceof UsageError)) throw err;
+      io.stderr.write(`toolwire pulsar bootstrap: ${err.message}\n`);
       return 2;
     }
     if (values.help) {
@@ -98,3 +97,33 @@ function describe(r: BootstrapReport): string {
   }
   return `${lines.join('\n')}\n`;
 }
+
+const PULSAR_HELP = `Usage: toolwire pulsar <command> [options]
+
+Commands:
+  bootstrap   ${pulsarBootstrapCommand.summary}
+
+'toolwire pulsar <command> --help' shows a command's options.
+`;
+
+const PULSAR_SUBCOMMANDS: readonly Command[] = [pulsarBootstrapCommand];
+
+/** `toolwire pulsar ...`: broker chores. Add this one to the CLI's command list. */
+export const pulsarCommand: Command = {
+  name: 'pulsar',
+  summary: "broker chores: create TrustGraph's tenant and namespaces (bootstrap)",
+  help: PULSAR_HELP,
+  async run(io: CommandIo): Promise<number> {
+    const [name, ...rest] = io.argv;
+    if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+      io.stdout.write(PULSAR_HELP);
+      return name === undefined ? 2 : 0;
+    }
+    const sub = PULSAR_SUBCOMMANDS.find((c) => c.name === name);
+    if (!sub) {
+      io.stderr.write(`toolwire pulsar: unknown command "${name}"\n\n${PULSAR_HELP}`);
+      return 2;
+    }
+    return sub.run({ ...io, argv: rest });
+  },
+};

@@ -1,0 +1,168 @@
+import { createLogger } from '../../logging.js';
+import { BENCH_DEFAULTS, type BenchOptions } from '../../bench/bench-options.js';
+import { TargetName } from '../../bench/targets/target.js';
+import type { BenchTransportKind } from '../../bench/transport-for.js';
+import { parse, UsageError } from '../args.js';
+import type { Command, CommandIo } from '../command.js';
+
+const HELP = `Usage: toolwire bench [options]
+       toolwire bench drills [--long] [options]   (fault drills; see 'toolwire bench drills --help')
+
+Load generator that behaves as agents (K requests in flight, each waiting for its answer,
+correlated by the id property) and measures, in one run against one broker, each on fresh
+topics: the floor (a minimal echo on the same transport), toolwire (the real worker as its
+own process) and TrustGraph's Python DynamicToolService. Writes JSON, Markdown and an SVG
+chart under bench/results/. Starts a local broker (scripts/pulsar-broker.sh) and the Python
+environment (scripts/python-env.sh) when they are missing.
+
+  -T, --transport KIND     pulsar-ws (default) | pulsar | memory (in-process quick check)
+      --pulsar-url URL     default $PULSAR_URL or pulsar://127.0.0.1:6650
+      --admin-url URL      default $PULSAR_ADMIN_URL or http://127.0.0.1:8080
+      --targets LIST       floor,toolwire,python (default all; python needs a broker)
+      --scenarios LIST     only these scenario ids (e.g. toolwire-single,floor-single)
+  -c, --concurrency K      requests in flight (default ${BENCH_DEFAULTS.concurrency})
+  -n, --requests N         requests per scenario (default: --duration)
+  -d, --duration SECONDS   per scenario (default ${BENCH_DEFAULTS.durationMs / 1000})
+      --warmup SECONDS     unrecorded load first (default ${BENCH_DEFAULTS.warmupMs / 1000})
+      --payload BYTES      size of the arguments JSON (default ${BENCH_DEFAULTS.argumentBytes})
+      --chunks C           stream scenarios with C chunks per answer (default ${BENCH_DEFAULTS.streamChunks}; 0: none)
+      --long N             toolwire RSS run of N requests (default ${BENCH_DEFAULTS.longRequests}; 0: none)
+      --request-topics P   persistent (default) | non-persistent
+      --worker-log-level L the worker's LOG_LEVEL (default ${BENCH_DEFAULTS.workerLogLevel}, as in production)
+      --cpu-prof           write V8 CPU profiles of the floor and worker processes
+      --out DIR            results directory (default ${BENCH_DEFAULTS.outDir})
+      --quick              memory transport, 3 s per scenario, no long run: a local smoke check
+`;
+
+function num(v: string | undefined, name: string, min: number): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < min) throw new UsageError(`${name} must be a number >= ${min}`);
+  return n;
+}
+
+// The bench's modules load only when a bench command runs: `toolwire run` never pays for them.
+async function serveFloorCommand(io: CommandIo): Promise<number> {
+  const { serveFloor } = await import('../../bench/serve-floor.js');
+  const { values } = parse(io.argv, {
+    transport: { type: 'string' },
+    'pulsar-url': { type: 'string' },
+    'admin-url': { type: 'string' },
+    'request-topic': { type: 'string' },
+    'response-topic': { type: 'string' },
+    subscription: { type: 'string' },
+    concurrency: { type: 'string' },
+  });
+  const need = (k: 'request-topic' | 'response-topic' | 'subscription') => {
+    const v = values[k];
+    if (!v) throw new UsageError(`--${k} is required`);
+    return v;
+  };
+  const transport = (values.transport ?? 'pulsar-ws') as BenchTransportKind;
+  const broker = values['admin-url'] && values['pulsar-url'] ? { pulsarUrl: values['pulsar-url'], adminUrl: values['admin-url'], ...(io.env['PULSAR_TOKEN'] ? { token: io.env['PULSAR_TOKEN'] } : {}) } : undefined;
+  return serveFloor(io, {
+    transport,
+    broker,
+    requestTopic: need('request-topic'),
+    responseTopic: need('response-topic'),
+    subscription: need('subscription'),
+    concurrency: num(values.concurrency, '--concurrency', 1) ?? BENCH_DEFAULTS.concurrency,
+  });
+}
+
+export const benchCommand: Command = {
+  name: 'bench',
+  summary: 'benchmark toolwire against the floor and the Python peer; fault drills',
+  help: HELP,
+  async run(io) {
+    const sub = io.argv[0];
+    if (sub === 'drills') return (await import('../../bench/drills/drills-command.js')).drillsCommand.run({ ...io, argv: io.argv.slice(1) });
+    if (sub === 'serve-floor') return serveFloorCommand({ ...io, argv: io.argv.slice(1) });
+    if (sub === 'serve-worker') return (await import('../../bench/serve-worker.js')).serveWorker({ ...io, argv: io.argv.slice(1) });
+    const { planScenarios } = await import('../../bench/bench-runner.js');
+    const { ensureBroker, ensurePython } = await import('../../bench/environment-setup.js');
+    const { ProgressReporter } = await import('../../bench/progress.js');
+    const { runBench } = await import('../../bench/run-bench.js');
+    const { values } = parse(
+      io.argv,
+      {
+        transport: { type: 'string', short: 'T' },
+        'pulsar-url': { type: 'string' },
+        'admin-url': { type: 'string' },
+        targets: { type: 'string' },
+        scenarios: { type: 'string' },
+        concurrency: { type: 'string', short: 'c' },
+        requests: { type: 'string', short: 'n' },
+        duration: { type: 'string', short: 'd' },
+        warmup: { type: 'string' },
+        payload: { type: 'string' },
+        chunks: { type: 'string' },
+        long: { type: 'string' },
+        'request-topics': { type: 'string' },
+        'worker-log-level': { type: 'string' },
+        'cpu-prof': { type: 'boolean' },
+        out: { type: 'string' },
+        quick: { type: 'boolean' },
+      },
+      false,
+    );
+    if (values.help) {
+      io.stdout.write(HELP);
+      return 0;
+    }
+    const quick = values.quick === true;
+    const transport = (values.transport ?? (quick ? 'memory' : BENCH_DEFAULTS.transport)) as BenchTransportKind;
+    if (!['pulsar-ws', 'pulsar', 'memory'].includes(transport)) throw new UsageError('--transport must be pulsar-ws, pulsar or memory');
+    const persistence = values['request-topics'] ?? BENCH_DEFAULTS.requestPersistence;
+    if (persistence !== 'persistent' && persistence !== 'non-persistent') throw new UsageError('--request-topics must be persistent or non-persistent');
+    const targetNames = (values.targets ?? (transport === 'memory' ? 'floor,toolwire' : 'floor,toolwire,python')).split(',').map((t) => t.trim());
+    for (const t of targetNames) if (!Object.values(TargetName).includes(t as TargetName)) throw new UsageError(`unknown target "${t}" (floor, toolwire, python)`);
+    if (transport === 'memory' && targetNames.includes('python')) throw new UsageError('the Python peer needs a broker: drop it from --targets or use --transport pulsar-ws');
+
+    const log = createLogger({ level: io.env['LOG_LEVEL'] ?? 'warn' });
+    const progress = new ProgressReporter(io.stderr, Boolean((io.stderr as { isTTY?: boolean }).isTTY));
+    const broker =
+      transport === 'memory'
+        ? undefined
+        : {
+            pulsarUrl: values['pulsar-url'] ?? io.env['PULSAR_URL'] ?? 'pulsar://127.0.0.1:6650',
+            adminUrl: values['admin-url'] ?? io.env['PULSAR_ADMIN_URL'] ?? 'http://127.0.0.1:8080',
+            ...(io.env['PULSAR_TOKEN'] ? { token: io.env['PULSAR_TOKEN'] } : {}),
+          };
+    const echo = (s: string) => io.stderr.write(s);
+    if (broker) await ensureBroker(broker, io.env, log, io.signal, echo);
+    const python = targetNames.includes('python') ? await ensurePython(io.env, io.signal, echo) : undefined;
+
+    const requests = num(values.requests, '--requests', 1);
+    const options: BenchOptions = {
+      transport,
+      broker,
+      targets: targetNames as TargetName[],
+      concurrency: num(values.concurrency, '--concurrency', 1) ?? BENCH_DEFAULTS.concurrency,
+      requests,
+      durationMs: (num(values.duration, '--duration', 1) ?? (quick ? 3 : BENCH_DEFAULTS.durationMs / 1000)) * 1000,
+      warmupMs: (num(values.warmup, '--warmup', 0) ?? (quick ? 1 : BENCH_DEFAULTS.warmupMs / 1000)) * 1000,
+      argumentBytes: num(values.payload, '--payload', 16) ?? BENCH_DEFAULTS.argumentBytes,
+      streamChunks: num(values.chunks, '--chunks', 0) ?? BENCH_DEFAULTS.streamChunks,
+      longRequests: num(values.long, '--long', 0) ?? (quick ? 0 : BENCH_DEFAULTS.longRequests),
+      requestPersistence: persistence,
+      sampleIntervalMs: BENCH_DEFAULTS.sampleIntervalMs,
+      answerTimeoutMs: BENCH_DEFAULTS.answerTimeoutMs,
+      workerLogLevel: values['worker-log-level'] ?? BENCH_DEFAULTS.workerLogLevel,
+      cpuProf: values['cpu-prof'] === true,
+      outDir: values.out ?? BENCH_DEFAULTS.outDir,
+      python,
+    };
+    const only = values.scenarios?.split(',').map((s) => s.trim());
+    if (only) {
+      const known = planScenarios(options).map((s) => s.id);
+      for (const id of only) if (!known.includes(id)) throw new UsageError(`unknown scenario "${id}" (this run has: ${known.join(', ')})`);
+    }
+    const command = `toolwire bench ${io.argv.join(' ')}`.trim();
+    const { report, files } = await runBench(options, command, { log, progress, signal: io.signal, ...(only ? { only } : {}) });
+    io.stdout.write(`\n${files.markdown}\n${files.json}\n${files.chart}\n\n`);
+    for (const c of report.checks) io.stdout.write(`${c.met === undefined ? ' n/a' : c.met ? '  ok' : 'MISS'}  ${c.goal}: ${c.measured}\n`);
+    const failed = report.scenarios.filter((s) => s.error !== undefined);
+    return failed.length > 0 ? 1 : 0;
+  },
+};

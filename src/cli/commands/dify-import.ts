@@ -1,0 +1,254 @@
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { parse as parseYaml } from 'yaml';
+import { errorMessage } from '../../errors.js';
+import { DifyDaemonClient } from '../../plugins/dify-daemon/daemon-client.js';
+import { agentError } from '../../plugins/dify/agent-error.js';
+import { difyOptionsSchema, type DifyOptions } from '../../plugins/dify/dify-tool-options.js';
+import { loadSecrets, type Secrets } from '../../secrets.js';
+import { toolInputSchema } from '../../tools/json-schema.js';
+import { parameterSchema, type Parameter } from '../../tools/parameter.js';
+import type { Command, CommandIo } from '../command.js';
+
+const HELP = `Usage:
+  toolwire dify import <tool.yaml> --service <id> [options]
+  toolwire dify import --from-daemon --service <id> --provider <org/plugin/provider> --tool <name> [options]
+
+Build a toolwire tool descriptor for a Dify plugin tool and print it as JSON, ready for
+  toolwire dify import tools/search.yaml --service dify-search | toolwire config put --stdin
+
+The descriptor carries the tool's argument declarations (Dify's types, forms, defaults and
+options), the JSON Schema a model sees ("input-schema": llm parameters only, file parameters
+left out, Dify's non-JSON-Schema types mapped), and "plugin-options" for the dify-daemon and
+dify-slim plugins. Parameters that must be filled by configuration (form parameters that are
+required and have no default) are listed on stderr: give them "runtime-parameters".
+
+Sources:
+  <tool.yaml>                  a plugin's tool declaration (identity, description, parameters)
+  --from-daemon                ask the plugin daemon (get_runtime_parameters) instead; uses
+                               DIFY_DAEMON_URL, DIFY_DAEMON_KEY and DIFY_TENANT_ID from the environment
+
+Options:
+  --service <id>               the tool-service the tool belongs to (required)
+  --name <name>                the tool's name for agents (default: the declaration's name)
+  --description <text>         the tool's description (default: the declaration's llm description)
+  --provider <org/plugin/provider>
+  --plugin-id <org/plugin>     (implied by a three-part --provider)
+  --plugin-unique-identifier <author/name:version@checksum>   for dify-slim
+  --tool <name>                the tool's name in the plugin (default: the declaration's name)
+  --credential <name>=<ref>    a credential reference, env:NAME or file:key (repeatable)
+  --credential-type <type>     api-key, oauth2 or unauthorized
+  --config <name>=<value>      a config-param value of the service (repeatable)
+  --secrets-file <path>        JSON secrets for file: references (with --from-daemon)
+  --lang <code>                language of labels and descriptions (default en_US)
+  -h, --help                   this text
+
+Exit codes: 0 printed, 1 failed, 2 bad usage.`;
+
+class UsageError extends Error {}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** Dify's i18n objects: `{en_US: "...", zh_Hans: "..."}`, or a plain string. */
+function i18n(v: unknown, lang: string): string | undefined {
+  if (typeof v === 'string') return v || undefined;
+  if (!isObject(v)) return undefined;
+  const s = v[lang] ?? v['en_US'] ?? Object.values(v)[0];
+  return typeof s === 'string' && s !== '' ? s : undefined;
+}
+
+function pairs(values: readonly string[] | undefined, what: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const v of values ?? []) {
+    const at = v.indexOf('=');
+    if (at <= 0) throw new UsageError(`${what} must be <name>=<value>, got ${JSON.stringify(v)}`);
+    out[v.slice(0, at)] = v.slice(at + 1);
+  }
+  return out;
+}
+
+/** One Dify parameter declaration as a toolwire argument declaration. */
+export function toArgument(raw: unknown, lang: string): Record<string, unknown> {
+  if (!isObject(raw) || typeof raw['name'] !== 'string') throw new Error('a parameter without a name');
+  const out: Record<string, unknown> = { name: raw['name'], type: raw['type'] ?? 'string', form: raw['form'] ?? 'llm', required: raw['required'] === true };
+  const description = (typeof raw['llm_description'] === 'string' && raw['llm_description']) || i18n(raw['human_description'], lang) || i18n(raw['label'], lang);
+  if (description) out['description'] = description;
+  if (raw['default'] !== undefined && raw['default'] !== null) out['default'] = raw['default'];
+  if (Array.isArray(raw['options']) && raw['options'].length > 0) {
+    out['options'] = raw['options'].map((o: unknown) => (isObject(o) ? o['value'] : o));
+  }
+  if (isObject(raw['input_schema'])) out['input_schema'] = raw['input_schema'];
+  for (const k of ['min', 'max'] as const) if (typeof raw[k] === 'number') out[k] = raw[k];
+  return out;
+}
+
+export interface ImportedTool {
+  descriptor: Record<string, unknown>;
+  /** Required configuration-side parameters without a default: they need runtime-parameters. */
+  needsRuntime: string[];
+}
+
+/** Build the descriptor from a declaration's pieces. Throws with every bad parameter named. */
+export function buildDescriptor(input: {
+  name: string;
+  description: string;
+  service: string;
+  parameters: readonly unknown[];
+  pluginOptions: DifyOptions;
+  config: Record<string, string>;
+  lang: string;
+}): ImportedTool {
+  const args: Record<string, unknown>[] = [];
+  const parsed: Parameter[] = [];
+  const problems: string[] = [];
+  input.parameters.forEach((raw, i) => {
+    try {
+      const a = toArgument(raw, input.lang);
+      const r = parameterSchema.safeParse(a);
+      if (!r.success) problems.push(`parameters[${i}] (${String(a['name'])}): ${r.error.issues.map((x) => x.message).join('; ')}`);
+      else {
+        args.push(a);
+        parsed.push(r.data);
+      }
+    } catch (err) {
+      problems.push(`parameters[${i}]: ${errorMessage(err)}`);
+    }
+  });
+  if (problems.length > 0) throw new Error(problems.join('\n'));
+  const options = difyOptionsSchema.safeParse(input.pluginOptions);
+  if (!options.success) throw new UsageError(options.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('\n'));
+  return {
+    descriptor: {
+      type: 'tool-service',
+      name: input.name,
+      description: input.description,
+      service: input.service,
+      ...input.config,
+      arguments: args,
+      'input-schema': toolInputSchema(parsed),
+      'plugin-options': options.data,
+    },
+    needsRuntime: parsed.filter((p) => p.form !== 'llm' && p.required && p.default === undefined).map((p) => p.name),
+  };
+}
+
+async function fromDaemon(io: CommandIo, secrets: Secrets, o: { pluginId: string; provider: string; tool: string; credentials: Record<string, string> }): Promise<unknown[]> {
+  const url = io.env['DIFY_DAEMON_URL'];
+  const key = io.env['DIFY_DAEMON_KEY'];
+  const tenantId = io.env['DIFY_TENANT_ID'];
+  if (!url || !key || !tenantId) throw new UsageError('--from-daemon needs DIFY_DAEMON_URL, DIFY_DAEMON_KEY and DIFY_TENANT_ID in the environment');
+  const creds: Record<string, string> = {};
+  for (const [name, ref] of Object.entries(o.credentials)) {
+    const v = secrets.resolve(ref);
+    if (!v) throw new UsageError(`credential ${name}: cannot resolve ${ref}`);
+    creds[name] = v;
+  }
+  const client = new DifyDaemonClient({ url: url.replace(/\/+$/, ''), key, tenantId });
+  const provider = o.provider.split('/').pop() ?? o.provider;
+  for await (const item of client.getRuntimeParameters(o.pluginId, { user_id: 'toolwire-import', data: { provider, tool: o.tool, credentials: creds } }, io.signal)) {
+    if (item.kind === 'error') throw new Error(agentError(item.error, { toolName: o.tool, secrets: [key, ...Object.values(creds)] }).message);
+    if (isObject(item.value) && Array.isArray(item.value['parameters'])) return item.value['parameters'];
+  }
+  throw new Error('the daemon answered without a parameters list');
+}
+
+async function run(io: CommandIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...io.argv],
+    allowPositionals: true,
+    strict: true,
+    options: {
+      service: { type: 'string' },
+      name: { type: 'string' },
+      description: { type: 'string' },
+      provider: { type: 'string' },
+      'plugin-id': { type: 'string' },
+      'plugin-unique-identifier': { type: 'string' },
+      tool: { type: 'string' },
+      credential: { type: 'string', multiple: true },
+      'credential-type': { type: 'string' },
+      config: { type: 'string', multiple: true },
+      'from-daemon': { type: 'boolean' },
+      'secrets-file': { type: 'string' },
+      lang: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    io.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+  if (!values.service) throw new UsageError('--service is required');
+  const lang = values.lang ?? 'en_US';
+  const credentials = pairs(values.credential, '--credential');
+  const config = pairs(values.config, '--config');
+
+  let declName: string | undefined;
+  let declDescription: string | undefined;
+  let parameters: unknown[];
+  if (values['from-daemon']) {
+    if (positionals.length > 0) throw new UsageError('give a YAML file or --from-daemon, not both');
+    const provider = values.provider;
+    const segments = provider?.split('/') ?? [];
+    const pluginId = values['plugin-id'] ?? (segments.length === 3 ? `${segments[0]}/${segments[1]}` : undefined);
+    if (!provider || !pluginId || !values.tool) throw new UsageError('--from-daemon needs --provider (org/plugin/provider, or with --plugin-id) and --tool');
+    parameters = await fromDaemon(io, loadSecrets(io.env, values['secrets-file']), { pluginId, provider, tool: values.tool, credentials });
+    declName = values.tool;
+  } else {
+    if (positionals.length !== 1) throw new UsageError('give exactly one tool YAML file');
+    const file = positionals[0] as string;
+    const doc: unknown = parseYaml(await readFile(file, 'utf8'));
+    if (!isObject(doc)) throw new Error(`${file}: not a YAML mapping`);
+    if (Array.isArray(doc['tools']) && !Array.isArray(doc['parameters'])) {
+      throw new UsageError(`${file} is a provider declaration; give one of its tool files: ${doc['tools'].map(String).join(', ')}`);
+    }
+    const identity = isObject(doc['identity']) ? doc['identity'] : {};
+    declName = typeof identity['name'] === 'string' ? identity['name'] : undefined;
+    const description = isObject(doc['description']) ? doc['description'] : {};
+    declDescription = (typeof description['llm'] === 'string' && description['llm']) || i18n(description['human'], lang);
+    parameters = Array.isArray(doc['parameters']) ? doc['parameters'] : [];
+  }
+
+  const name = values.name ?? declName;
+  if (!name) throw new UsageError('the declaration has no identity.name; give --name');
+  const pluginOptions: DifyOptions = {
+    ...(values['plugin-id'] ? { plugin_id: values['plugin-id'] } : {}),
+    ...(values['plugin-unique-identifier'] ? { plugin_unique_identifier: values['plugin-unique-identifier'] } : {}),
+    ...(values.provider ? { provider: values.provider } : {}),
+    tool: values.tool ?? declName ?? name,
+    ...(values['credential-type'] ? { credential_type: values['credential-type'] as DifyOptions['credential_type'] } : {}),
+    ...(Object.keys(credentials).length > 0 ? { credentials } : {}),
+  };
+  const { descriptor, needsRuntime } = buildDescriptor({
+    name,
+    description: values.description ?? declDescription ?? '',
+    service: values.service,
+    parameters,
+    pluginOptions,
+    config,
+    lang,
+  });
+  if (needsRuntime.length > 0) {
+    io.stderr.write(`note: give "runtime-parameters" values for: ${needsRuntime.join(', ')} (required, filled by configuration, no default)\n`);
+  }
+  io.stdout.write(`${JSON.stringify(descriptor, null, 2)}\n`);
+  return 0;
+}
+
+/** `toolwire dify import`: a Dify tool declaration as a toolwire tool descriptor. `argv` is what follows the command name. */
+export const difyImportCommand: Command = {
+  name: 'dify import',
+  summary: 'Build a tool descriptor from a Dify plugin tool declaration',
+  help: HELP,
+  async run(io: CommandIo): Promise<number> {
+    try {
+      return await run(io);
+    } catch (err) {
+      const usage = err instanceof UsageError || (err as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || (err as { code?: unknown }).code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE';
+      io.stderr.write(`toolwire dify import: ${errorMessage(err)}\n${usage ? 'Run with --help for usage.\n' : ''}`);
+      return usage ? 2 : 1;
+    }
+  },
+};

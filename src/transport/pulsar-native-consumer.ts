@@ -1,0 +1,204 @@
+import type { Logger } from 'pino';
+import { errorMessage } from '../errors.js';
+import { abortable } from './abortable.js';
+import { AsyncQueue } from './async-queue.js';
+import { Backoff, sleep } from './backoff.js';
+import type { NativeClient, NativeConsumer, NativeMessage } from './pulsar-native-client.js';
+import { defaultDeadLetterTopic, type IncomingMessage, type SubscribeOptions, type Subscription } from './transport.js';
+
+export interface PulsarNativeSubscriptionSettings {
+  readonly log: Logger;
+  /** receive() wait before the loop checks whether it was stopped. */
+  readonly receivePollMs: number;
+  readonly onClosed?: (sub: PulsarNativeSubscription) => void;
+}
+
+/**
+ * Messages pulled from the C++ client but not yet taken. Kept at one: the client's own
+ * receiver queue (`receiverQueueSize`) is the prefetch, and a message still inside it can
+ * go to another consumer when this one closes.
+ */
+const LOCAL_BUFFER = 1;
+
+/** libpulsar reports an empty receive(timeout) as an error whose text says TimeOut; it has no code to test. */
+const RECEIVE_TIMEOUT = /timeout/i;
+
+class NativeIncomingMessage implements IncomingMessage {
+  settled = false;
+  readonly data: Buffer;
+  readonly properties: Readonly<Record<string, string>>;
+  readonly redeliveryCount: number;
+  readonly messageId: string;
+
+  constructor(
+    readonly native: NativeMessage,
+    readonly topic: string,
+    private readonly owner: PulsarNativeSubscription,
+  ) {
+    // Read once: each getter crosses into the native binding.
+    this.data = native.getData();
+    this.properties = native.getProperties();
+    this.redeliveryCount = native.getRedeliveryCount();
+    this.messageId = native.getMessageId().toString();
+  }
+
+  ack(): Promise<void> {
+    return this.owner.settle(this, true);
+  }
+
+  nack(): Promise<void> {
+    return this.owner.settle(this, false);
+  }
+}
+
+/**
+ * A subscription through the native client. A loop pulls with receive() only while the
+ * local buffer has room, so an idle `for await` leaves messages in the client's receiver
+ * queue. The C++ client reconnects by itself and message ids stay valid across its
+ * reconnects. stop() behaves as in the WebSocket transport: iteration ends, the consumer
+ * stays open while taken messages are unsettled, then closes, which returns what it held.
+ */
+export class PulsarNativeSubscription implements Subscription {
+  private readonly queue = new AsyncQueue<NativeIncomingMessage>();
+  private readonly log: Logger;
+  private takenUnsettled = 0;
+  private stopped = false;
+  private detached = false;
+  private detaching: Promise<void> | undefined;
+  private wakePump: (() => void) | undefined;
+  private pumping: Promise<void> = Promise.resolve();
+
+  private constructor(
+    private readonly consumer: NativeConsumer,
+    private readonly options: SubscribeOptions,
+    private readonly settings: PulsarNativeSubscriptionSettings,
+  ) {
+    this.log = settings.log.child({ topic: options.topic, subscription: options.subscription });
+  }
+
+  static async open(
+    client: NativeClient,
+    options: SubscribeOptions,
+    settings: PulsarNativeSubscriptionSettings,
+    signal?: AbortSignal,
+  ): Promise<PulsarNativeSubscription> {
+    const dl = options.deadLetter;
+    const subscribing = client.subscribe({
+      topic: options.topic,
+      subscription: options.subscription,
+      subscriptionType: options.type ?? 'Shared',
+      subscriptionInitialPosition: options.initialPosition === 'earliest' ? 'Earliest' : 'Latest',
+      ...(options.receiverQueueSize !== undefined ? { receiverQueueSize: options.receiverQueueSize } : {}),
+      ...(options.nackRedeliveryDelayMs !== undefined ? { nAckRedeliverTimeoutMs: options.nackRedeliveryDelayMs } : {}),
+      ...(dl
+        ? { deadLetterPolicy: { deadLetterTopic: dl.topic ?? defaultDeadLetterTopic(options.topic, options.subscription), maxRedeliverCount: dl.maxRedeliverCount } }
+        : {}),
+    });
+    const consumer = await abortable(subscribing, signal, `subscribing to ${options.topic}`, (late) => void late.close());
+    const sub = new PulsarNativeSubscription(consumer, options, settings);
+    sub.pumping = sub.pump();
+    return sub;
+  }
+
+  get topic(): string {
+    return this.options.topic;
+  }
+
+  get subscription(): string {
+    return this.options.subscription;
+  }
+
+  get isConnected(): boolean {
+    return !this.detached && this.consumer.isConnected();
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<IncomingMessage> {
+    return {
+      next: async () => {
+        const r = await this.queue.next();
+        if (r.done) return { value: undefined, done: true };
+        this.takenUnsettled++;
+        const wake = this.wakePump;
+        this.wakePump = undefined;
+        wake?.();
+        return { value: r.value, done: false };
+      },
+      return: async () => {
+        await this.stop();
+        return { value: undefined, done: true };
+      },
+    };
+  }
+
+  private async pump(): Promise<void> {
+    const backoff = new Backoff({ initialDelayMs: 100, maxDelayMs: 5_000 });
+    while (!this.stopped) {
+      if (this.queue.size >= LOCAL_BUFFER) {
+        await new Promise<void>((resolve) => (this.wakePump = resolve));
+        continue;
+      }
+      let msg: NativeMessage;
+      try {
+        msg = await this.consumer.receive(this.settings.receivePollMs);
+        backoff.reset();
+      } catch (err) {
+        if (this.stopped) return;
+        if (RECEIVE_TIMEOUT.test(errorMessage(err))) continue;
+        const delayMs = backoff.next();
+        this.log.warn({ err, delayMs }, 'pulsar receive failed; retrying');
+        await sleep(delayMs);
+        continue;
+      }
+      // Received after stop(): left unacked, it returns to the broker when the consumer closes.
+      if (this.stopped) return;
+      this.queue.push(new NativeIncomingMessage(msg, this.options.topic, this));
+    }
+  }
+
+  /** @internal Settle failures are logged, not thrown: the broker redelivers what stays unacked. */
+  async settle(m: NativeIncomingMessage, ack: boolean): Promise<void> {
+    if (m.settled) return;
+    m.settled = true;
+    this.takenUnsettled--;
+    if (this.detached) {
+      this.log.debug({ messageId: m.messageId, ack }, 'settled after the consumer closed: the broker redelivers it');
+      return;
+    }
+    try {
+      if (ack) await this.consumer.acknowledge(m.native);
+      else this.consumer.negativeAcknowledge(m.native);
+    } catch (err) {
+      this.log.warn({ err, messageId: m.messageId, ack }, 'pulsar settle failed; the broker will redeliver the message');
+    }
+    if (this.stopped && this.takenUnsettled === 0) void this.detach();
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.queue.end();
+    const wake = this.wakePump;
+    this.wakePump = undefined;
+    wake?.();
+    if (this.takenUnsettled === 0) await this.detach();
+  }
+
+  async close(): Promise<void> {
+    await this.stop();
+    await this.detach();
+    await this.pumping;
+  }
+
+  private detach(): Promise<void> {
+    this.detaching ??= (async () => {
+      this.detached = true;
+      try {
+        await this.consumer.close();
+      } catch (err) {
+        this.log.warn({ err }, 'pulsar consumer close failed');
+      }
+      this.settings.onClosed?.(this);
+    })();
+    return this.detaching;
+  }
+}

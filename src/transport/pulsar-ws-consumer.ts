@@ -1,0 +1,242 @@
+import type { Logger } from 'pino';
+import { AsyncQueue } from './async-queue.js';
+import type { BackoffOptions } from './backoff.js';
+import { createSubscriptionAtEarliest, httpBaseOf } from './pulsar-admin.js';
+import { PulsarWsConnection } from './pulsar-ws-connection.js';
+import { endpointUrl, isPersistentTopic } from './pulsar-ws-endpoint.js';
+import { defaultDeadLetterTopic, type IncomingMessage, type SubscribeOptions, type Subscription } from './transport.js';
+
+/** The WebSocket service caps the receiver queue at 1000. */
+export const MAX_WS_RECEIVER_QUEUE = 1000;
+
+export interface PulsarWsSubscriptionSettings {
+  /** `ws(s)://host:port` */
+  readonly base: string;
+  readonly token?: string;
+  readonly log: Logger;
+  readonly pingIntervalMs: number;
+  readonly connectTimeoutMs: number;
+  readonly handshakeTimeoutMs: number;
+  readonly backoff: BackoffOptions;
+  readonly onStateChange?: () => void;
+  /** Called once when the subscription has detached for good. */
+  readonly onClosed?: (sub: PulsarWsSubscription) => void;
+}
+
+/** What the broker pushes for each message. */
+interface ConsumerFrame {
+  readonly messageId?: unknown;
+  readonly payload?: unknown;
+  readonly properties?: Record<string, string>;
+  readonly redeliveryCount?: number;
+}
+
+/** A class rather than an object of closures: one allocation per message on the hot path. */
+class WsIncomingMessage implements IncomingMessage {
+  settled = false;
+  constructor(
+    readonly data: Buffer,
+    readonly properties: Readonly<Record<string, string>>,
+    readonly redeliveryCount: number,
+    readonly messageId: string,
+    readonly topic: string,
+    /** The connection generation it arrived on; acks only make sense on that one. */
+    readonly generation: number,
+    private readonly owner: PulsarWsSubscription,
+  ) {}
+
+  ack(): Promise<void> {
+    this.owner.settle(this, true);
+    return Promise.resolve();
+  }
+
+  nack(): Promise<void> {
+    this.owner.settle(this, false);
+    return Promise.resolve();
+  }
+}
+
+/**
+ * A subscription over Pulsar's WebSocket consumer endpoint, in push mode. Flow control is
+ * the broker's: it pushes at most `receiverQueueSize` messages not yet acked or nacked, so
+ * that is the bound on what sits here untaken (and the worker's concurrency should stay
+ * below it, or intake stalls while every slot is held by work in progress).
+ *
+ * Reconnects: a message id means something only to the consumer that received it, and the
+ * WebSocket service closes that consumer with the socket, so the broker redelivers whatever
+ * was not acked. After a reconnect, acks and nacks of messages taken earlier send nothing
+ * and resolve (they never throw into the worker); untaken messages of a persistent topic
+ * from the old socket are dropped here, since their redelivered copies will follow. A
+ * non-persistent topic has no redelivery, so its untaken messages are still handed out.
+ *
+ * stop(): iteration ends and pushes are no longer taken; the socket stays open while taken
+ * messages are unsettled (they can still be acked), and closes when the last one is, which
+ * hands everything it held back to the broker at once. Nacking held messages instead would
+ * count a redelivery against messages nobody processed (and push them toward the DLQ).
+ */
+export class PulsarWsSubscription implements Subscription {
+  private readonly queue = new AsyncQueue<WsIncomingMessage>();
+  private readonly conn: PulsarWsConnection;
+  private readonly persistent: boolean;
+  private readonly log: Logger;
+  private takenUnsettled = 0;
+  private stopped = false;
+  private detaching: Promise<void> | undefined;
+
+  private constructor(
+    private readonly options: SubscribeOptions,
+    private readonly settings: PulsarWsSubscriptionSettings,
+  ) {
+    this.persistent = isPersistentTopic(options.topic);
+    this.log = settings.log.child({ topic: options.topic, subscription: options.subscription });
+    const requested = options.receiverQueueSize ?? MAX_WS_RECEIVER_QUEUE;
+    const queueSize = Math.max(1, Math.min(requested, MAX_WS_RECEIVER_QUEUE));
+    if (queueSize !== requested) this.log.debug({ requested, queueSize }, 'receiverQueueSize clamped to what the WebSocket API allows');
+    const type = options.type ?? 'Shared';
+    const dl = options.deadLetter;
+    const url = endpointUrl(settings.base, 'consumer', options.topic, options.subscription, {
+      subscriptionType: type === 'KeyShared' ? 'Key_Shared' : type,
+      receiverQueueSize: queueSize,
+      negativeAckRedeliveryDelay: options.nackRedeliveryDelayMs,
+      maxRedeliverCount: dl?.maxRedeliverCount,
+      deadLetterTopic: dl ? (dl.topic ?? defaultDeadLetterTopic(options.topic, options.subscription)) : undefined,
+      // Honoured by newer brokers; 3.x ignores it, hence the admin call in open().
+      subscriptionInitialPosition: options.initialPosition === 'earliest' ? 'Earliest' : undefined,
+    });
+    this.conn = new PulsarWsConnection({
+      url,
+      token: settings.token,
+      role: 'consumer',
+      topic: options.topic,
+      subscription: options.subscription,
+      log: this.log,
+      pingIntervalMs: settings.pingIntervalMs,
+      connectTimeoutMs: settings.connectTimeoutMs,
+      handshakeTimeoutMs: settings.handshakeTimeoutMs,
+      backoff: settings.backoff,
+      onStateChange: settings.onStateChange,
+      handlers: {
+        onOpen: (generation) => this.onOpen(generation),
+        onMessage: (text) => this.onMessage(text),
+        onDown: () => this.onDown(),
+      },
+    });
+  }
+
+  static async open(options: SubscribeOptions, settings: PulsarWsSubscriptionSettings, signal?: AbortSignal): Promise<PulsarWsSubscription> {
+    const sub = new PulsarWsSubscription(options, settings);
+    try {
+      if (options.initialPosition === 'earliest' && sub.persistent) {
+        const r = await createSubscriptionAtEarliest(httpBaseOf(settings.base), options.topic, options.subscription, settings.token, signal);
+        sub.log.debug({ result: r }, 'subscription at earliest');
+      }
+      await sub.conn.open(signal);
+    } catch (err) {
+      await sub.conn.close();
+      throw err;
+    }
+    return sub;
+  }
+
+  get topic(): string {
+    return this.options.topic;
+  }
+
+  get subscription(): string {
+    return this.options.subscription;
+  }
+
+  /** True while the socket is open. */
+  get isOpen(): boolean {
+    return this.conn.isOpen;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<IncomingMessage> {
+    return {
+      next: () => this.next(),
+      return: async () => {
+        await this.stop();
+        return { value: undefined, done: true };
+      },
+    };
+  }
+
+  private async next(): Promise<IteratorResult<IncomingMessage>> {
+    for (;;) {
+      const r = await this.queue.next();
+      if (r.done) return { value: undefined, done: true };
+      const m = r.value;
+      if (m.generation === this.conn.generation) {
+        this.takenUnsettled++;
+      } else if (this.persistent) {
+        continue; // from a dropped socket: the broker redelivers it
+      }
+      return { value: m, done: false };
+    }
+  }
+
+  /** @internal called by WsIncomingMessage; settling twice is a no-op. */
+  settle(m: WsIncomingMessage, ack: boolean): void {
+    if (m.settled) return;
+    m.settled = true;
+    if (m.generation !== this.conn.generation) {
+      this.log.debug({ messageId: m.messageId, ack }, 'settled a message from an earlier connection: nothing sent, the broker redelivers it');
+      return;
+    }
+    this.takenUnsettled--;
+    const id = JSON.stringify(m.messageId);
+    const frame = ack ? `{"messageId":${id}}` : `{"type":"negativeAcknowledge","messageId":${id}}`;
+    if (!this.conn.send(frame)) this.log.debug({ messageId: m.messageId, ack }, 'socket down: settle not sent, the broker redelivers it');
+    if (this.stopped && this.takenUnsettled === 0) void this.detach();
+  }
+
+  private onOpen(generation: number): void {
+    if (generation > 1) {
+      // Whatever was taken on the old socket is the broker's to redeliver now.
+      this.takenUnsettled = 0;
+      this.log.info({ generation }, 'pulsar-ws consumer resubscribed; unacked messages from before are redelivered');
+    }
+  }
+
+  private onDown(): void {
+    // A stopped subscription has nothing to gain from a new socket.
+    if (this.stopped) void this.detach();
+  }
+
+  private onMessage(text: string): void {
+    // After stop() pushes are left unacked: they go back to the broker with the socket.
+    if (this.stopped) return;
+    let f: ConsumerFrame;
+    try {
+      f = JSON.parse(text) as ConsumerFrame;
+    } catch (err) {
+      this.log.warn({ err, frameBytes: text.length }, 'pulsar-ws consumer got a frame that is not JSON');
+      return;
+    }
+    if (typeof f.messageId !== 'string' || typeof f.payload !== 'string') {
+      this.log.warn({ keys: Object.keys(f) }, 'pulsar-ws consumer ignored a frame without messageId/payload');
+      return;
+    }
+    const data = Buffer.from(f.payload, 'base64');
+    this.queue.push(
+      new WsIncomingMessage(data, f.properties ?? {}, f.redeliveryCount ?? 0, f.messageId, this.options.topic, this.conn.generation, this),
+    );
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.queue.end();
+    if (this.takenUnsettled === 0 || !this.conn.isOpen) await this.detach();
+  }
+
+  async close(): Promise<void> {
+    await this.stop();
+    await this.detach();
+  }
+
+  private detach(): Promise<void> {
+    this.detaching ??= this.conn.close().then(() => this.settings.onClosed?.(this));
+    return this.detaching;
+  }
+}

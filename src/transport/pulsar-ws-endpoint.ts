@@ -1,0 +1,105 @@
+import { ConfigError, TransportError } from '../errors.js';
+import { parseTopic } from './topic-name.js';
+
+/**
+ * Addresses of Pulsar's WebSocket API and the errors its HTTP upgrade answers with.
+ * The token is never part of what these return for logs: it is added at dial time.
+ */
+export type WsRole = 'consumer' | 'producer';
+
+/** `http://h:8080`, `https://...`, `ws://...` or `wss://...` -> `ws(s)://h:8080` without a trailing slash. */
+export function webSocketBase(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch (err) {
+    throw new ConfigError([`pulsar-ws url "${url}" is not a URL; expected http(s)://host:8080 or ws(s)://host:8080`], { cause: err });
+  }
+  const scheme = { 'http:': 'ws:', 'ws:': 'ws:', 'https:': 'wss:', 'wss:': 'wss:' }[u.protocol];
+  if (!scheme) {
+    throw new ConfigError([`pulsar-ws url "${url}" has scheme ${u.protocol}; expected http(s):// or ws(s):// (the broker's web port, 8080 by default)`]);
+  }
+  u.protocol = scheme;
+  return u.toString().replace(/\/+$/, '');
+}
+
+/** `persistent/tenant/ns/topic`, each part URL-encoded, from a full or short topic name. */
+export function topicPath(topic: string): string {
+  const t = parseTopic(topic);
+  if ('error' in t) throw new ConfigError([t.error]);
+  return [t.persistence, t.tenant, t.namespace, t.local].map(encodeURIComponent).join('/');
+}
+
+export function isPersistentTopic(topic: string): boolean {
+  const t = parseTopic(topic);
+  return !('error' in t) && t.persistence === 'persistent';
+}
+
+/** The endpoint URL without credentials; undefined query values are left out. */
+export function endpointUrl(
+  base: string,
+  role: WsRole,
+  topic: string,
+  subscription: string | undefined,
+  query: Readonly<Record<string, string | number | undefined>>,
+): string {
+  let path = `${base}/ws/v2/${role}/${topicPath(topic)}`;
+  if (subscription !== undefined) path += `/${encodeURIComponent(subscription)}`;
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
+  const qs = params.toString();
+  return qs ? `${path}?${qs}` : path;
+}
+
+/** The URL to dial: the endpoint plus the token query parameter the WebSocket service reads. */
+export function withToken(url: string, token: string | undefined): string {
+  if (!token) return url;
+  return `${url}${url.includes('?') ? '&' : '?'}token=${encodeURIComponent(token)}`;
+}
+
+const ENTITIES: Readonly<Record<string, string>> = { '&quot;': '"', '&amp;': '&', '&lt;': '<', '&gt;': '>', '&#39;': "'" };
+
+/** Jetty answers a refused upgrade with an HTML page whose title carries the reason. */
+export function upgradeReason(body: string): string {
+  const title = /<title>([\s\S]*?)<\/title>/i.exec(body)?.[1] ?? body;
+  return title
+    .replace(/&(quot|amp|lt|gt|#39);/g, (e) => ENTITIES[e] ?? e)
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 500);
+}
+
+/**
+ * A refused upgrade as a TransportError naming the topic. 4xx are settings or permission
+ * problems (not retriable), except 409 (an exclusive consumer or producer name still
+ * connected) which clears when the other side leaves; 5xx are broker trouble (retriable).
+ */
+export function upgradeError(status: number, body: string, role: WsRole, topic: string, subscription?: string): UpgradeRefusedError {
+  const what = subscription === undefined ? `${role} for ${topic}` : `${role} for ${topic} (subscription ${subscription})`;
+  const reason = upgradeReason(body);
+  const hint =
+    status === 400
+      ? 'invalid parameters'
+      : status === 401 || status === 403
+        ? 'not authorized: check the token'
+        : status === 404
+          ? 'tenant, namespace or topic not found'
+          : status === 409
+            ? 'busy: an exclusive consumer or a producer of that name is already connected'
+            : status >= 500
+              ? 'the broker failed to create it'
+              : 'refused';
+  const retriable = status === 409 || status >= 500;
+  return new UpgradeRefusedError(status, `pulsar-ws: cannot open ${what}: HTTP ${status} ${hint}${reason ? ` (${reason})` : ''}`, retriable);
+}
+
+/** The broker answered the HTTP upgrade with an error status. */
+export class UpgradeRefusedError extends TransportError {
+  constructor(
+    readonly status: number,
+    message: string,
+    retriable: boolean,
+  ) {
+    super(message, { retriable });
+  }
+}

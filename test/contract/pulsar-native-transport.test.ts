@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, errorMessage } from '../../src/errors.js';
+import { createTransport } from '../../src/transport/create-transport.js';
+import { loadPulsarClient } from '../../src/transport/pulsar-native-client.js';
+import { PulsarNativeTransport } from '../../src/transport/pulsar-native-transport.js';
+import { take, transportContract } from './transport-contract.js';
+
+const SERVICE_URL = process.env['PULSAR_URL'] ?? 'pulsar://127.0.0.1:6650';
+const ADMIN_URL = process.env['PULSAR_ADMIN_URL'] ?? 'http://127.0.0.1:8080';
+const log = pino({ level: process.env['LOG_LEVEL'] ?? 'silent' });
+const topic = (persistent: boolean): string =>
+  `${persistent ? 'persistent' : 'non-persistent'}://public/default/native-contract-${randomUUID()}`;
+
+const loaded = await loadPulsarClient().then(
+  () => undefined,
+  (err: unknown) => err,
+);
+
+if (loaded === undefined) {
+  transportContract('pulsar (native)', () => PulsarNativeTransport.create({ kind: 'pulsar', serviceUrl: SERVICE_URL, log }), {
+    topic,
+    nackDelayMs: 1_000,
+    receiveTimeoutMs: 10_000,
+  });
+} else {
+  const banner =
+    '\n' +
+    '!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n' +
+    '!!  The NATIVE pulsar transport contract suite DID NOT RUN: npm pulsar-client\n' +
+    `!!  does not load here (${errorMessage(loaded).slice(0, 160)}).\n` +
+    '!!  Only the missing-module error and the auto fallback were checked.\n' +
+    '!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n';
+  console.warn(banner);
+
+  describe('pulsar (native) transport without pulsar-client', () => {
+    it('refuses with a ConfigError that names pulsar-client and the pulsar-ws alternative', async () => {
+      console.warn(banner);
+      const err = await createTransport({ kind: 'pulsar', serviceUrl: SERVICE_URL, log }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).message).toMatch(/pulsar-client/);
+      expect((err as ConfigError).message).toMatch(/"pulsar-ws"/);
+    });
+
+    it('auto falls back to the WebSocket transport, which carries messages', async () => {
+      const transport = await createTransport({ kind: 'auto', serviceUrl: SERVICE_URL, adminUrl: ADMIN_URL, log });
+      try {
+        expect(transport.kind).toBe('pulsar-ws');
+        const t = topic(true);
+        const sub = await transport.subscribe({ topic: t, subscription: 'auto' });
+        await (await transport.producer(t)).send({ data: 'via auto' });
+        const m = await take(sub[Symbol.asyncIterator](), 10_000);
+        expect(m.data.toString()).toBe('via auto');
+        await m.ack();
+      } finally {
+        await transport.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PayloadTooLargeError, TransportError } from '../../src/errors.js';
+import { PulsarWsTransport } from '../../src/transport/pulsar-ws-transport.js';
+import { take, transportContract } from './transport-contract.js';
+
+const ADMIN_URL = process.env['PULSAR_ADMIN_URL'] ?? 'http://127.0.0.1:8080';
+const log = pino({ level: process.env['LOG_LEVEL'] ?? 'silent' });
+const topic = (persistent: boolean): string =>
+  `${persistent ? 'persistent' : 'non-persistent'}://public/default/ws-contract-${randomUUID()}`;
+
+const make = async (): Promise<PulsarWsTransport> => new PulsarWsTransport({ kind: 'pulsar-ws', url: ADMIN_URL, log, connectTimeoutMs: 5_000 });
+
+transportContract('pulsar-ws', make, {
+  topic,
+  nackDelayMs: 1_000,
+  receiveTimeoutMs: 10_000,
+});
+
+describe('pulsar-ws specifics', () => {
+  let transport: PulsarWsTransport | undefined;
+  afterEach(async () => {
+    await transport?.close();
+    transport = undefined;
+  });
+
+  it('names the topic when the broker refuses the upgrade', async () => {
+    transport = await make();
+    const missing = `persistent://no-such-tenant-${randomUUID().slice(0, 8)}/default/t`;
+    const err = await transport.subscribe({ topic: missing, subscription: 's' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TransportError);
+    expect((err as TransportError).message).toContain(missing);
+    expect((err as TransportError).message).toMatch(/HTTP 404/);
+    expect((err as TransportError).retriable).toBe(false);
+  });
+
+  it('refuses a second consumer on a busy exclusive subscription with a clear 409', async () => {
+    transport = await make();
+    const t = topic(true);
+    const first = await transport.subscribe({ topic: t, subscription: 'excl', type: 'Exclusive' });
+    const err = await transport.subscribe({ topic: t, subscription: 'excl', type: 'Exclusive' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TransportError);
+    expect((err as Error).message).toMatch(/HTTP 409/);
+    expect((err as Error).message).toContain(t);
+    await first.close();
+  });
+
+  it('starts a new subscription at earliest when asked, and at latest by default', async () => {
+    transport = await make();
+    const t = topic(true);
+    // Keep the topic's backlog: a subscription that exists before the send.
+    const keeper = await transport.subscribe({ topic: t, subscription: 'keeper' });
+    await (await transport.producer(t)).send({ data: 'before', properties: { n: '1' } });
+    const early = await transport.subscribe({ topic: t, subscription: 'early', initialPosition: 'earliest' });
+    const late = await transport.subscribe({ topic: t, subscription: 'late' });
+    await (await transport.producer(t)).send({ data: 'after', properties: { n: '2' } });
+    const itEarly = early[Symbol.asyncIterator]();
+    const fromEarly: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const m = await take(itEarly, 10_000);
+      fromEarly.push(m.data.toString());
+      await m.ack();
+    }
+    expect(fromEarly.sort()).toEqual(['after', 'before']);
+    const l1 = await take(late[Symbol.asyncIterator](), 10_000);
+    expect(l1.data.toString()).toBe('after');
+    await l1.ack();
+    await keeper.close();
+  });
+
+  it('pipelines many sends and delivers them all', async () => {
+    transport = await make();
+    const t = topic(true);
+    const sub = await transport.subscribe({ topic: t, subscription: 'bulk' });
+    const producer = await transport.producer(t);
+    const n = 500;
+    await Promise.all(Array.from({ length: n }, (_, i) => producer.send({ data: `m${i}` })));
+    const it = sub[Symbol.asyncIterator]();
+    const seen = new Set<string>();
+    for (let i = 0; i < n; i++) {
+      const m = await take(it, 10_000);
+      seen.add(m.data.toString());
+      await m.ack();
+    }
+    expect(seen.size).toBe(n);
+    expect(transport.connected).toBe(true);
+  });
+
+  it('rejects a payload larger than a WebSocket frame before sending it', async () => {
+    transport = await make();
+    const producer = await transport.producer(topic(true));
+    await expect(producer.send({ data: Buffer.alloc(800 * 1024) })).rejects.toBeInstanceOf(PayloadTooLargeError);
+    // The producer is still usable afterwards.
+    await producer.send({ data: 'small' });
+  });
+
+  it('rejects a send whose signal is already aborted', async () => {
+    transport = await make();
+    const producer = await transport.producer(topic(true));
+    await expect(producer.send({ data: 'x' }, AbortSignal.abort())).rejects.toThrow(/aborted/);
+  });
+});

@@ -1,0 +1,287 @@
+/**
+ * Spawn the Python peers (test/interop/py/*) and TrustGraph's own console scripts from the
+ * venv scripts/python-env.sh builds. Every process is tracked and stopped by its own pid.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const PY_DIR = fileURLToPath(new URL('./py/', import.meta.url));
+
+export interface ProcessResult {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function collect(child: ChildProcess, limitMs: number, what: string): Promise<ProcessResult> {
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr?.setEncoding('utf8').on('data', (c: string) => (stderr = (stderr + c).slice(-20_000)));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${what} did not finish within ${limitMs} ms; stderr:\n${tail(stderr)}`));
+    }, limitMs);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+function tail(text: string, lines = 20): string {
+  return text.trim().split('\n').slice(-lines).join('\n');
+}
+
+/** The venv's python, built on first use (about a minute) and found in a fraction of a second later. */
+export async function interopPython(): Promise<string> {
+  const child = spawn('bash', [join(REPO_ROOT, 'scripts/python-env.sh')], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stderr?.on('data', (c: Buffer) => process.stderr.write(c));
+  const r = await collect(child, 280_000, 'scripts/python-env.sh');
+  const python = r.stdout.trim().split('\n').pop() ?? '';
+  if (r.code !== 0 || !python.endsWith('/python')) {
+    throw new Error(`scripts/python-env.sh failed (exit ${r.code}); the Python interop tests cannot run:\n${tail(r.stderr)}`);
+  }
+  return python;
+}
+
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${randomBytes(4).toString('hex')}`;
+}
+
+function pythonEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' };
+}
+
+/** One JSON line that tg_call.py printed. */
+export type CallLine =
+  | { n?: number; result: string }
+  | { n?: number; chunk: string }
+  | { n?: number; error: string }
+  | { n?: number; timeout: number };
+
+export interface TgCallOptions {
+  readonly python: string;
+  readonly pulsarUrl: string;
+  readonly requestQueue: string;
+  readonly responseQueue: string;
+  readonly config?: Record<string, unknown>;
+  readonly arguments?: Record<string, unknown>;
+  readonly streaming?: boolean;
+  /** Seconds, as TrustGraph's client takes them. */
+  readonly timeoutS?: number;
+  readonly count?: number;
+  readonly parallel?: boolean;
+}
+
+export interface TgCallResult extends ProcessResult {
+  readonly lines: CallLine[];
+}
+
+/** Run tg_call.py: TrustGraph's ToolServiceClient.call / call_streaming against a service. */
+export async function tgCall(o: TgCallOptions): Promise<TgCallResult> {
+  const timeoutS = o.timeoutS ?? 20;
+  const args = [
+    join(PY_DIR, 'tg_call.py'),
+    '--pulsar-host', o.pulsarUrl,
+    '--request-queue', o.requestQueue,
+    '--response-queue', o.responseQueue,
+    '--config', JSON.stringify(o.config ?? {}),
+    '--arguments', JSON.stringify(o.arguments ?? {}),
+    '--timeout', String(timeoutS),
+    '--count', String(o.count ?? 1),
+  ];
+  if (o.streaming) args.push('--streaming');
+  if (o.parallel) args.push('--parallel');
+  const child = spawn(o.python, args, { env: pythonEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = await collect(child, (timeoutS * (o.parallel ? 1 : (o.count ?? 1)) + 30) * 1000, 'tg_call.py');
+  const lines: CallLine[] = [];
+  for (const line of r.stdout.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      lines.push(JSON.parse(line) as CallLine);
+    } catch {
+      throw new Error(`tg_call.py printed a line that is not JSON: ${line}\nstderr:\n${tail(r.stderr)}`);
+    }
+  }
+  return { ...r, lines };
+}
+
+export interface ServiceEvent {
+  readonly event: 'ready' | 'request' | 'stopped' | 'failed';
+  readonly tag: string;
+  readonly request_id?: string;
+  readonly inflight?: number;
+  readonly config?: Record<string, unknown>;
+  readonly arguments?: Record<string, unknown>;
+  readonly error?: string;
+}
+
+export interface ServiceOptions {
+  readonly python: string;
+  readonly pulsarUrl: string;
+  readonly id: string;
+  /** Serves non-persistent://tg/request/<topic>, answers on non-persistent://tg/response/<topic>. */
+  readonly topic: string;
+  readonly tag?: string;
+  readonly concurrency?: number;
+  readonly tagInResponse?: boolean;
+}
+
+/** tg_service.py: a DynamicToolService subclass, running until stop(). */
+export class PythonToolService {
+  readonly events: ServiceEvent[] = [];
+  #stderr = '';
+  #exited: Promise<ProcessResult>;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly tag: string,
+  ) {
+    let buffered = '';
+    child.stdout?.setEncoding('utf8').on('data', (c: string) => {
+      buffered += c;
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl).trim();
+        buffered = buffered.slice(nl + 1);
+        if (line !== '') this.events.push(JSON.parse(line) as ServiceEvent);
+      }
+    });
+    child.stderr?.setEncoding('utf8').on('data', (c: string) => (this.#stderr = (this.#stderr + c).slice(-20_000)));
+    this.#exited = new Promise((resolve) => {
+      child.once('close', (code, signal) => resolve({ code, signal, stdout: '', stderr: this.#stderr }));
+    });
+  }
+
+  static async start(o: ServiceOptions): Promise<PythonToolService> {
+    const tag = o.tag ?? uniqueName('svc');
+    const args = [
+      join(PY_DIR, 'tg_service.py'),
+      '--id', o.id,
+      '--topic', o.topic,
+      '--pulsar-host', o.pulsarUrl,
+      '--concurrency', String(o.concurrency ?? 1),
+      '--tag', tag,
+      '--log-level', 'WARNING',
+    ];
+    if (o.tagInResponse) args.push('--tag-in-response');
+    const child = spawn(o.python, args, { env: pythonEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const service = new PythonToolService(child, tag);
+    await service.#waitFor((e) => e.event === 'ready', 60_000, 'to be ready');
+    return service;
+  }
+
+  get stderr(): string {
+    return this.#stderr;
+  }
+
+  requests(): ServiceEvent[] {
+    return this.events.filter((e) => e.event === 'request');
+  }
+
+  async #waitFor(match: (e: ServiceEvent) => boolean, limitMs: number, what: string): Promise<void> {
+    const deadline = Date.now() + limitMs;
+    let exited: ProcessResult | undefined;
+    void this.#exited.then((r) => (exited = r));
+    while (!this.events.some(match)) {
+      const failed = this.events.find((e) => e.event === 'failed');
+      if (failed || exited) {
+        throw new Error(`tg_service.py (${this.tag}) ${failed ? `failed: ${failed.error}` : `exited with ${exited?.code}`}:\n${tail(this.#stderr)}`);
+      }
+      if (Date.now() > deadline) {
+        this.child.kill('SIGKILL');
+        throw new Error(`tg_service.py (${this.tag}) did not come ${what} within ${limitMs} ms:\n${tail(this.#stderr)}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** SIGTERM, wait for a clean exit (the base class closes its consumer and producer). */
+  async stop(): Promise<ProcessResult> {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.child.kill('SIGTERM');
+      const timer = setTimeout(() => this.child.kill('SIGKILL'), 15_000);
+      try {
+        return await this.#exited;
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    return this.#exited;
+  }
+}
+
+/** A console script of the venv (e.g. trustgraph-flow's `joke-service`). */
+export function venvScript(python: string, name: string): string {
+  return join(dirname(python), name);
+}
+
+export interface RawRequestEvent {
+  readonly event: 'request';
+  readonly data: string;
+  readonly properties: Record<string, string>;
+  readonly key: string;
+  readonly batched: boolean;
+}
+
+export interface RawResponderOptions {
+  readonly python: string;
+  readonly pulsarUrl: string;
+  readonly topic: string;
+  /** Each sent as one unbatched message with the request's id. */
+  readonly payloads: readonly string[];
+  readonly requests?: number;
+}
+
+/**
+ * raw_responder.py: answers requests on non-persistent://tg/request/<topic> with exact bytes
+ * (plain Pulsar client, no TrustGraph code) and reports each request exactly as received.
+ * Resolves once it is subscribed; `finished` settles when it has answered.
+ */
+export async function startRawResponder(o: RawResponderOptions): Promise<{ finished: Promise<RawRequestEvent[]> }> {
+  const args = [
+    join(PY_DIR, 'raw_responder.py'),
+    '--pulsar-host', o.pulsarUrl,
+    '--topic', o.topic,
+    '--payloads', JSON.stringify(o.payloads),
+    '--requests', String(o.requests ?? 1),
+  ];
+  const child = spawn(o.python, args, { env: pythonEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const events: Array<{ event: string; error?: string }> = [];
+  let buffered = '';
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (c: string) => (stderr = (stderr + c).slice(-10_000)));
+  let onReady: (() => void) | undefined;
+  const ready = new Promise<void>((resolve) => (onReady = resolve));
+  child.stdout?.setEncoding('utf8').on('data', (c: string) => {
+    buffered += c;
+    let nl: number;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, nl).trim();
+      buffered = buffered.slice(nl + 1);
+      if (line === '') continue;
+      const e = JSON.parse(line) as { event: string };
+      events.push(e);
+      if (e.event === 'ready') onReady?.();
+    }
+  });
+  const finished = new Promise<RawRequestEvent[]>((resolve, reject) => {
+    child.once('close', (code) => {
+      const failed = events.find((e) => e.event === 'failed');
+      if (code !== 0 || failed) reject(new Error(`raw_responder.py exited ${code}${failed ? `: ${failed.error}` : ''}\n${tail(stderr)}`));
+      else resolve(events.filter((e) => e.event === 'request') as unknown as RawRequestEvent[]);
+    });
+  });
+  await Promise.race([ready, finished.then(() => Promise.reject(new Error('raw_responder.py exited before it was ready')))]);
+  return { finished };
+}

@@ -1,0 +1,212 @@
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PulsarAdminClient, bootstrapTrustGraph, waitForBroker } from '../../../src/pulsar/admin.js';
+import { PulsarAdminError } from '../../../src/pulsar/admin-error.js';
+import { AbortedError } from '../../../src/errors.js';
+import { FakeAdminServer } from './fake-admin-server.js';
+
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
+
+describe('bootstrapTrustGraph', () => {
+  let broker: FakeAdminServer;
+  beforeEach(async () => {
+    broker = new FakeAdminServer();
+    await broker.start();
+  });
+  afterEach(async () => {
+    await broker.stop();
+  });
+
+  it('creates tenant tg on the clusters the broker reports, then the four namespaces', async () => {
+    broker.clusters = ['standalone', 'other'];
+    const report = await bootstrapTrustGraph(broker.url);
+
+    expect(broker.tenants.get('tg')).toEqual({ adminRoles: [], allowedClusters: ['standalone', 'other'] });
+    expect([...broker.namespaces].sort()).toEqual(['tg/flow', 'tg/notify', 'tg/request', 'tg/response']);
+    expect(report.tenantOutcome).toBe('created');
+    expect(report.clusters).toEqual(['standalone', 'other']);
+    expect(report.namespaces.map((n) => [n.namespace, n.outcome, n.retention])).toEqual([
+      ['tg/flow', 'created', 'skipped'],
+      ['tg/request', 'created', 'skipped'],
+      ['tg/response', 'created', 'set'],
+      ['tg/notify', 'created', 'set'],
+    ]);
+  });
+
+  it('sets the short retention on response and notify only', async () => {
+    await bootstrapTrustGraph(broker.url);
+    expect(Object.fromEntries(broker.retention)).toEqual({
+      'tg/response': { retentionTimeInMinutes: 3, retentionSizeInMB: -1 },
+      'tg/notify': { retentionTimeInMinutes: 3, retentionSizeInMB: -1 },
+    });
+  });
+
+  it('is idempotent: a second run finds everything and changes nothing', async () => {
+    await bootstrapTrustGraph(broker.url);
+    const writesBefore = broker.seen.filter((r) => r.method !== 'GET').length;
+    const second = await bootstrapTrustGraph(broker.url);
+
+    expect(second.tenantOutcome).toBe('exists');
+    expect(second.namespaces.every((n) => n.outcome === 'exists')).toBe(true);
+    expect(second.namespaces.filter((n) => n.retention === 'kept').map((n) => n.namespace)).toEqual(['tg/response', 'tg/notify']);
+    // Only the PUTs that answered 409; no retention POST.
+    const writesAfter = broker.seen.filter((r) => r.method !== 'GET').slice(writesBefore);
+    expect(writesAfter.map((r) => r.method)).toEqual(['PUT', 'PUT', 'PUT', 'PUT', 'PUT']);
+  });
+
+  it('leaves an operator-chosen retention alone', async () => {
+    broker.tenants.set('tg', {});
+    broker.namespaces.add('tg/response');
+    broker.retention.set('tg/response', { retentionTimeInMinutes: 60, retentionSizeInMB: 100 });
+    const report = await bootstrapTrustGraph(broker.url);
+    expect(broker.retention.get('tg/response')).toEqual({ retentionTimeInMinutes: 60, retentionSizeInMB: 100 });
+    expect(report.namespaces.find((n) => n.namespace === 'tg/response')?.retention).toBe('kept');
+  });
+
+  it('does not touch retention when asked not to', async () => {
+    await bootstrapTrustGraph(broker.url, { shortRetention: null });
+    expect(broker.retention.size).toBe(0);
+    expect(broker.seen.some((r) => r.path.endsWith('/retention'))).toBe(false);
+  });
+
+  it('sends the token as a bearer token on every call', async () => {
+    await bootstrapTrustGraph(broker.url, { token: 's3cret-token' });
+    expect(broker.seen.length).toBeGreaterThan(5);
+    expect(new Set(broker.seen.map((r) => r.authorization))).toEqual(new Set(['Bearer s3cret-token']));
+  });
+
+  it('fails when the broker reports no cluster', async () => {
+    broker.clusters = [];
+    await expect(bootstrapTrustGraph(broker.url)).rejects.toThrow(/reports no cluster/);
+    expect(broker.tenants.size).toBe(0);
+  });
+
+  it('reports a refused token as a non-retriable error with the status and the reason', async () => {
+    broker.override = (_req, res) => {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ reason: 'Authentication required' }));
+      return true;
+    };
+    const err = await bootstrapTrustGraph(broker.url, { token: 'wrong' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PulsarAdminError);
+    const e = err as PulsarAdminError;
+    expect(e.status).toBe(401);
+    expect(e.retriable).toBe(false);
+    expect(e.reason).toBe('Authentication required');
+    expect(e.message).toMatch(/GET \/admin\/v2\/clusters .*HTTP 401: Authentication required \(check the token\)/);
+    expect(e.message).not.toContain('wrong');
+  });
+
+  it('treats a 5xx answer as retriable', async () => {
+    broker.override = (_req, res) => {
+      res.writeHead(503);
+      res.end('starting');
+      return true;
+    };
+    const err = (await bootstrapTrustGraph(broker.url).catch((e: unknown) => e)) as PulsarAdminError;
+    expect(err).toBeInstanceOf(PulsarAdminError);
+    expect(err.status).toBe(503);
+    expect(err.retriable).toBe(true);
+  });
+});
+
+describe('PulsarAdminClient', () => {
+  it('rejects an admin URL that is not http(s)', () => {
+    expect(() => new PulsarAdminClient('pulsar://127.0.0.1:6650')).toThrow(PulsarAdminError);
+    expect(() => new PulsarAdminClient('not a url')).toThrow(/not a URL/);
+  });
+
+  it('rejects names that would change the path', async () => {
+    const client = new PulsarAdminClient('http://127.0.0.1:1');
+    await expect(client.createNamespace('tg/../x')).rejects.toThrow(/not a namespace|not a valid/);
+    await expect(client.createTenant('a/b', { adminRoles: [], allowedClusters: [] })).rejects.toThrow(/not a valid/);
+  });
+
+  it('says the broker cannot be reached, as a retriable error', async () => {
+    const port = await closedPort();
+    const err = (await new PulsarAdminClient(`http://127.0.0.1:${port}`).listClusters().catch((e: unknown) => e)) as PulsarAdminError;
+    expect(err).toBeInstanceOf(PulsarAdminError);
+    expect(err.retriable).toBe(true);
+    expect(err.status).toBeUndefined();
+    expect(err.message).toMatch(/cannot reach the broker \(ECONNREFUSED\)/);
+  });
+
+  describe('against a broker that never answers', () => {
+    let broker: FakeAdminServer;
+    beforeEach(async () => {
+      broker = new FakeAdminServer();
+      broker.override = () => true; // hold the request open
+      await broker.start();
+    });
+    afterEach(async () => {
+      await broker.stop();
+    });
+
+    it('gives up after its timeout', async () => {
+      const err = (await new PulsarAdminClient(broker.url, { timeoutMs: 150 }).listClusters().catch((e: unknown) => e)) as PulsarAdminError;
+      expect(err).toBeInstanceOf(PulsarAdminError);
+      expect(err.message).toMatch(/no answer within 150 ms/);
+      expect(err.retriable).toBe(true);
+    });
+
+    it('stops when the caller aborts', async () => {
+      const ac = new AbortController();
+      const pending = new PulsarAdminClient(broker.url, { timeoutMs: 60_000 }).listClusters(ac.signal);
+      setTimeout(() => ac.abort(), 20);
+      await expect(pending).rejects.toBeInstanceOf(AbortedError);
+    });
+  });
+});
+
+describe('waitForBroker', () => {
+  it('keeps asking until the broker names a cluster', async () => {
+    const broker = new FakeAdminServer();
+    let calls = 0;
+    broker.override = (_req, res) => {
+      calls += 1;
+      if (calls >= 3) return false;
+      res.writeHead(503);
+      res.end();
+      return true;
+    };
+    await broker.start();
+    try {
+      await expect(waitForBroker(broker.url, { intervalMs: 10, waitMs: 5_000 })).resolves.toEqual(['standalone']);
+      expect(calls).toBe(3);
+    } finally {
+      await broker.stop();
+    }
+  });
+
+  it('gives up at once on a refusal that waiting cannot fix', async () => {
+    const broker = new FakeAdminServer();
+    broker.override = (_req, res) => {
+      res.writeHead(403);
+      res.end();
+      return true;
+    };
+    await broker.start();
+    try {
+      const err = (await waitForBroker(broker.url, { intervalMs: 10, waitMs: 5_000 }).catch((e: unknown) => e)) as PulsarAdminError;
+      expect(err).toBeInstanceOf(PulsarAdminError);
+      expect(err.status).toBe(403);
+      expect(broker.seen).toHaveLength(1);
+    } finally {
+      await broker.stop();
+    }
+  });
+
+  it('fails with the last cause when the wait runs out', async () => {
+    const port = await closedPort();
+    await expect(waitForBroker(`http://127.0.0.1:${port}`, { intervalMs: 20, waitMs: 100 })).rejects.toThrow(
+      /not ready within 100 ms: .*ECONNREFUSED/,
+    );
+  });
+});

@@ -1,0 +1,136 @@
+import type {
+  NativeClient,
+  NativeClientConfig,
+  NativeConsumer,
+  NativeConsumerConfig,
+  NativeMessage,
+  NativeProducer,
+  NativeProducerConfig,
+  PulsarClientModule,
+} from '../../../src/transport/pulsar-native-client.js';
+
+/** Stands in for the parts of npm pulsar-client the native transport uses (it cannot install here). */
+export function fakeMessage(data: string, properties: Record<string, string> = {}, redeliveryCount = 0, id = data): NativeMessage {
+  return {
+    getData: () => Buffer.from(data),
+    getProperties: () => properties,
+    getMessageId: () => ({ toString: () => id }),
+    getRedeliveryCount: () => redeliveryCount,
+    getTopicName: () => 'persistent://public/default/t',
+  };
+}
+
+export class FakeConsumer implements NativeConsumer {
+  readonly acked: NativeMessage[] = [];
+  readonly nacked: NativeMessage[] = [];
+  readonly backlog: NativeMessage[] = [];
+  closed = false;
+  timeouts = 0;
+  private waiter: { resolve: (m: NativeMessage) => void; reject: (e: Error) => void; timer: NodeJS.Timeout } | undefined;
+
+  constructor(readonly config: NativeConsumerConfig) {}
+
+  deliver(m: NativeMessage): void {
+    const w = this.waiter;
+    if (w) {
+      this.waiter = undefined;
+      clearTimeout(w.timer);
+      w.resolve(m);
+    } else {
+      this.backlog.push(m);
+    }
+  }
+
+  receive(timeoutMs?: number): Promise<NativeMessage> {
+    if (this.closed) return Promise.reject(new Error('Failed to receive message: AlreadyClosed'));
+    const m = this.backlog.shift();
+    if (m) return Promise.resolve(m);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiter = undefined;
+        this.timeouts++;
+        reject(new Error('Failed to receive message: TimeOut'));
+      }, timeoutMs ?? 60_000);
+      this.waiter = { resolve, reject, timer };
+    });
+  }
+
+  async acknowledge(m: NativeMessage): Promise<null> {
+    this.acked.push(m);
+    return null;
+  }
+
+  negativeAcknowledge(m: NativeMessage): void {
+    this.nacked.push(m);
+  }
+
+  async close(): Promise<null> {
+    this.closed = true;
+    const w = this.waiter;
+    this.waiter = undefined;
+    if (w) {
+      clearTimeout(w.timer);
+      w.reject(new Error('Failed to receive message: AlreadyClosed'));
+    }
+    return null;
+  }
+
+  isConnected(): boolean {
+    return !this.closed;
+  }
+}
+
+export class FakeProducer implements NativeProducer {
+  readonly sent: { data: Buffer; properties?: Record<string, string> }[] = [];
+  failWith: Error | undefined;
+  closed = false;
+  constructor(readonly config: NativeProducerConfig) {}
+  async send(m: { data: Buffer; properties?: Record<string, string> }): Promise<unknown> {
+    if (this.failWith) throw this.failWith;
+    this.sent.push(m);
+    return { toString: () => `id-${this.sent.length}` };
+  }
+  async flush(): Promise<null> {
+    return null;
+  }
+  async close(): Promise<null> {
+    this.closed = true;
+    return null;
+  }
+  isConnected(): boolean {
+    return !this.closed;
+  }
+}
+
+export class FakeClient implements NativeClient {
+  static last: FakeClient | undefined;
+  readonly consumers: FakeConsumer[] = [];
+  readonly producers: FakeProducer[] = [];
+  closed = false;
+  constructor(readonly config: NativeClientConfig) {
+    FakeClient.last = this;
+  }
+  async createProducer(config: NativeProducerConfig): Promise<FakeProducer> {
+    const p = new FakeProducer(config);
+    this.producers.push(p);
+    return p;
+  }
+  async subscribe(config: NativeConsumerConfig): Promise<FakeConsumer> {
+    const c = new FakeConsumer(config);
+    this.consumers.push(c);
+    return c;
+  }
+  async close(): Promise<null> {
+    this.closed = true;
+    return null;
+  }
+}
+
+export class FakeAuthenticationToken {
+  constructor(readonly params: { token: string }) {}
+}
+
+export const fakeModule: PulsarClientModule = { Client: FakeClient, AuthenticationToken: FakeAuthenticationToken };
+
+/** As an ESM import of the CommonJS package looks: the exports under `default`. */
+export const fakeImporter = async (): Promise<unknown> => ({ default: fakeModule });

@@ -1,0 +1,140 @@
+import pino from 'pino';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ConfigError, TransportError } from '../../../src/errors.js';
+import { createTransport } from '../../../src/transport/create-transport.js';
+import { loadPulsarClient } from '../../../src/transport/pulsar-native-client.js';
+import type { Transport } from '../../../src/transport/transport.js';
+import { FakeAuthenticationToken, FakeClient, fakeImporter, fakeMessage } from './fake-pulsar-client.js';
+
+const log = pino({ level: 'silent' });
+const TOPIC = 'persistent://public/default/native';
+const until = (fn: () => void): Promise<void> => vi.waitFor(fn, { timeout: 5_000, interval: 5 });
+
+describe('loadPulsarClient', () => {
+  it('names pulsar-ws when the package is not installed', async () => {
+    const missing = Object.assign(new Error("Cannot find package 'pulsar-client'"), { code: 'ERR_MODULE_NOT_FOUND' });
+    const err = await loadPulsarClient(async () => Promise.reject(missing)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toMatch(/not installed/);
+    expect((err as Error).message).toMatch(/"pulsar-ws"/);
+    expect((err as Error).cause).toBe(missing);
+  });
+
+  it('says the binary failed to load when the package is there but does not load', async () => {
+    const err = await loadPulsarClient(async () => Promise.reject(new Error('libpulsar.so: cannot open shared object file'))).catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/failed to load/);
+    expect((err as Error).message).toMatch(/libpulsar\.so/);
+  });
+
+  it('accepts the CommonJS exports under default and rejects an unexpected shape', async () => {
+    await expect(loadPulsarClient(fakeImporter)).resolves.toHaveProperty('Client', FakeClient);
+    await expect(loadPulsarClient(async () => ({ default: { something: 1 } }))).rejects.toBeInstanceOf(ConfigError);
+  });
+});
+
+describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
+  let transport: Transport | undefined;
+  afterEach(async () => {
+    await transport?.close();
+    transport = undefined;
+  });
+  const open = async (token?: string): Promise<[Transport, FakeClient]> => {
+    transport = await createTransport({ kind: 'pulsar', adminUrl: 'http://broker:8080', token, log, importer: fakeImporter, native: { receivePollMs: 20 } });
+    return [transport, FakeClient.last!];
+  };
+
+  it('derives the service URL, authenticates with the token and batches its cached producer', async () => {
+    const [t, client] = await open('secret-token');
+    expect(t.kind).toBe('pulsar');
+    expect(client.config.serviceUrl).toBe('pulsar://broker:6650');
+    expect(client.config.authentication).toBeInstanceOf(FakeAuthenticationToken);
+    expect((client.config.authentication as FakeAuthenticationToken).params.token).toBe('secret-token');
+    const p = await t.producer(TOPIC);
+    expect(await t.producer(TOPIC)).toBe(p);
+    await p.send({ data: 'hi', properties: { id: '1' } });
+    expect(client.producers).toHaveLength(1);
+    expect(client.producers[0]!.config).toMatchObject({ topic: TOPIC, batchingEnabled: true, blockIfQueueFull: true });
+    expect(client.producers[0]!.sent[0]!.data.toString()).toBe('hi');
+    expect(client.producers[0]!.sent[0]!.properties).toEqual({ id: '1' });
+  });
+
+  it('wraps a failed send in a TransportError naming the topic', async () => {
+    const [t, client] = await open();
+    const p = await t.producer(TOPIC);
+    client.producers[0]!.failWith = new Error('Failed to send message: TimeOut');
+    const err = await p.send({ data: 'x' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TransportError);
+    expect((err as Error).message).toContain(TOPIC);
+  });
+
+  it('subscribes with the mapped options and settles through the consumer', async () => {
+    const [t, client] = await open();
+    const sub = await t.subscribe({
+      topic: TOPIC,
+      subscription: 's',
+      initialPosition: 'earliest',
+      nackRedeliveryDelayMs: 500,
+      receiverQueueSize: 7,
+      deadLetter: { maxRedeliverCount: 3 },
+    });
+    const consumer = client.consumers[0]!;
+    expect(consumer.config).toMatchObject({
+      topic: TOPIC,
+      subscription: 's',
+      subscriptionType: 'Shared',
+      subscriptionInitialPosition: 'Earliest',
+      receiverQueueSize: 7,
+      nAckRedeliverTimeoutMs: 500,
+      deadLetterPolicy: { deadLetterTopic: `${TOPIC}-s-DLQ`, maxRedeliverCount: 3 },
+    });
+    const it = sub[Symbol.asyncIterator]();
+    consumer.deliver(fakeMessage('a', { k: 'v' }, 2, 'id-a'));
+    consumer.deliver(fakeMessage('b'));
+    const a = (await it.next()).value!;
+    expect([a.data.toString(), a.properties, a.redeliveryCount, a.messageId, a.topic]).toEqual(['a', { k: 'v' }, 2, 'id-a', TOPIC]);
+    await a.ack();
+    await a.ack(); // settling twice is a no-op
+    const b = (await it.next()).value!;
+    await b.nack();
+    expect(consumer.acked.map((m) => m.getMessageId().toString())).toEqual(['id-a']);
+    expect(consumer.nacked.map((m) => m.getMessageId().toString())).toEqual(['b']);
+  });
+
+  it('keeps receiving after empty receive() timeouts', async () => {
+    const [t, client] = await open();
+    const sub = await t.subscribe({ topic: TOPIC, subscription: 's' });
+    const consumer = client.consumers[0]!;
+    await until(() => expect(consumer.timeouts).toBeGreaterThanOrEqual(2));
+    consumer.deliver(fakeMessage('late'));
+    const m = (await sub[Symbol.asyncIterator]().next()).value!;
+    expect(m.data.toString()).toBe('late');
+  });
+
+  it('on stop() ends iteration, and closes the consumer once the taken message is settled', async () => {
+    const [t, client] = await open();
+    const sub = await t.subscribe({ topic: TOPIC, subscription: 's' });
+    const consumer = client.consumers[0]!;
+    const it = sub[Symbol.asyncIterator]();
+    consumer.deliver(fakeMessage('taken'));
+    const taken = (await it.next()).value!;
+    await sub.stop();
+    expect((await it.next()).done).toBe(true);
+    expect(consumer.closed).toBe(false);
+    await taken.ack();
+    expect(consumer.acked).toHaveLength(1);
+    await until(() => expect(consumer.closed).toBe(true));
+  });
+
+  it('closes everything and refuses work afterwards', async () => {
+    const [t, client] = await open();
+    await t.producer(TOPIC);
+    await t.subscribe({ topic: TOPIC, subscription: 's' });
+    expect(t.connected).toBe(true);
+    await Promise.all([t.close(), t.close()]);
+    expect(client.closed).toBe(true);
+    expect(client.consumers[0]!.closed).toBe(true);
+    expect(client.producers[0]!.closed).toBe(true);
+    expect(t.connected).toBe(false);
+    await expect(t.producer(TOPIC)).rejects.toThrow(/closed/);
+  });
+});
