@@ -47,6 +47,8 @@ export interface Settings {
 }
 
 const PLUGIN_PREFIXES = ['DIFY_', 'SLIM_', 'TOOLWIRE_PLUGIN_'];
+/** What a plugin's child process (dify-slim) may inherit; nothing else of the worker's environment. */
+const CHILD_BASICS = ['PATH', 'HOME', 'TMPDIR', 'LANG'];
 
 /** Read settings from an environment (main.ts and the CLI pass process.env). */
 export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings> = {}): Settings {
@@ -56,7 +58,7 @@ export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings
   }
   const e = r.data;
   const pluginSettings: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries(env)) if (PLUGIN_PREFIXES.some((p) => k.startsWith(p))) pluginSettings[k] = v;
+  for (const [k, v] of Object.entries(env)) if (PLUGIN_PREFIXES.some((p) => k.startsWith(p)) || CHILD_BASICS.includes(k)) pluginSettings[k] = v;
   const pulsarUrl = overrides.pulsarUrl ?? e.PULSAR_URL;
   return {
     configDir: e.TOOLWIRE_CONFIG_DIR,

@@ -1,7 +1,9 @@
+import { difyDaemonPluginFactory } from './dify-daemon/dify-daemon-plugin.js';
+import { difySlimPluginFactory } from './dify-slim/dify-slim-plugin.js';
 import { modulePluginFactory } from './module/module-plugin.js';
 import { PluginRegistry } from './registry.js';
 
 /** Every plugin kind that ships with toolwire. */
 export function defaultRegistry(): PluginRegistry {
-  return new PluginRegistry().register(modulePluginFactory);
+  return new PluginRegistry().register(modulePluginFactory).register(difyDaemonPluginFactory).register(difySlimPluginFactory);
 }

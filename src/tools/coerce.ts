@@ -4,10 +4,19 @@ import type { Parameter } from './parameter.js';
 const TRUE = new Set(['true', 'yes', 'y', '1']);
 const FALSE = new Set(['false', 'no', 'n', '0']);
 
+// What Python's int() and float() accept, minus what JSON cannot carry (inf, nan) and minus
+// JavaScript's extras (hex, binary, "Infinity"), which Number() would otherwise let through.
+const INTEGER = /^[+-]?\d+$/;
+const DECIMAL = /^[+-]?(\d+\.\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+export const SELECTOR_NOT_OBJECT = 'The selector must be a dictionary.';
+export const MULTIPLE_FILES = 'This parameter only accepts one file but got multiple files while invoking.';
+
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
+/** A value's string form; objects as their JSON text (Python would give its repr, which no one can parse). */
 function asString(v: unknown): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'string') return v;
@@ -16,13 +25,23 @@ function asString(v: unknown): string {
 }
 
 function asNumber(p: Parameter, v: unknown): number {
-  if (typeof v === 'number') return v;
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
   if (typeof v === 'string') {
     const s = v.trim();
-    const n = s === '' ? NaN : Number(s);
-    if (Number.isFinite(n)) return s.includes('.') ? n : Math.trunc(n);
+    // Dify: a string with a "." is a float, anything else must be an int.
+    if (s.includes('.') ? DECIMAL.test(s) : INTEGER.test(s)) {
+      const n = Number(s);
+      if (Number.isFinite(n)) return n;
+    }
   }
-  throw new InvalidArgumentsError(`tool parameter ${p.name} must be a number, got ${JSON.stringify(v)}`);
+  throw new InvalidArgumentsError(`tool parameter ${p.name} must be a number, got ${JSON.stringify(v) ?? String(v)}`);
+}
+
+/** Python's truthiness, which Dify applies to anything it cannot read as yes/no: empty containers are false. */
+function truthy(v: unknown): boolean {
+  if (Array.isArray(v)) return v.length > 0;
+  if (isPlainObject(v)) return Object.keys(v).length > 0;
+  return Boolean(v);
 }
 
 function asBoolean(v: unknown): boolean {
@@ -33,7 +52,7 @@ function asBoolean(v: unknown): boolean {
     if (TRUE.has(s)) return true;
     if (FALSE.has(s)) return false;
   }
-  return Boolean(v);
+  return truthy(v);
 }
 
 function parseJson(v: string): unknown {
@@ -44,7 +63,7 @@ function parseJson(v: string): unknown {
   }
 }
 
-/** Coerce one declared parameter to its wire shape (the table in the Dify spec). */
+/** Coerce one declared parameter to its wire shape (the table in the Dify spec, §1). */
 export function coerceParameter(p: Parameter, value: unknown): unknown {
   switch (p.type) {
     case 'string':
@@ -73,15 +92,13 @@ export function coerceParameter(p: Parameter, value: unknown): unknown {
       return Array.isArray(value) ? value : [value];
     case 'file':
       if (Array.isArray(value)) {
-        if (value.length !== 1) {
-          throw new InvalidArgumentsError('This parameter only accepts one file but got multiple files while invoking.');
-        }
+        if (value.length !== 1) throw new InvalidArgumentsError(MULTIPLE_FILES);
         return value[0];
       }
       return value;
     case 'model-selector':
     case 'app-selector':
-      if (!isPlainObject(value)) throw new InvalidArgumentsError('The selector must be a dictionary.');
+      if (!isPlainObject(value)) throw new InvalidArgumentsError(SELECTOR_NOT_OBJECT);
       return value;
     case 'array': {
       if (Array.isArray(value)) return value;

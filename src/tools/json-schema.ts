@@ -8,7 +8,10 @@ export interface ToolInputSchema {
 
 const FILE_TYPES = new Set<ParameterType>(['file', 'files', 'system-files']);
 
-/** A valid JSON Schema for every type, where Dify passes some of its own type names through. */
+/**
+ * A valid JSON Schema for every type. Dify passes `dynamic-select`, `any`, `model-selector` and
+ * `app-selector` through as JSON-Schema types, which are not types; they are mapped here.
+ */
 function schemaForType(p: Parameter): Record<string, unknown> {
   switch (p.type) {
     case 'string':
@@ -29,7 +32,8 @@ function schemaForType(p: Parameter): Record<string, unknown> {
     case 'boolean':
       return { type: 'boolean' };
     case 'array':
-      return { type: 'array' };
+      // `items` is optional in JSON Schema, but several model APIs reject an array without it.
+      return { type: 'array', items: {} };
     case 'object':
     case 'model-selector':
     case 'app-selector':

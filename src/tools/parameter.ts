@@ -43,27 +43,28 @@ export const parameterSchema = z
   .looseObject({
     name: z.string().min(1),
     type: z.enum(typeValues, { error: (i) => `unknown parameter type ${JSON.stringify(i.input)}; expected one of ${typeValues.join(', ')}` }).default('string'),
-    description: z.string().optional(),
-    llm_description: z.string().optional(),
+    description: z.string().nullish(),
+    llm_description: z.string().nullish(),
     form: z.enum(formValues).default('llm'),
-    required: z.boolean().default(false),
+    required: z.boolean().nullish(),
     default: z.unknown().optional(),
-    options: z.array(optionSchema).optional(),
-    input_schema: z.record(z.string(), z.unknown()).optional(),
-    min: z.number().optional(),
-    max: z.number().optional(),
+    options: z.array(optionSchema).nullish(),
+    input_schema: z.record(z.string(), z.unknown()).nullish(),
+    min: z.number().nullish(),
+    max: z.number().nullish(),
   })
+  // Dify's own JSON (the daemon's and the SDK's) writes absent fields as null: read null as absent.
   .transform((p) => ({
     name: p.name,
     type: p.type,
     form: p.form,
-    required: p.required,
-    default: p.default,
-    description: p.llm_description ?? p.description ?? '',
-    options: p.options?.map((o) => o.value),
-    inputSchema: p.input_schema,
-    min: p.min,
-    max: p.max,
+    required: p.required ?? false,
+    default: p.default === null ? undefined : p.default,
+    description: p.llm_description || p.description || '',
+    options: p.options && p.options.length > 0 ? p.options.map((o) => o.value) : undefined,
+    inputSchema: p.input_schema ?? undefined,
+    min: p.min ?? undefined,
+    max: p.max ?? undefined,
   }));
 
 export type Parameter = z.output<typeof parameterSchema>;

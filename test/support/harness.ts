@@ -64,3 +64,8 @@ export function testRegistry(behaviours: Record<string, Behaviour>): PluginRegis
   });
   return registry;
 }
+
+/** A short random suffix for topic and subscription names shared with a real broker. */
+export function uniqueSuffix(): string {
+  return Math.random().toString(36).slice(2, 10);
+}

@@ -9,6 +9,7 @@ import { loadSecrets, type Secrets } from '../../secrets.js';
 import { toolInputSchema } from '../../tools/json-schema.js';
 import { parameterSchema, type Parameter } from '../../tools/parameter.js';
 import type { Command, CommandIo } from '../command.js';
+import { commandGroup } from '../command-group.js';
 
 const HELP = `Usage:
   toolwire dify import <tool.yaml> --service <id> [options]
@@ -239,7 +240,7 @@ async function run(io: CommandIo): Promise<number> {
 
 /** `toolwire dify import`: a Dify tool declaration as a toolwire tool descriptor. `argv` is what follows the command name. */
 export const difyImportCommand: Command = {
-  name: 'dify import',
+  name: 'import',
   summary: 'Build a tool descriptor from a Dify plugin tool declaration',
   help: HELP,
   async run(io: CommandIo): Promise<number> {
@@ -252,3 +253,6 @@ export const difyImportCommand: Command = {
     }
   },
 };
+
+/** `toolwire dify ...`: Dify plugin chores. */
+export const difyCommand: Command = commandGroup('dify', 'Dify plugin chores: build tool descriptors (import)', [difyImportCommand]);

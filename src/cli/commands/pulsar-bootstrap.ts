@@ -1,4 +1,5 @@
 import type { Command, CommandIo } from '../command.js';
+import { commandGroup } from '../command-group.js';
 import { parse, UsageError } from '../args.js';
 import { bootstrapTrustGraph, waitForBroker, type BootstrapReport } from '../../pulsar/admin.js';
 import { AbortedError, errorMessage } from '../../errors.js';
@@ -98,32 +99,5 @@ function describe(r: BootstrapReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-const PULSAR_HELP = `Usage: toolwire pulsar <command> [options]
-
-Commands:
-  bootstrap   ${pulsarBootstrapCommand.summary}
-
-'toolwire pulsar <command> --help' shows a command's options.
-`;
-
-const PULSAR_SUBCOMMANDS: readonly Command[] = [pulsarBootstrapCommand];
-
-/** `toolwire pulsar ...`: broker chores. Add this one to the CLI's command list. */
-export const pulsarCommand: Command = {
-  name: 'pulsar',
-  summary: "broker chores: create TrustGraph's tenant and namespaces (bootstrap)",
-  help: PULSAR_HELP,
-  async run(io: CommandIo): Promise<number> {
-    const [name, ...rest] = io.argv;
-    if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-      io.stdout.write(PULSAR_HELP);
-      return name === undefined ? 2 : 0;
-    }
-    const sub = PULSAR_SUBCOMMANDS.find((c) => c.name === name);
-    if (!sub) {
-      io.stderr.write(`toolwire pulsar: unknown command "${name}"\n\n${PULSAR_HELP}`);
-      return 2;
-    }
-    return sub.run({ ...io, argv: rest });
-  },
-};
+/** `toolwire pulsar ...`: broker chores. */
+export const pulsarCommand: Command = commandGroup('pulsar', "broker chores: create TrustGraph's tenant and namespaces (bootstrap)", [pulsarBootstrapCommand]);

@@ -1,0 +1,86 @@
+import type { Tool, ToolService } from '../../catalog/descriptors.js';
+import { ConfigError, ToolFailedError, UnauthorizedError } from '../../errors.js';
+import type { Secrets } from '../../secrets.js';
+import type { Plugin, PluginContext, PluginFactory, ToolCall } from '../plugin.js';
+import { CREDENTIALS_TEXT } from '../dify/agent-error.js';
+import { checkTargets, difyOptionsSchema, resolveCredentials, resolveTarget, type DifyOptions } from '../dify/dify-tool-options.js';
+import { observe } from '../dify/observe-stream.js';
+import { withRetry } from '../dify/retry.js';
+import { toolParameters } from '../dify/tool-parameters.js';
+import { DifyDaemonClient } from './daemon-client.js';
+import { readDifyDaemonSettings, type DifyDaemonSettings } from './settings.js';
+
+export const DIFY_DAEMON_KIND = 'dify-daemon';
+
+/** Calls Dify plugin tools through a plugin daemon's dispatch API. */
+export class DifyDaemonPlugin implements Plugin {
+  readonly kind = DIFY_DAEMON_KIND;
+  private readonly client: DifyDaemonClient;
+
+  constructor(
+    private readonly service: ToolService,
+    private readonly settings: DifyDaemonSettings,
+    private readonly secrets: Secrets,
+  ) {
+    this.client = new DifyDaemonClient({ url: settings.url, key: settings.key, tenantId: settings.tenantId });
+  }
+
+  async *invoke(call: ToolCall): AsyncGenerator<string> {
+    const target = resolveTarget(this.service, call.tool, 'plugin_id');
+    const toolName = call.tool?.name ?? 'unknown';
+    if (!target.ok) {
+      call.log.error({ problems: target.problems }, 'dify tool is not fully configured');
+      throw new ToolFailedError(`tool invoke error: tool ${toolName} is not fully configured on this worker`);
+    }
+    const t = target.target;
+    const log = call.log.child({ plugin: DIFY_DAEMON_KIND, pluginId: t.pluginId, provider: t.provider, difyTool: t.tool });
+    const creds = resolveCredentials(t.credentialRefs, this.secrets);
+    if (creds.missing.length > 0) {
+      log.error({ missing: creds.missing }, 'tool credentials do not resolve on this worker');
+      throw new UnauthorizedError(CREDENTIALS_TEXT);
+    }
+    const hidden = [...Object.values(creds.values), this.settings.key];
+    const body = {
+      user_id: call.user ?? this.settings.userId,
+      data: {
+        provider: t.provider,
+        tool: t.tool,
+        credentials: creds.values,
+        credential_type: t.credentialType,
+        tool_parameters: toolParameters(call.tool, call.arguments, call.config),
+      },
+    };
+    yield* withRetry(
+      (attempt) => {
+        log.debug({ attempt }, 'invoking dify tool');
+        return observe(this.client.invokeTool(t.pluginId as string, body, call.signal), {
+          log,
+          blobSink: this.settings.blobSink,
+          signal: call.signal,
+          toolName,
+          secrets: hidden,
+        });
+      },
+      { policy: this.settings.retry, signal: call.signal, log },
+    );
+  }
+}
+
+function settingsOrThrow(ctx: PluginContext): DifyDaemonSettings {
+  const { settings, problems } = readDifyDaemonSettings(ctx.settings, ctx.secrets);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return settings;
+}
+
+export const difyDaemonPluginFactory: PluginFactory<DifyOptions, DifyOptions> = {
+  kind: DIFY_DAEMON_KIND,
+  serviceOptions: difyOptionsSchema,
+  toolOptions: difyOptionsSchema,
+  async check(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<string[]> {
+    const { problems } = readDifyDaemonSettings(ctx.settings, ctx.secrets);
+    return [...problems.map((p) => `${service.source}: plugin: ${p}`), ...checkTargets(service, tools, ctx.secrets, 'plugin_id')];
+  },
+  async create(service: ToolService, ctx: PluginContext): Promise<Plugin> {
+    return new DifyDaemonPlugin(service, settingsOrThrow(ctx), ctx.secrets);
+  },
+};

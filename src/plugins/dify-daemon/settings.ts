@@ -1,0 +1,58 @@
+import type { Secrets } from '../../secrets.js';
+import type { BlobSink } from '../dify/blob-sink.js';
+import { DirectoryBlobSink, DiscardingBlobSink } from '../dify/blob-sink.js';
+import { DEFAULT_RETRY, type RetryPolicy } from '../dify/retry.js';
+import { SettingsReader } from '../dify/settings-reader.js';
+
+/**
+ * Worker settings of the dify-daemon plugin (never taken from a request):
+ * - `DIFY_DAEMON_URL`     the plugin daemon's base URL, e.g. http://plugin-daemon:5002 (required)
+ * - `DIFY_DAEMON_KEY`     the daemon's server key (X-Api-Key); a value or `env:NAME` / `file:key` (required)
+ * - `DIFY_TENANT_ID`      the Dify workspace (tenant) id the plugins are installed for (required)
+ * - `DIFY_USER_ID`        user_id sent when a request names no user (default `toolwire`)
+ * - `DIFY_BLOB_DIR`       where files a tool creates are written; unset: described, not kept
+ * - `DIFY_DAEMON_MAX_ATTEMPTS`  tries per call for rate limits / unreachable daemon (default 3)
+ * - `DIFY_DAEMON_RETRY_BASE_MS` first backoff bound, doubled per retry (default 500)
+ * - `DIFY_DAEMON_RETRY_MAX_MS`  largest backoff bound (default 10000)
+ */
+export const DifyDaemonSetting = {
+  Url: 'DIFY_DAEMON_URL',
+  Key: 'DIFY_DAEMON_KEY',
+  TenantId: 'DIFY_TENANT_ID',
+  UserId: 'DIFY_USER_ID',
+  BlobDir: 'DIFY_BLOB_DIR',
+  MaxAttempts: 'DIFY_DAEMON_MAX_ATTEMPTS',
+  RetryBaseMs: 'DIFY_DAEMON_RETRY_BASE_MS',
+  RetryMaxMs: 'DIFY_DAEMON_RETRY_MAX_MS',
+} as const;
+
+export interface DifyDaemonSettings {
+  readonly url: string;
+  readonly key: string;
+  readonly tenantId: string;
+  readonly userId: string;
+  readonly blobSink: BlobSink;
+  readonly retry: RetryPolicy;
+}
+
+export function readDifyDaemonSettings(
+  settings: Readonly<Record<string, string | undefined>>,
+  secrets: Secrets,
+): { settings: DifyDaemonSettings; problems: string[] } {
+  const r = new SettingsReader(settings, secrets);
+  const why = 'needed by the dify-daemon plugin';
+  const blobDir = r.optional(DifyDaemonSetting.BlobDir);
+  const out: DifyDaemonSettings = {
+    url: r.url(DifyDaemonSetting.Url, why),
+    key: r.secret(DifyDaemonSetting.Key, why),
+    tenantId: r.required(DifyDaemonSetting.TenantId, why),
+    userId: r.optional(DifyDaemonSetting.UserId) ?? 'toolwire',
+    blobSink: blobDir ? new DirectoryBlobSink(blobDir) : new DiscardingBlobSink(),
+    retry: {
+      maxAttempts: r.int(DifyDaemonSetting.MaxAttempts, DEFAULT_RETRY.maxAttempts, 1),
+      baseDelayMs: r.int(DifyDaemonSetting.RetryBaseMs, DEFAULT_RETRY.baseDelayMs, 0),
+      maxDelayMs: r.int(DifyDaemonSetting.RetryMaxMs, DEFAULT_RETRY.maxDelayMs, 0),
+    },
+  };
+  return { settings: out, problems: r.problems };
+}

@@ -1,0 +1,89 @@
+import type { Tool, ToolService } from '../../catalog/descriptors.js';
+import { ConfigError, ToolFailedError, UnauthorizedError } from '../../errors.js';
+import type { Secrets } from '../../secrets.js';
+import { CREDENTIALS_TEXT } from '../dify/agent-error.js';
+import { checkTargets, difyOptionsSchema, resolveCredentials, resolveTarget, type DifyOptions } from '../dify/dify-tool-options.js';
+import { observe } from '../dify/observe-stream.js';
+import { withRetry } from '../dify/retry.js';
+import { toolParameters } from '../dify/tool-parameters.js';
+import type { Plugin, PluginContext, PluginFactory, ToolCall } from '../plugin.js';
+import { readDifySlimSettings, type DifySlimSettings } from './settings.js';
+import { slimItems } from './slim-items.js';
+import { runSlim } from './slim-process.js';
+
+export const DIFY_SLIM_KIND = 'dify-slim';
+
+const LOCAL_HANG_HINT = 'in slim local mode a plugin cannot call back into Dify, and one that tries waits until it is stopped';
+
+/** Runs Dify plugin tools with the slim binary, one process per invocation. */
+export class DifySlimPlugin implements Plugin {
+  readonly kind = DIFY_SLIM_KIND;
+
+  constructor(
+    private readonly service: ToolService,
+    private readonly settings: DifySlimSettings,
+    private readonly secrets: Secrets,
+  ) {}
+
+  async *invoke(call: ToolCall): AsyncGenerator<string> {
+    const target = resolveTarget(this.service, call.tool, 'plugin_unique_identifier');
+    const toolName = call.tool?.name ?? 'unknown';
+    if (!target.ok) {
+      call.log.error({ problems: target.problems }, 'dify tool is not fully configured');
+      throw new ToolFailedError(`tool invoke error: tool ${toolName} is not fully configured on this worker`);
+    }
+    const t = target.target;
+    const log = call.log.child({ plugin: DIFY_SLIM_KIND, plugin_unique_identifier: t.uniqueIdentifier, provider: t.provider, difyTool: t.tool });
+    const creds = resolveCredentials(t.credentialRefs, this.secrets);
+    if (creds.missing.length > 0) {
+      log.error({ missing: creds.missing }, 'tool credentials do not resolve on this worker');
+      throw new UnauthorizedError(CREDENTIALS_TEXT);
+    }
+    const hidden = [...Object.values(creds.values), ...this.settings.secrets];
+    const payload = JSON.stringify({
+      ...(this.settings.tenantId ? { tenant_id: this.settings.tenantId } : {}),
+      user_id: call.user ?? this.settings.userId,
+      data: {
+        provider: t.provider,
+        tool: t.tool,
+        credentials: creds.values,
+        credential_type: t.credentialType,
+        tool_parameters: toolParameters(call.tool, call.arguments, call.config),
+      },
+    });
+    const s = this.settings;
+    yield* withRetry(
+      (attempt) => {
+        log.debug({ attempt, mode: s.mode }, 'running slim');
+        const outputs = runSlim({
+          path: s.path,
+          args: ['-id', t.uniqueIdentifier as string, '-action', 'invoke_tool'],
+          env: s.env,
+          stdin: payload,
+          signal: call.signal,
+          timeoutMs: s.timeoutMs,
+          killGraceMs: s.killGraceMs,
+          log,
+          timeoutHint: s.mode === 'local' ? LOCAL_HANG_HINT : undefined,
+        });
+        return observe(slimItems(outputs, s.mode, log, hidden), { log, blobSink: s.blobSink, signal: call.signal, toolName, secrets: hidden });
+      },
+      { policy: s.retry, signal: call.signal, log },
+    );
+  }
+}
+
+export const difySlimPluginFactory: PluginFactory<DifyOptions, DifyOptions> = {
+  kind: DIFY_SLIM_KIND,
+  serviceOptions: difyOptionsSchema,
+  toolOptions: difyOptionsSchema,
+  async check(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<string[]> {
+    const { problems } = readDifySlimSettings(ctx.settings, ctx.secrets);
+    return [...problems.map((p) => `${service.source}: plugin: ${p}`), ...checkTargets(service, tools, ctx.secrets, 'plugin_unique_identifier')];
+  },
+  async create(service: ToolService, ctx: PluginContext): Promise<Plugin> {
+    const { settings, problems } = readDifySlimSettings(ctx.settings, ctx.secrets);
+    if (problems.length > 0) throw new ConfigError(problems);
+    return new DifySlimPlugin(service, settings, ctx.secrets);
+  },
+};

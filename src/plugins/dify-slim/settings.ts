@@ -1,0 +1,110 @@
+import type { Secrets } from '../../secrets.js';
+import { DirectoryBlobSink, DiscardingBlobSink, type BlobSink } from '../dify/blob-sink.js';
+import { DEFAULT_RETRY, type RetryPolicy } from '../dify/retry.js';
+import { SettingsReader } from '../dify/settings-reader.js';
+
+export const SlimMode = { Remote: 'remote', Local: 'local' } as const;
+export type SlimMode = (typeof SlimMode)[keyof typeof SlimMode];
+
+/**
+ * Worker settings of the dify-slim plugin (never taken from a request):
+ * - `DIFY_SLIM_PATH`         the slim binary (required)
+ * - `DIFY_SLIM_MODE`         `remote` (default) or `local`
+ * - `DIFY_SLIM_DAEMON_ADDR`  remote: the daemon address (falls back to `DIFY_DAEMON_URL`)
+ * - `DIFY_SLIM_DAEMON_KEY`   remote: the daemon key, value or `env:`/`file:` reference (falls back to `DIFY_DAEMON_KEY`)
+ * - `DIFY_SLIM_FOLDER`       local: where plugins are unpacked and run (required in local mode)
+ * - `DIFY_SLIM_PYTHON_PATH`, `DIFY_SLIM_UV_PATH`, `DIFY_SLIM_MARKETPLACE_URL`, `DIFY_SLIM_PIP_MIRROR_URL`
+ *                            local: passed to slim as SLIM_PYTHON_PATH... when set
+ * - `DIFY_SLIM_TIMEOUT_MS`   longest run of one invocation, both modes (default 600000, slim's own limit);
+ *                            a local-mode plugin that calls back into Dify hangs until then
+ * - `DIFY_SLIM_KILL_GRACE_MS` time between SIGTERM and SIGKILL (default 2000)
+ * - `DIFY_TENANT_ID`, `DIFY_USER_ID` (default `toolwire`), `DIFY_BLOB_DIR`: as for dify-daemon
+ * - `DIFY_SLIM_MAX_ATTEMPTS`, `DIFY_SLIM_RETRY_BASE_MS`, `DIFY_SLIM_RETRY_MAX_MS`: retries of rate limits
+ *   and unreachable daemons (defaults 3, 500, 10000)
+ * - `PATH`, `HOME`, `TMPDIR`, `LANG`: passed to the child when the worker's settings carry them
+ *   (python and uv need them in local mode); nothing else of the worker's environment is.
+ */
+export const DifySlimSetting = {
+  Path: 'DIFY_SLIM_PATH',
+  Mode: 'DIFY_SLIM_MODE',
+  DaemonAddr: 'DIFY_SLIM_DAEMON_ADDR',
+  DaemonKey: 'DIFY_SLIM_DAEMON_KEY',
+  Folder: 'DIFY_SLIM_FOLDER',
+  TimeoutMs: 'DIFY_SLIM_TIMEOUT_MS',
+  KillGraceMs: 'DIFY_SLIM_KILL_GRACE_MS',
+} as const;
+
+const LOCAL_PASSTHROUGH: Record<string, string> = {
+  DIFY_SLIM_PYTHON_PATH: 'SLIM_PYTHON_PATH',
+  DIFY_SLIM_UV_PATH: 'SLIM_UV_PATH',
+  DIFY_SLIM_MARKETPLACE_URL: 'SLIM_MARKETPLACE_URL',
+  DIFY_SLIM_PIP_MIRROR_URL: 'SLIM_PIP_MIRROR_URL',
+};
+const SYSTEM_PASSTHROUGH = ['PATH', 'HOME', 'TMPDIR', 'LANG'] as const;
+
+export interface DifySlimSettings {
+  readonly path: string;
+  readonly mode: SlimMode;
+  /** The child's whole environment. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Values never to show (the daemon key). */
+  readonly secrets: readonly string[];
+  readonly tenantId: string | undefined;
+  readonly userId: string;
+  readonly timeoutMs: number;
+  readonly killGraceMs: number;
+  readonly blobSink: BlobSink;
+  readonly retry: RetryPolicy;
+}
+
+export function readDifySlimSettings(
+  settings: Readonly<Record<string, string | undefined>>,
+  secrets: Secrets,
+): { settings: DifySlimSettings; problems: string[] } {
+  const r = new SettingsReader(settings, secrets);
+  const why = 'needed by the dify-slim plugin';
+  const path = r.required(DifySlimSetting.Path, why);
+  const mode = r.oneOf(DifySlimSetting.Mode, [SlimMode.Remote, SlimMode.Local], SlimMode.Remote);
+  const timeoutMs = r.int(DifySlimSetting.TimeoutMs, 600_000, 1);
+  const env: Record<string, string> = { SLIM_MODE: mode };
+  const hidden: string[] = [];
+  if (mode === SlimMode.Remote) {
+    const addrKey = r.optional(DifySlimSetting.DaemonAddr) ? DifySlimSetting.DaemonAddr : 'DIFY_DAEMON_URL';
+    const keyKey = r.optional(DifySlimSetting.DaemonKey) ? DifySlimSetting.DaemonKey : 'DIFY_DAEMON_KEY';
+    env['SLIM_DAEMON_ADDR'] = r.url(addrKey, `${why} in remote mode`);
+    env['SLIM_DAEMON_KEY'] = r.secret(keyKey, `${why} in remote mode`);
+    hidden.push(env['SLIM_DAEMON_KEY']);
+  } else {
+    env['SLIM_FOLDER'] = r.required(DifySlimSetting.Folder, `${why} in local mode`);
+    // Slim's own limit a little above ours, so ours fires first with the clearer message.
+    env['SLIM_MAX_EXECUTION_TIMEOUT'] = String(Math.ceil(timeoutMs / 1000) + 5);
+    for (const [from, to] of Object.entries(LOCAL_PASSTHROUGH)) {
+      const v = r.optional(from);
+      if (v !== undefined) env[to] = v;
+    }
+  }
+  for (const k of SYSTEM_PASSTHROUGH) {
+    const v = settings[k];
+    if (v) env[k] = v;
+  }
+  const blobDir = r.optional('DIFY_BLOB_DIR');
+  return {
+    settings: {
+      path,
+      mode,
+      env,
+      secrets: hidden.filter(Boolean),
+      tenantId: r.optional('DIFY_TENANT_ID'),
+      userId: r.optional('DIFY_USER_ID') ?? 'toolwire',
+      timeoutMs,
+      killGraceMs: r.int(DifySlimSetting.KillGraceMs, 2000, 0),
+      blobSink: blobDir ? new DirectoryBlobSink(blobDir) : new DiscardingBlobSink(),
+      retry: {
+        maxAttempts: r.int('DIFY_SLIM_MAX_ATTEMPTS', DEFAULT_RETRY.maxAttempts, 1),
+        baseDelayMs: r.int('DIFY_SLIM_RETRY_BASE_MS', DEFAULT_RETRY.baseDelayMs, 0),
+        maxDelayMs: r.int('DIFY_SLIM_RETRY_MAX_MS', DEFAULT_RETRY.maxDelayMs, 0),
+      },
+    },
+    problems: r.problems,
+  };
+}

@@ -1,0 +1,108 @@
+import type { Logger } from 'pino';
+import { ToolFailedError, UnavailableError } from '../../errors.js';
+import { unwrapDifyError, unwrapErrorMessage, type DifyError } from '../dify/dify-error.js';
+import type { StreamItem } from '../dify/observe-stream.js';
+import { redact, truncate } from '../dify/redact.js';
+import type { SlimMode } from './settings.js';
+import type { SlimOutput } from './slim-process.js';
+
+/** Slim's exit codes. */
+export const SlimExit = { Ok: 0, Plugin: 1, Input: 2, Network: 3, Daemon: 4 } as const;
+
+/** Slim error codes that name what went wrong in Dify's terms. */
+const CODE_TYPES: Record<string, string> = {
+  PLUGIN_NOT_FOUND: 'PluginNotFoundError',
+  PLUGIN_INIT_ERROR: 'PluginInitError',
+  PLUGIN_EXEC_ERROR: 'PluginExecError',
+};
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** The `{code, message}` line slim writes to stderr before a non-zero exit. */
+function stderrError(stderr: string): { code: string; message: string } {
+  const lines = stderr.trim().split('\n').reverse();
+  for (const line of lines) {
+    try {
+      const v: unknown = JSON.parse(line);
+      if (isObject(v) && typeof v['message'] === 'string') return { code: String(v['code'] ?? ''), message: v['message'] };
+    } catch {
+      // not the JSON line
+    }
+  }
+  return { code: '', message: stderr.trim() };
+}
+
+function slimError(code: string, message: string): DifyError {
+  return unwrapErrorMessage(message, CODE_TYPES[code] ?? 'SlimError', { code });
+}
+
+/**
+ * Slim's output as stream items. Remote mode: a chunk is the daemon's whole envelope, error
+ * envelopes included. Local mode: a chunk is the raw invoke message; a plugin error is an
+ * `error` event, exit code 0 and no `done`. Exit codes 1-4 come with a JSON line on stderr;
+ * code 4's message is `status N: body`, the daemon's own HTTP error.
+ */
+export async function* slimItems(outputs: AsyncIterable<SlimOutput>, mode: SlimMode, log: Logger, secrets: readonly string[]): AsyncGenerator<StreamItem> {
+  let done = false;
+  for await (const out of outputs) {
+    if (out.kind === 'line') {
+      const line = out.value;
+      if (!isObject(line) || typeof line['event'] !== 'string') throw new ToolFailedError('tool invoke error: the plugin runner wrote an unexpected line');
+      const data = line['data'];
+      switch (line['event']) {
+        case 'message':
+          log.debug({ stage: isObject(data) ? data['stage'] : undefined, progress: isObject(data) ? data['message'] : undefined }, 'slim progress');
+          break;
+        case 'chunk':
+          if (mode === 'local') yield { kind: 'message', value: data };
+          else if (isObject(data) && data['code'] === 0) yield { kind: 'message', value: data['data'] };
+          else {
+            yield { kind: 'error', error: unwrapDifyError(data) };
+            return;
+          }
+          break;
+        case 'error': {
+          const d = isObject(data) ? data : {};
+          yield { kind: 'error', error: slimError(String(d['code'] ?? ''), String(d['message'] ?? 'plugin error')) };
+          return;
+        }
+        case 'done':
+          done = true;
+          break;
+        default:
+          log.debug({ event: line['event'] }, 'unknown slim event');
+      }
+      continue;
+    }
+
+    // The process ended.
+    const { code, message } = stderrError(out.stderr);
+    const detail = truncate(redact(message, secrets), 500);
+    if (out.code === SlimExit.Ok) {
+      if (!done) throw new ToolFailedError('tool invoke error: the plugin stopped without finishing its answer');
+      return;
+    }
+    log.warn({ exitCode: out.code, signal: out.signal, slimCode: code, detail }, 'slim failed');
+    switch (out.code) {
+      case SlimExit.Plugin:
+        yield { kind: 'error', error: slimError(code, message) };
+        return;
+      case SlimExit.Network:
+        throw new UnavailableError(`tool invoke error: the plugin could not be reached (${detail})`);
+      case SlimExit.Daemon: {
+        const m = /^status (\d{3}): ([\s\S]*)$/.exec(message);
+        yield { kind: 'error', error: m ? unwrapDifyError(m[2] ?? '', Number(m[1])) : slimError(code, message) };
+        return;
+      }
+      case SlimExit.Input:
+        log.error({ slimCode: code, detail }, 'slim refused its input or configuration');
+        throw new ToolFailedError(`tool invoke error: the plugin runner refused its input (${detail})`);
+      default:
+        throw new ToolFailedError(
+          out.signal ? `tool invoke error: the plugin runner was killed (${out.signal})` : `tool invoke error: the plugin runner exited with code ${String(out.code)}`,
+        );
+    }
+  }
+}

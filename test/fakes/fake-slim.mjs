@@ -1,0 +1,161 @@
+#!/usr/bin/env node
+/* global process, Buffer, setInterval */
+// A stand-in for dify-plugin-daemon's slim binary: the same flags, stdin payload, JSON Lines
+// on stdout, {code,message} line on stderr and exit codes, in remote and local mode. What it
+// does is chosen by the tool name in the payload. Each run records its argv, environment,
+// stdin and pid to $TMPDIR/fake-slim-<checksum of -id>-<n>.json for the test to read.
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const argv = process.argv.slice(2);
+const flag = (name) => {
+  const i = argv.indexOf(`-${name}`);
+  return i === -1 ? undefined : argv[i + 1];
+};
+const out = (event, data) => process.stdout.write(`${JSON.stringify({ event, data: data ?? null })}\n`);
+const fatal = (exit, code, message) => {
+  process.stderr.write(`${JSON.stringify({ code, message })}\n`);
+  process.exit(exit);
+};
+
+// Go's json.Marshal of a map: sorted keys, compact (the daemon's envelope in remote mode).
+const goJson = (v) => {
+  if (v === null || v === undefined) return 'null';
+  if (Array.isArray(v)) return `[${v.map(goJson).join(',')}]`;
+  if (typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${goJson(v[k])}`).join(',')}}`;
+  return JSON.stringify(v);
+};
+const errText = (type, message, args = null) => goJson({ args, error_type: type, message });
+
+const id = flag('id');
+const action = flag('action');
+if (!id || !action) fatal(2, 'INVALID_INPUT', 'usage: slim -id <id> -action <action> [-args \'<json>\'] [-config <path>]');
+
+const stdin = readFileSync(0, 'utf8');
+let payload;
+try {
+  payload = JSON.parse(stdin);
+} catch (e) {
+  fatal(2, 'INVALID_ARGS_JSON', String(e.message));
+}
+
+const mode = process.env.SLIM_MODE || 'remote';
+const checksum = id.split('@')[1] || 'none';
+let n = 1;
+while (existsSync(join(tmpdir(), `fake-slim-${checksum}-${n}.json`))) n++;
+writeFileSync(join(tmpdir(), `fake-slim-${checksum}-${n}.json`), JSON.stringify({ argv, env: process.env, stdin, pid: process.pid, attempt: n }));
+
+if (mode === 'remote') {
+  if (!process.env.SLIM_DAEMON_ADDR) fatal(2, 'CONFIG_INVALID', 'remote.daemon_addr is required');
+  if (!process.env.SLIM_DAEMON_KEY) fatal(2, 'CONFIG_INVALID', 'remote.daemon_key is required');
+} else if (mode === 'local') {
+  if (!process.env.SLIM_FOLDER) fatal(2, 'CONFIG_INVALID', 'local.folder is required');
+  out('message', { stage: 'init', message: 'initializing python environment' });
+  out('message', { stage: 'init', message: 'python environment ready' });
+} else {
+  fatal(2, 'UNKNOWN_MODE', mode);
+}
+
+const tool = payload?.data?.tool;
+const secret = Object.values(payload?.data?.credentials ?? {})[0] ?? '';
+const traceback = `Traceback (most recent call last):\n  File "/plugin/tools/t.py", line 9, in _invoke\n    login("${secret}")\nRuntimeError: refused`;
+
+// One invoke message: raw in local mode, inside the daemon's envelope in remote mode.
+const message = (type, body, meta = null) => {
+  const msg = { type, message: body, meta };
+  if (mode === 'local') out('chunk', msg);
+  else process.stdout.write(`{"data":${goJson({ code: 0, message: 'success', data: msg })},"event":"chunk"}\n`);
+};
+const pluginError = (type, text) => {
+  if (mode === 'local') {
+    // Slim turns the plugin's error into an error event, exits 0 and sends no done.
+    out('error', { code: 'PLUGIN_EXEC_ERROR', message: errText(type, text, { traceback }) });
+    process.exit(0);
+  }
+  const envelope = goJson({ code: -500, data: null, message: errText('PluginInvokeError', errText(type, text, { traceback })) });
+  process.stdout.write(`{"data":${envelope},"event":"chunk"}\n`);
+  out('done');
+  process.exit(0);
+};
+const blob = (id, size) => {
+  const data = Buffer.alloc(size, 0x61);
+  let seq = 0;
+  for (let off = 0; off < size; off += 8192) {
+    message('blob_chunk', { blob: data.subarray(off, off + 8192).toString('base64'), end: false, id, sequence: seq++, total_length: size }, { mime_type: 'text/plain' });
+  }
+  message('blob_chunk', { blob: '', end: true, id, sequence: seq, total_length: size }, { mime_type: 'text/plain' });
+};
+
+switch (tool) {
+  case 'echo':
+    message('text', { text: `echo ${JSON.stringify(payload.data.tool_parameters)}` });
+    out('done');
+    break;
+  case 'two_parts':
+    message('text', { text: 'part one, ' });
+    message('json', { json_object: { n: 2 } });
+    message('text', { text: 'part two' });
+    out('done');
+    break;
+  case 'blob':
+    blob('b10b10b10b10b10b10b10b10b10b10b1', 20000);
+    out('done');
+    break;
+  case 'cut_blob':
+    message('blob_chunk', { blob: Buffer.alloc(100).toString('base64'), end: false, id: 'c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0', sequence: 0, total_length: 200 }, null);
+    out('done');
+    break;
+  case 'plugin_error':
+    pluginError('ValueError', `the upstream said no to ${secret}`);
+    break;
+  case 'validation_error':
+    pluginError('ValidationError', 'query: field required');
+    break;
+  case 'credential_error':
+    pluginError('ToolProviderCredentialValidationError', 'invalid key');
+    break;
+  case 'rate_limited':
+    if (n === 1) pluginError('InvokeRateLimitError', 'rate limit exceeded');
+    message('text', { text: `ok after ${n} tries` });
+    out('done');
+    break;
+  case 'no_done':
+    message('text', { text: 'started' });
+    break;
+  case 'exit_1':
+    fatal(1, 'PLUGIN_EXEC_ERROR', errText('RuntimeError', 'plugin crashed', { traceback }));
+    break;
+  case 'exit_1_not_found':
+    fatal(1, 'PLUGIN_NOT_FOUND', `plugin ${id} not found in marketplace (https://marketplace.dify.ai)`);
+    break;
+  case 'exit_2':
+    fatal(2, 'INVALID_ARGS_JSON', 'unexpected end of JSON input');
+    break;
+  case 'exit_3':
+    fatal(3, 'NETWORK_ERROR', 'Post "http://daemon:5002/v2/invoke/dispatch/tool/invoke": dial tcp: connection refused');
+    break;
+  case 'exit_4_unauthorized':
+    fatal(4, 'DAEMON_ERROR', `status 401: ${goJson({ code: -401, data: null, message: errText('PluginDaemonUnauthorizedError', 'unauthorized') })}`);
+    break;
+  case 'exit_4_not_found':
+    fatal(4, 'DAEMON_ERROR', `status 404: ${goJson({ code: -404, data: null, message: errText('PluginNotFoundError', 'plugin not found') })}`);
+    break;
+  case 'exit_4_rate_limited':
+    if (n === 1) fatal(4, 'DAEMON_ERROR', 'status 429: too many requests');
+    message('text', { text: 'through' });
+    out('done');
+    break;
+  case 'hang':
+    // A local plugin that calls back into Dify: nothing answers, it waits.
+    message('text', { text: 'thinking...' });
+    setInterval(() => undefined, 1000);
+    break;
+  case 'hang_ignore_term':
+    process.on('SIGTERM', () => undefined);
+    message('text', { text: 'stubborn...' });
+    setInterval(() => undefined, 1000);
+    break;
+  default:
+    pluginError('ValueError', `Tool \`${tool}\` not found for provider \`${payload?.data?.provider}\``);
+}

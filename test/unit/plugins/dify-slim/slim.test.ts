@@ -1,0 +1,148 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { wireError } from '../../../../src/envelope/response.js';
+import {
+  AbortedError,
+  InvalidArgumentsError,
+  TimeoutError,
+  ToolFailedError,
+  UnauthorizedError,
+  UnavailableError,
+  UnknownToolError,
+} from '../../../../src/errors.js';
+import { alive, CREDENTIAL, DAEMON_KEY, slimHarness, type SlimHarness } from './setup.js';
+
+describe('dify-slim', () => {
+  let h: SlimHarness | undefined;
+  afterEach(async () => {
+    await h?.cleanup();
+    h = undefined;
+  });
+
+  describe.each(['remote', 'local'] as const)('in %s mode', (mode) => {
+    it('runs slim with the plugin id, the action and the payload on stdin', async () => {
+      h = await slimHarness({ mode, tools: ['echo'], settings: { DIFY_TENANT_ID: 'tenant-1' } });
+      expect(await h.call('echo', { q: 1 }, { user: 'u-9' })).toBe('echo {"q":1}');
+      const [rec] = await h.records();
+      expect(rec?.argv).toEqual(['-id', `langgenius/search:0.0.1@${h.checksum}`, '-action', 'invoke_tool']);
+      expect(JSON.parse(rec?.stdin ?? '')).toEqual({
+        tenant_id: 'tenant-1',
+        user_id: 'u-9',
+        data: { provider: 'search', tool: 'echo', credentials: { api_key: CREDENTIAL }, credential_type: 'api-key', tool_parameters: { q: 1 } },
+      });
+    });
+
+    it('passes the child only what slim needs', async () => {
+      h = await slimHarness({ mode, tools: ['echo'] });
+      await h.call('echo');
+      const [rec] = await h.records();
+      const keys = Object.keys(rec?.env ?? {}).sort();
+      if (mode === 'remote') {
+        expect(keys).toEqual(['PATH', 'SLIM_DAEMON_ADDR', 'SLIM_DAEMON_KEY', 'SLIM_MODE', 'TMPDIR']);
+        expect(rec?.env['SLIM_DAEMON_KEY']).toBe(DAEMON_KEY);
+      } else {
+        expect(keys).toEqual(['PATH', 'SLIM_FOLDER', 'SLIM_MAX_EXECUTION_TIMEOUT', 'SLIM_MODE', 'TMPDIR']);
+      }
+    });
+
+    it('streams the observation, JSON after text', async () => {
+      h = await slimHarness({ mode, tools: ['two_parts'] });
+      const chunks: string[] = [];
+      expect(await h.call('two-parts', {}, { onChunk: (c) => chunks.push(c) })).toBe('part one, part two{"n": 2}');
+      expect(chunks).toEqual(['part one, ', 'part two', '{"n": 2}']);
+    });
+
+    it('merges blob chunks and describes the file', async () => {
+      h = await slimHarness({ mode, tools: ['blob'] });
+      expect(await h.call('blob')).toBe('[file: text/plain, 19.5 KiB (20000 bytes), not kept (this worker has no file store configured)]');
+    });
+
+    it('reports a file whose end chunk never came', async () => {
+      h = await slimHarness({ mode, tools: ['cut_blob'] });
+      await expect(h.call('cut-blob')).rejects.toThrow(/ended before file c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0 was complete/);
+    });
+
+    it("words a plugin error as Dify does, without the traceback or the credential", async () => {
+      h = await slimHarness({ mode, tools: ['plugin_error', 'credential_error'] });
+      const err = await h.call('plugin-error').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ToolFailedError);
+      expect((err as Error).message).toBe('tool invoke error: the upstream said no to [redacted]');
+      await expect(h.call('credential-error')).rejects.toThrow(new UnauthorizedError('Please check your tool provider credentials'));
+      const logs = h.logs.text();
+      expect(logs).toContain('/plugin/tools/t.py');
+      expect(logs).not.toContain(CREDENTIAL);
+      expect(logs).not.toContain(DAEMON_KEY);
+      expect(JSON.stringify(wireError(err))).not.toContain('Traceback');
+    });
+
+    it('retries a rate-limited run', async () => {
+      h = await slimHarness({ mode, tools: ['rate_limited'] });
+      expect(await h.call('rate-limited')).toBe('ok after 2 tries');
+      expect(await h.records()).toHaveLength(2);
+    });
+
+    it('reads an unknown tool as "there is not a tool"', async () => {
+      h = await slimHarness({ mode, tools: ['missing_tool'] });
+      await expect(h.call('missing-tool')).rejects.toThrow(new UnknownToolError('there is not a tool named missing-tool'));
+    });
+  });
+
+  it('reports a local plugin that exits without done', async () => {
+    h = await slimHarness({ mode: 'local', tools: ['no_done'] });
+    await expect(h.call('no-done')).rejects.toThrow(new ToolFailedError('tool invoke error: the plugin stopped without finishing its answer'));
+  });
+
+  it.each([
+    ['exit_1', new ToolFailedError('tool invoke error: plugin crashed')],
+    ['exit_1_not_found', new UnknownToolError('there is not a tool named exit-1-not-found')],
+    ['exit_2', new ToolFailedError('tool invoke error: the plugin runner refused its input (unexpected end of JSON input)')],
+    ['exit_3', new UnavailableError('tool invoke error: the plugin could not be reached (Post "http://daemon:5002/v2/invoke/dispatch/tool/invoke": dial tcp: connection refused)')],
+    ['exit_4_unauthorized', new UnauthorizedError('Please check your tool provider credentials')],
+    ['exit_4_not_found', new UnknownToolError('there is not a tool named exit-4-not-found')],
+  ])('reads the exit of %s with its stderr line', async (tool, expected) => {
+    h = await slimHarness({ tools: [tool], settings: { DIFY_SLIM_MAX_ATTEMPTS: '1' } });
+    const err = await h.call(tool.replace(/_/g, '-')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(expected.constructor);
+    expect((err as Error).message).toBe(expected.message);
+  });
+
+  it("retries the daemon's HTTP 429 reported by exit code 4", async () => {
+    h = await slimHarness({ tools: ['exit_4_rate_limited'] });
+    expect(await h.call('exit-4-rate-limited')).toBe('through');
+  });
+
+  it('ends a local plugin that never finishes within the bound, with a clear error, and kills it', async () => {
+    h = await slimHarness({ mode: 'local', tools: ['hang'], settings: { DIFY_SLIM_TIMEOUT_MS: '500' } });
+    const err = await h.call('hang').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect((err as Error).message).toBe(
+      'tool invoke error: the plugin did not finish within 500 ms; in slim local mode a plugin cannot call back into Dify, and one that tries waits until it is stopped',
+    );
+    const [rec] = await h.records();
+    expect(alive(rec?.pid ?? 0)).toBe(false);
+  });
+
+  it('kills slim when the call is aborted, with SIGKILL when it ignores SIGTERM', async () => {
+    h = await slimHarness({ mode: 'local', tools: ['hang_ignore_term'] });
+    const ac = new AbortController();
+    const err = await h.call('hang-ignore-term', {}, { signal: ac.signal, onChunk: () => ac.abort() }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AbortedError);
+    const [rec] = await h.records();
+    expect(alive(rec?.pid ?? 0)).toBe(false);
+  });
+
+  it('reports a binary that cannot be started without its path in the message', async () => {
+    h = await slimHarness({ tools: ['echo'], settings: { DIFY_SLIM_PATH: '/nonexistent/slim-binary' } });
+    const err = await h.call('echo').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ToolFailedError);
+    expect((err as Error).message).toBe('tool invoke error: the plugin runner could not be started');
+    expect(h.logs.text()).toContain('cannot start the slim binary');
+  });
+
+  it('does not retry a validation error', async () => {
+    h = await slimHarness({ tools: ['validation_error'] });
+    await expect(h.call('validation-error')).rejects.toThrow(
+      new InvalidArgumentsError('tool parameters validation error: query: field required, please check your tool parameters'),
+    );
+    expect(await h.records()).toHaveLength(1);
+  });
+});

@@ -1,0 +1,45 @@
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { PayloadTooLargeError } from '../../../../src/errors.js';
+import { DiscardingBlobSink } from '../../../../src/plugins/dify/blob-sink.js';
+import type { InvokeMessage } from '../../../../src/plugins/dify/invoke-message.js';
+import { ObservationBuilder } from '../../../../src/plugins/dify/observation-builder.js';
+
+function builder(fileMaxBytes?: number): ObservationBuilder {
+  return new ObservationBuilder({
+    log: pino({ level: 'silent' }),
+    blobSink: new DiscardingBlobSink(),
+    signal: new AbortController().signal,
+    limits: fileMaxBytes === undefined ? undefined : { chunkMaxBytes: 8192, fileMaxBytes },
+  });
+}
+
+async function run(b: ObservationBuilder, msgs: InvokeMessage[]): Promise<string> {
+  let out = '';
+  for (const m of msgs) out += (await b.accept(m)).join('');
+  return out + b.finish().join('');
+}
+
+describe('ObservationBuilder', () => {
+  it('describes a whole blob message with its mime type and size', async () => {
+    const out = await run(builder(), [{ type: 'blob', message: { blob: Buffer.from('abc').toString('base64') }, meta: { mime_type: 'text/csv', file_name: 'a.csv' } }]);
+    expect(out).toBe('[file a.csv: text/csv, 3 bytes, not kept (this worker has no file store configured)]');
+  });
+
+  it('refuses a whole blob over the file limit', async () => {
+    await expect(run(builder(2), [{ type: 'blob', message: { blob: Buffer.from('abc').toString('base64') }, meta: null }])).rejects.toThrow(PayloadTooLargeError);
+  });
+
+  it('uses the context of retriever resources, describes a file marker, and gives unknown types their JSON form', async () => {
+    const out = await run(builder(), [
+      { type: 'retriever_resources', message: { retriever_resources: [{ content: 'c' }], context: 'ctx. ' }, meta: null },
+      { type: 'file', message: { file_marker: 'file_marker' }, meta: { file: { filename: 'f.txt', mime_type: 'text/plain', url: 'https://f' } } },
+      { type: 'future_kind', message: { x: 1 }, meta: null },
+    ]);
+    expect(out).toBe('ctx. [file f.txt: text/plain, at https://f]{"x":1}');
+  });
+
+  it('treats binary_link like a link', async () => {
+    expect(await run(builder(), [{ type: 'binary_link', message: { text: 'https://b' }, meta: null }])).toBe('result link: https://b. please tell user to check it.');
+  });
+});
