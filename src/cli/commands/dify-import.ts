@@ -16,7 +16,7 @@ const HELP = `Usage:
   toolwire dify import --from-daemon --service <id> --provider <org/plugin/provider> --tool <name> [options]
 
 Build a toolwire tool descriptor for a Dify plugin tool and print it as JSON, ready for
-  toolwire dify import tools/search.yaml --service dify-search | toolwire config put --stdin
+  toolwire dify import tools/search.yaml --service dify-search | toolwire config put --type tool --key search --stdin
 
 The descriptor carries the tool's argument declarations (Dify's types, forms, defaults and
 options), the JSON Schema a model sees ("input-schema": llm parameters only, file parameters
