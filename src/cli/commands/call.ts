@@ -58,7 +58,7 @@ async function viaGateway(io: CommandIo, base: string, tool: string, body: unkno
     return 1;
   }
   let ok = true;
-  for await (const data of readSseData(res.body, signal)) {
+  for await (const data of readSseData(res.body as unknown as AsyncIterable<Uint8Array>, signal)) {
     const r = JSON.parse(data) as { error: ToolResponse['error']; response: string; end_of_stream: boolean };
     ok = emit(io, { error: r.error, response: r.response, endOfStream: r.end_of_stream }) && ok;
   }
