@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fetch, start, stop a real Apache Pulsar standalone broker without Docker.
-#   scripts/pulsar-broker.sh fetch|start|stop|status|url
+#   scripts/pulsar-broker.sh fetch|start [--keep-data]|stop|restart|status|url
 #
 # The server distribution comes from Maven Central (through `mvn`, so a configured mirror is
 # honoured; plain curl when mvn is missing) and is cached outside the repo in
@@ -11,10 +11,18 @@
 # one line on stdout: `started <pulsar-url> <admin-url>` when it started the broker, or
 # `reused <pulsar-url> <admin-url>` when one already answered; logs go to stderr.
 # `stop` stops only a broker this script started (its pid file), never another one.
+# `start` begins from empty data (topics, subscriptions and messages of an earlier run are
+# wiped); `start --keep-data` (or TOOLWIRE_PULSAR_KEEP_DATA=1) starts on the data a stopped
+# broker left, so persistent topics keep their messages; `restart` is stop + start --keep-data.
+#
+# A second broker beside the first needs its own TOOLWIRE_PULSAR_RUN, TOOLWIRE_PULSAR_PORT and
+# TOOLWIRE_PULSAR_WEB_PORT. Nothing else collides: metadata (RocksDB) and bookie data live in
+# the run dir, the bookie takes a free port (kept across restarts, it is in the bookie's
+# cookie), and ZooKeeper, stream storage and the functions worker are not started.
 #
 # Environment: PULSAR_VERSION (3.3.6), TOOLWIRE_CACHE, TOOLWIRE_PULSAR_RUN (run dir: conf,
 # data, logs, pid), TOOLWIRE_PULSAR_PORT (6650), TOOLWIRE_PULSAR_WEB_PORT (8080),
-# PULSAR_START_TIMEOUT (seconds, 180), PULSAR_JAVA_HOME, PULSAR_MEM, PULSAR_GC,
+# TOOLWIRE_PULSAR_KEEP_DATA (0; 1 = start --keep-data), PULSAR_START_TIMEOUT (seconds, 180), PULSAR_JAVA_HOME, PULSAR_MEM, PULSAR_GC,
 # MAVEN_CENTRAL_URL (for the curl fallback).
 set -euo pipefail
 
@@ -27,6 +35,7 @@ WEB_PORT="${TOOLWIRE_PULSAR_WEB_PORT:-8080}"
 ADMIN="http://127.0.0.1:$WEB_PORT"
 SERVICE="pulsar://127.0.0.1:$BROKER_PORT"
 START_TIMEOUT="${PULSAR_START_TIMEOUT:-180}"
+KEEP_DATA="${TOOLWIRE_PULSAR_KEEP_DATA:-0}"
 
 log() { echo "[pulsar-broker] $*" >&2; }
 die() { log "$*"; exit 1; }
@@ -102,7 +111,8 @@ start() {
     log "a broker started here earlier is running but not answering; stopping it first"
     stop_pid
   fi
-  rm -rf "$RUN_DIR/data"
+  local wipe=(--wipe-data)
+  if [ "$KEEP_DATA" = 1 ]; then wipe=(); else rm -rf "$RUN_DIR/data"; fi
   mkdir -p "$RUN_DIR/logs" "$RUN_DIR/data"
   local conf="$RUN_DIR/standalone.conf"
   cp "$HOME_DIR/conf/standalone.conf" "$conf"
@@ -123,7 +133,7 @@ start() {
     echo "dbStorage_writeCacheMaxSizeMb=32"
     echo "dbStorage_readAheadCacheMaxSizeMb=32"
   } >>"$conf"
-  log "starting Pulsar $PULSAR_VERSION on 127.0.0.1:$BROKER_PORT (admin $ADMIN), logs in $RUN_DIR/logs"
+  log "starting Pulsar $PULSAR_VERSION on 127.0.0.1:$BROKER_PORT (admin $ADMIN)$([ "$KEEP_DATA" = 1 ] && echo ', keeping its data'), logs in $RUN_DIR/logs"
   (
     cd "$RUN_DIR"
     export JAVA_HOME="$jh" PATH="${jh:+$jh/bin:}$PATH"
@@ -132,7 +142,11 @@ start() {
     export PULSAR_GC="${PULSAR_GC:--XX:+UseG1GC -XX:ParallelGCThreads=2 -XX:ConcGCThreads=1}"
     export PULSAR_EXTRA_OPTS="${PULSAR_EXTRA_OPTS:--XX:ActiveProcessorCount=2 -Dpulsar.allocator.exit_on_oom=true}"
     # setsid: the broker outlives this shell and the test run that asked for it.
-    nohup setsid "$HOME_DIR/bin/pulsar" standalone -nfw -nss --wipe-data \
+    # bin/pulsar runs from $HOME_DIR, so every data dir is given in full: the default
+    # metadata dir (data/metadata) would be the distribution's, shared by (and wiped for)
+    # every broker started from it.
+    nohup setsid "$HOME_DIR/bin/pulsar" standalone -nfw -nss "${wipe[@]}" \
+      --metadata-dir "$RUN_DIR/data/metadata" \
       --bookkeeper-dir "$RUN_DIR/data/bookkeeper" --zookeeper-dir "$RUN_DIR/data/zookeeper" \
       >"$RUN_DIR/logs/stdout.log" 2>&1 </dev/null 8>&- 9>&- &
     echo $! >"$RUN_DIR/pid"
@@ -175,9 +189,16 @@ stop() {
 
 case "${1:-}" in
   fetch) fetch ;;
-  start) start ;;
+  start)
+    case "${2:-}" in
+      "") ;;
+      --keep-data) KEEP_DATA=1 ;;
+      *) echo "usage: $0 start [--keep-data]" >&2; exit 2 ;;
+    esac
+    start ;;
   stop) stop ;;
+  restart) stop; KEEP_DATA=1; start ;;
   status) if ready; then echo "ready $SERVICE $ADMIN"; else echo "down $SERVICE $ADMIN"; exit 1; fi ;;
   url) echo "$SERVICE $ADMIN" ;;
-  *) echo "usage: $0 fetch|start|stop|status|url" >&2; exit 2 ;;
+  *) echo "usage: $0 fetch|start [--keep-data]|stop|restart|status|url" >&2; exit 2 ;;
 esac

@@ -66,8 +66,9 @@ class WsIncomingMessage implements IncomingMessage {
  * WebSocket service closes that consumer with the socket, so the broker redelivers whatever
  * was not acked. After a reconnect, acks and nacks of messages taken earlier send nothing
  * and resolve (they never throw into the worker); untaken messages of a persistent topic
- * from the old socket are dropped here, since their redelivered copies will follow. A
- * non-persistent topic has no redelivery, so its untaken messages are still handed out.
+ * from a socket that is gone are dropped here, during the outage as well as after it, since
+ * their redelivered copies will follow. A non-persistent topic has no redelivery, so its
+ * untaken messages are still handed out.
  *
  * stop(): iteration ends and pushes are no longer taken; the socket stays open while taken
  * messages are unsettled (they can still be acked), and closes when the last one is, which
@@ -166,11 +167,11 @@ export class PulsarWsSubscription implements Subscription {
       const r = await this.queue.next();
       if (r.done) return { value: undefined, done: true };
       const m = r.value;
-      if (m.generation === this.conn.generation) {
-        this.takenUnsettled++;
-      } else if (this.persistent) {
-        continue; // from a dropped socket: the broker redelivers it
-      }
+      const current = m.generation === this.conn.generation;
+      // Its socket is gone (already replaced, or down and not yet reconnected): it can no
+      // longer be acked, and the broker redelivers it.
+      if (this.persistent && !(current && this.conn.isOpen)) continue;
+      if (current) this.takenUnsettled++;
       return { value: m, done: false };
     }
   }

@@ -1,0 +1,109 @@
+/**
+ * Helpers for tests against a real broker: descriptors written to a temp config dir, a
+ * pulsar-ws transport, a toolwire app (startApp) on it, and waiting on what the broker shows.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { startApp, type App } from '../../src/app.js';
+import type { PluginRegistry } from '../../src/plugins/registry.js';
+import { loadSecrets } from '../../src/secrets.js';
+import { readSettings } from '../../src/settings.js';
+import { createTransport, type PulsarWsOptions } from '../../src/transport/create-transport.js';
+import type { Transport } from '../../src/transport/transport.js';
+import type { WorkerLimits } from '../../src/worker/limits.js';
+
+/** A short random suffix for topic and service names, so that tests on a shared broker never meet. */
+export function suffix(): string {
+  return randomBytes(4).toString('hex');
+}
+
+export interface Descriptors {
+  readonly services?: readonly Record<string, unknown>[];
+  /** Each needs a `name`; written as tool/<name>.json. */
+  readonly tools?: readonly Record<string, unknown>[];
+}
+
+/** A fresh temp dir holding tool-service/<id>.json and tool/<name>.json; remove it with removeDir. */
+export async function writeConfigDir(d: Descriptors): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'toolwire-it-'));
+  await mkdir(join(dir, 'tool-service'));
+  await mkdir(join(dir, 'tool'));
+  for (const s of d.services ?? []) await writeFile(join(dir, 'tool-service', `${String(s['id'])}.json`), JSON.stringify(s, null, 2));
+  for (const t of d.tools ?? []) await writeFile(join(dir, 'tool', `${String(t['name'])}.json`), JSON.stringify(t, null, 2));
+  return dir;
+}
+
+export async function removeDir(dir: string | undefined): Promise<void> {
+  if (dir) await rm(dir, { recursive: true, force: true });
+}
+
+/** The WebSocket transport on a broker's web port. */
+export function wsTransport(adminUrl: string, log: Logger, ws: PulsarWsOptions = {}): Promise<Transport> {
+  return createTransport({ kind: 'pulsar-ws', adminUrl, log, ws: { connectTimeoutMs: 15_000, ...ws } });
+}
+
+export interface PulsarAppOptions {
+  readonly adminUrl: string;
+  readonly configDir: string;
+  readonly log: Logger;
+  /** Default: the plugins that ship with toolwire. */
+  readonly registry?: PluginRegistry;
+  readonly limits?: Partial<WorkerLimits>;
+  readonly ws?: PulsarWsOptions;
+}
+
+/** The worker process's app (no HTTP surface) on a pulsar-ws transport; app.stop() closes the transport. */
+export async function startPulsarApp(o: PulsarAppOptions): Promise<App> {
+  const env = { TOOLWIRE_CONFIG_DIR: o.configDir, TOOLWIRE_HTTP_PORT: 'off', TOOLWIRE_TRANSPORT: 'pulsar-ws', PULSAR_ADMIN_URL: o.adminUrl };
+  const base = readSettings(env);
+  const settings = readSettings(env, { limits: { ...base.limits, shutdownGraceMs: 5_000, ...o.limits } });
+  const transport = await wsTransport(o.adminUrl, o.log, o.ws);
+  try {
+    return await startApp({ settings, transport, secrets: loadSecrets({}), log: o.log, ...(o.registry ? { registry: o.registry } : {}) });
+  } catch (err) {
+    await transport.close();
+    throw err;
+  }
+}
+
+/** Poll until `check` returns true; throws naming `what` (and the last error `check` threw) after `timeoutMs`. */
+export async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string, intervalMs = 200): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms${last ? ` (last error: ${(last as Error).message})` : ''}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export interface SubscriptionStats {
+  readonly type?: string;
+  readonly consumers?: readonly unknown[];
+  readonly msgBacklog?: number;
+}
+
+/** A topic's subscriptions as the admin API reports them ({} when the topic does not exist yet). */
+export async function topicSubscriptions(adminUrl: string, topic: string): Promise<Record<string, SubscriptionStats>> {
+  const m = /^(persistent|non-persistent):\/\/(.+)$/.exec(topic);
+  if (!m) throw new Error(`not a full topic name: ${topic}`);
+  const res = await fetch(`${adminUrl}/admin/v2/${m[1]}/${m[2]}/stats`, { signal: AbortSignal.timeout(5_000) });
+  if (res.status === 404) return {};
+  if (!res.ok) throw new Error(`stats of ${topic}: HTTP ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { subscriptions?: Record<string, SubscriptionStats> }).subscriptions ?? {};
+}
+
+/** Delete a persistent topic and its subscriptions (force), so a test leaves no durable cursor behind. */
+export async function deleteTopic(adminUrl: string, topic: string): Promise<void> {
+  const m = /^(persistent|non-persistent):\/\/(.+)$/.exec(topic);
+  if (!m) return;
+  const res = await fetch(`${adminUrl}/admin/v2/${m[1]}/${m[2]}?force=true`, { method: 'DELETE', signal: AbortSignal.timeout(10_000) }).catch(() => undefined);
+  if (res && !res.ok && res.status !== 404) throw new Error(`delete ${topic}: HTTP ${res.status} ${await res.text()}`);
+}
