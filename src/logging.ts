@@ -1,27 +1,5 @@
 import pino, { type Logger } from 'pino';
-
-/** Paths pino blanks out wherever they appear in a log line. */
-export const REDACT_PATHS = [
-  'apiKey',
-  'api_key',
-  'key',
-  'token',
-  'password',
-  'secret',
-  'credentials',
-  'authorization',
-  'headers.authorization',
-  'headers["x-api-key"]',
-  '*.apiKey',
-  '*.api_key',
-  '*.token',
-  '*.password',
-  '*.secret',
-  '*.credentials',
-  '*.authorization',
-  '*.headers["x-api-key"]',
-  '*.headers.authorization',
-];
+import { redact, redactFields } from './redact.js';
 
 export interface LoggerOptions {
   level?: string;
@@ -37,16 +15,13 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const secrets = options.secrets;
   const base: pino.LoggerOptions = {
     level: options.level ?? 'info',
-    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    // Credentials are blanked by field name at any depth, error objects included.
+    formatters: { log: (obj) => redactFields(obj) as Record<string, unknown> },
     ...(secrets
       ? {
           hooks: {
             // Last line of defence: a secret value that slipped into a message is masked.
-            streamWrite(line: string): string {
-              let out = line;
-              for (const s of secrets()) if (s.length >= 4 && out.includes(s)) out = out.split(s).join('[redacted]');
-              return out;
-            },
+            streamWrite: (line: string) => redact(line, secrets()),
           },
         }
       : {}),

@@ -86,3 +86,9 @@ export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings
     ...overrides,
   };
 }
+
+/** Secret values held in settings themselves (not references), for the logger to mask. */
+export function settingSecrets(settings: Settings): string[] {
+  const values = [settings.pulsarToken, settings.pluginSettings['DIFY_DAEMON_KEY'], settings.pluginSettings['DIFY_SLIM_DAEMON_KEY']];
+  return values.filter((v): v is string => typeof v === 'string' && v !== '' && !v.startsWith('env:') && !v.startsWith('file:'));
+}

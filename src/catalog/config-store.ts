@@ -25,7 +25,8 @@ export interface ConfigStore {
 }
 
 const EXTENSIONS = ['.json', '.yaml', '.yml'] as const;
-const KEY = /^[A-Za-z0-9_.@-]+$/;
+// A name is one path segment: no separators, and never `.` or `..`.
+const KEY = /^(?!\.{1,2}$)[A-Za-z0-9_.@-]+$/;
 
 /** `<dir>/<type>/<key>.json` (YAML accepted for reading). */
 export class DirectoryConfigStore implements ConfigStore {
@@ -51,6 +52,7 @@ export class DirectoryConfigStore implements ConfigStore {
   }
 
   private async files(type: string): Promise<string[]> {
+    if (!KEY.test(type)) throw new Error(`invalid config type "${type}"`);
     try {
       const names = await readdir(join(this.dir, type));
       return names.filter((n) => EXTENSIONS.some((e) => n.endsWith(e))).sort();

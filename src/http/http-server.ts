@@ -90,7 +90,13 @@ export class HttpSurface {
     const m = /^\/v1\/tools\/([^/]+)\/invoke$/.exec(url.pathname);
     if (m) {
       if (req.method !== 'POST') return json(res, 405, { error: 'use POST' });
-      const call = this.invoke(decodeURIComponent(m[1]!), req, res);
+      let name: string;
+      try {
+        name = decodeURIComponent(m[1]!);
+      } catch {
+        return json(res, 400, { error: 'the tool name in the path is not valid percent-encoding' });
+      }
+      const call = this.invoke(name, req, res);
       this.calls.add(call);
       return call.finally(() => this.calls.delete(call));
     }

@@ -33,9 +33,7 @@ export function parseTopic(input: string): TopicName | { error: string } {
   return { persistence, tenant: space, namespace: cls, local: topic, full: `${persistence}://${space}/${cls}/${topic}` };
 }
 
-/** The full name of a topic that is known to be well formed (validated at load time). */
-export function fullTopic(input: string): string {
-  const t = parseTopic(input);
-  if ('error' in t) throw new Error(t.error);
-  return t.full;
+/** The persistent twin of a full topic name (dead letters must outlive their readers' absence). */
+export function persistentTopic(full: string): string {
+  return full.startsWith('non-persistent://') ? `persistent://${full.slice('non-persistent://'.length)}` : full;
 }

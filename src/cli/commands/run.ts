@@ -2,7 +2,7 @@ import { startApp } from '../../app.js';
 import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../logging.js';
 import { loadSecrets } from '../../secrets.js';
-import { readSettings, type Settings } from '../../settings.js';
+import { readSettings, settingSecrets, type Settings } from '../../settings.js';
 import { openTransport } from '../open-transport.js';
 import { parse, UsageError } from '../args.js';
 import type { Command } from '../command.js';
@@ -68,10 +68,11 @@ export const runCommand: Command = {
       throw new UsageError((err as Error).message);
     }
     const secrets = loadSecrets(env, settings.secretsFile);
+    const fixedSecrets = settingSecrets(settings);
     const log = createLogger({
       level: settings.logLevel,
       pretty: settings.logFormat ? settings.logFormat === 'pretty' : Boolean((process.stderr as { isTTY?: boolean }).isTTY),
-      secrets: () => secrets.values(),
+      secrets: () => [...secrets.values(), ...fixedSecrets],
     });
     const transport = await openTransport(settings, log, io.signal);
     let app;

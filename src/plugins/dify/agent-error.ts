@@ -8,7 +8,7 @@ import {
   type ToolwireError,
 } from '../../errors.js';
 import type { DifyError } from './dify-error.js';
-import { redact, truncate } from './redact.js';
+import { redact, truncate } from '../../redact.js';
 
 /** The longest error detail an agent gets; the log has the rest. */
 const MAX_DETAIL_CHARS = 2000;

@@ -5,7 +5,7 @@ import { BLOB_FILE_MAX_BYTES, BlobChunkMerger, type BlobLimits } from './blob-me
 import type { BlobSink } from './blob-sink.js';
 import { isKnown, type InvokeMessage, type LogMessage } from './invoke-message.js';
 import { pythonJsonDumps } from './python-json.js';
-import { redact } from './redact.js';
+import { redact } from '../../redact.js';
 
 export const LINK_TEXT = (url: string): string => `result link: ${url}. please tell user to check it.`;
 export const IMAGE_TEXT = 'image has been created and sent to user already, you do not need to create it, just tell the user to check it now.';

@@ -6,7 +6,7 @@ import type { BlobSink } from './blob-sink.js';
 import type { DifyError } from './dify-error.js';
 import { parseInvokeMessage } from './invoke-message.js';
 import { ObservationBuilder } from './observation-builder.js';
-import { redact } from './redact.js';
+import { redact } from '../../redact.js';
 
 /** What a backend's transport yields: invoke messages, or an error that ends the call. */
 export type StreamItem = { readonly kind: 'message'; readonly value: unknown } | { readonly kind: 'error'; readonly error: DifyError };

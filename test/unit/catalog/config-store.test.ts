@@ -44,3 +44,16 @@ describe('DirectoryConfigStore', () => {
     expect(await new DirectoryConfigStore(join(dir, 'none')).entries()).toEqual([]);
   });
 });
+
+describe('DirectoryConfigStore names', () => {
+  it('refuses types and keys that would leave the directory', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolwire-store-'));
+    const store = new DirectoryConfigStore(join(dir, 'inner'));
+    await expect(store.put('..', 'escaped', '{}')).rejects.toThrow(/invalid config type/);
+    await expect(store.put('tool', '..', '{}')).rejects.toThrow(/invalid config key/);
+    await expect(store.keys('../..')).rejects.toThrow(/invalid config type/);
+    await expect(store.get('.', 'x')).rejects.toThrow(/invalid config type/);
+    expect(await new DirectoryConfigStore(dir).entries()).toEqual([]);
+    await rm(dir, { recursive: true, force: true });
+  });
+});

@@ -57,3 +57,15 @@ describe('decodeRequest', () => {
     expect(decodeRequest(encodeRequest(req))).toEqual(req);
   });
 });
+
+describe('decodeRequest and hostile keys', () => {
+  it('drops __proto__ keys so they cannot reach a prototype', () => {
+    const r = decodeRequest(b(JSON.stringify({ arguments: JSON.stringify({ q: 'x', __proto__: { base_url: 'https://evil.example' } }).replace('"q"', '"__proto__":{"base_url":"https://evil.example"},"q"') })));
+    expect(Object.keys(r.arguments)).toEqual(['q']);
+    const merged = Object.assign({}, r.arguments) as Record<string, unknown>;
+    expect(merged['base_url']).toBeUndefined();
+    const outer = decodeRequest(b('{"config":{"__proto__":{"polluted":1},"style":"pun"}}'));
+    expect(outer.config).toEqual({ style: 'pun' });
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  });
+});

@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type App } from '../../../src/app.js';
+import { loadSecrets } from '../../../src/secrets.js';
+import { readSettings } from '../../../src/settings.js';
+import { MemoryTransport } from '../../../src/transport/memory-transport.js';
+import { captureLogger } from '../../support/harness.js';
+
+describe('HTTP surface', () => {
+  let app: App;
+  let base: string;
+  beforeAll(async () => {
+    const settings = readSettings({ TOOLWIRE_CONFIG_DIR: 'config', TOOLWIRE_HTTP_PORT: '0' });
+    app = await startApp({ settings, transport: new MemoryTransport(), secrets: loadSecrets({}), log: captureLogger().log });
+    base = `http://${app.http!.host}:${app.http!.port}`;
+  });
+  afterAll(async () => {
+    await app.stop(100);
+  });
+
+  it('answers health, readiness and metrics', async () => {
+    expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await (await fetch(`${base}/metrics`)).text()).toMatch(/^toolwire_requests_in_flight 0$/m);
+  });
+
+  it('lists tools with their model-facing schemas', async () => {
+    const body = (await (await fetch(`${base}/v1/tools`)).json()) as { tools: { name: string; input_schema: unknown }[] };
+    expect(body.tools.find((t) => t.name === 'calculate')?.input_schema).toEqual({
+      type: 'object',
+      properties: { expression: { type: 'string', description: 'The expression, e.g. (2 + 3) * 4' } },
+      required: ['expression'],
+    });
+  });
+
+  it('streams a tool call as Server-Sent Events', async () => {
+    const res = await fetch(`${base}/v1/tools/echo/invoke`, { method: 'POST', body: JSON.stringify({ arguments: { text: 'hi', chunks: 2 }, stream: true }) });
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    const events = (await res.text()).split('\n\n').filter(Boolean).map((e) => JSON.parse(e.replace(/^data: /, '')) as unknown);
+    expect(events).toEqual([
+      { error: null, response: 'hi', end_of_stream: false },
+      { error: null, response: 'hi', end_of_stream: false },
+      { error: null, response: '', end_of_stream: true },
+    ]);
+  });
+
+  it('refuses bad calls with a status and a reason', async () => {
+    expect((await fetch(`${base}/v1/tools/nope/invoke`, { method: 'POST', body: '{}' })).status).toBe(404);
+    expect((await fetch(`${base}/v1/tools/echo/invoke`, { method: 'POST', body: '{not json' })).status).toBe(400);
+    expect((await fetch(`${base}/v1/tools/echo/invoke`, { method: 'POST', body: '{"arguments":[1]}' })).status).toBe(400);
+    expect((await fetch(`${base}/v1/tools/%E0%A4%A/invoke`, { method: 'POST', body: '{}' })).status).toBe(400);
+    expect((await fetch(`${base}/v1/tools/echo/invoke`)).status).toBe(405);
+    expect((await fetch(`${base}/nowhere`)).status).toBe(404);
+  });
+});
