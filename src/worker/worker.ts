@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import type { Catalog } from '../catalog/catalog.js';
@@ -53,20 +54,21 @@ export class Worker {
   private readonly hardStop = new AbortController();
   private readonly bindings: Binding[] = [];
   private readonly inFlight = new Set<Promise<unknown>>();
-  private catalog: Catalog;
+  private readonly catalog: Catalog;
   private stopping: Promise<void> | undefined;
+  private intakeStopped = false;
+  /** Wake intake loops waiting for a free slot, so stop() need not wait for one. */
+  private readonly wakers = new Set<() => void>();
   private readonly counts = { received: 0, answered: 0, failed: 0, nacked: 0, deadLettered: 0 };
   state: WorkerState = WorkerState.Idle;
 
   constructor(private readonly options: WorkerOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    // Each service's handler listens on hardStop: more than Node's default of 10 services is
+    // normal, not a leak.
+    setMaxListeners(0, this.hardStop.signal);
     this.global = pLimit(this.limits.concurrency);
     this.catalog = options.catalog;
-  }
-
-  /** Swap in a new catalog (descriptors reloaded); requests already taken keep the old one. */
-  setCatalog(catalog: Catalog): void {
-    this.catalog = catalog;
   }
 
   stats(): WorkerStats {
@@ -108,7 +110,11 @@ export class Worker {
           log: log.child({ service: service.id }),
           hardStop: this.hardStop.signal,
         });
-        this.bindings.push({ service, subscription, limit, loop: this.consume(subscription, limit, handler) });
+        const loop = this.consume(subscription, limit, handler).catch((err: unknown) => {
+          // The subscription itself failed: say so loudly; readiness reports the transport.
+          log.error({ err, service: service.id }, 'intake loop failed; service no longer consumed');
+        });
+        this.bindings.push({ service, subscription, limit, loop });
         log.info({ service: service.id, topic: service.requestQueue, subscription: service.subscription, plugin: plugin.kind }, 'consuming');
       }
       this.state = WorkerState.Running;
@@ -121,6 +127,8 @@ export class Worker {
 
   private async consume(subscription: Subscription, limit: LimitFunction, handler: RequestHandler): Promise<void> {
     let freed: (() => void) | undefined;
+    const wake = () => freed?.();
+    this.wakers.add(wake);
     for await (const msg of subscription) {
       this.counts.received++;
       const task = limit(() => this.global(() => handler.handle(msg)))
@@ -132,11 +140,14 @@ export class Worker {
         });
       this.inFlight.add(task);
       // Take no more than the service may run: the rest stays with the broker.
-      while (limit.activeCount + limit.pendingCount >= limit.concurrency) {
+      while (limit.activeCount + limit.pendingCount >= limit.concurrency && !this.intakeStopped) {
         await new Promise<void>((resolve) => (freed = resolve));
         freed = undefined;
       }
+      // Stopping: leave the loop now rather than when a slot frees (that could be a tool's timeout away).
+      if (this.intakeStopped) break;
     }
+    this.wakers.delete(wake);
   }
 
   private count(outcome: Outcome): void {
@@ -156,10 +167,13 @@ export class Worker {
     const { log, plugins } = this.options;
     this.state = WorkerState.Draining;
     log.info({ inFlight: this.inFlight.size, graceMs }, 'draining');
-    for (const b of this.bindings) await b.subscription.stop().catch((err: unknown) => log.warn({ err }, 'stop failed'));
-    await Promise.all(this.bindings.map((b) => b.loop));
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceMs)));
+    this.intakeStopped = true;
+    for (const wake of this.wakers) wake();
+    for (const b of this.bindings) await b.subscription.stop().catch((err: unknown) => log.warn({ err }, 'stop failed'));
+    // Every loop has left (woken above), so inFlight holds every request that was taken.
+    await Promise.all(this.bindings.map((b) => b.loop));
     const all = Promise.all([...this.inFlight]).then(() => 'done' as const);
     if ((await Promise.race([all, graceOver])) === 'timeout') {
       log.warn({ inFlight: this.inFlight.size }, 'grace period over; aborting in-flight requests');

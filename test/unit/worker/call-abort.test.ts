@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { TimeoutError } from '../../../src/errors.js';
+import { CallAbort } from '../../../src/worker/call-abort.js';
+
+describe('CallAbort', () => {
+  it('aborts the signal and rejects `aborted` with the same reason, once', async () => {
+    const call = new CallAbort();
+    const first = new Error('first');
+    call.abort(first);
+    call.abort(new Error('second'));
+    expect(call.signal.aborted).toBe(true);
+    expect(call.signal.reason).toBe(first);
+    await expect(call.aborted).rejects.toBe(first);
+  });
+
+  it('aborts with the deadline reason when the deadline passes', async () => {
+    const call = new CallAbort();
+    call.deadline(5, () => new TimeoutError('too slow'));
+    await expect(call.aborted).rejects.toBeInstanceOf(TimeoutError);
+    expect(call.signal.aborted).toBe(true);
+  });
+
+  it('does not abort after dispose', async () => {
+    const call = new CallAbort();
+    call.deadline(5, () => new TimeoutError('too slow'));
+    call.dispose();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(call.signal.aborted).toBe(false);
+  });
+});
