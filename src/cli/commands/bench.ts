@@ -70,6 +70,62 @@ async function serveFloorCommand(io: CommandIo): Promise<number> {
   });
 }
 
+const HOT_PATH_HELP = `Usage: toolwire bench hot-path [-n N] [-c K] [--chunks C] [--stream] [--log-level L]
+
+The worker's own cost per request with no broker (the real Worker on the in-memory
+transport, requests queued up front): wall and CPU microseconds per request. Use it to
+compare a hot-path change before and after; each figure is the median of --rounds rounds.
+`;
+
+async function hotPathCommand(io: CommandIo): Promise<number> {
+  const { values } = parse(io.argv, {
+    requests: { type: 'string', short: 'n' },
+    concurrency: { type: 'string', short: 'c' },
+    chunks: { type: 'string' },
+    stream: { type: 'boolean' },
+    'log-level': { type: 'string' },
+    rounds: { type: 'string' },
+  });
+  if (values.help) {
+    io.stdout.write(HOT_PATH_HELP);
+    return 0;
+  }
+  const { measureHotPath } = await import('../../bench/hot-path.js');
+  type HotPathResult = Awaited<ReturnType<typeof measureHotPath>>;
+  const rounds = num(values.rounds, '--rounds', 1) ?? 5;
+  const requests = num(values.requests, '--requests', 1) ?? 50_000;
+  const results: HotPathResult[] = [];
+  for (let i = 0; i < rounds; i++) {
+    results.push(
+      await measureHotPath({
+        requests,
+        warmupRequests: Math.min(20_000, requests),
+        concurrency: num(values.concurrency, '--concurrency', 1) ?? BENCH_DEFAULTS.concurrency,
+        argumentBytes: BENCH_DEFAULTS.argumentBytes,
+        chunks: num(values.chunks, '--chunks', 0) ?? 0,
+        stream: values.stream === true,
+        logLevel: values['log-level'] ?? 'info',
+      }),
+    );
+  }
+  const median = (f: (r: HotPathResult) => number) => results.map(f).sort((a, b) => a - b)[Math.floor(results.length / 2)]!;
+  io.stdout.write(
+    `${JSON.stringify({ rounds, requests, wallUsPerRequest: +median((r) => r.wallUsPerRequest).toFixed(2), cpuUsPerRequest: +median((r) => r.cpuUsPerRequest).toFixed(2), requestsPerSec: Math.round(median((r) => r.requestsPerSec)) })}\n`,
+  );
+  return 0;
+}
+
+async function profileSummaryCommand(io: CommandIo): Promise<number> {
+  const { positionals, values } = parse(io.argv, { top: { type: 'string' } });
+  if (values.help || positionals.length === 0) {
+    io.stdout.write('Usage: toolwire bench profile-summary FILE.cpuprofile... [--top N]\n\nSelf time by area and by function of a V8 CPU profile (toolwire bench --cpu-prof writes them).\n');
+    return values.help ? 0 : 2;
+  }
+  const { summarizeCpuProfile, formatProfileSummary } = await import('../../bench/cpu-profile-summary.js');
+  for (const f of positionals) io.stdout.write(`== ${f}\n${formatProfileSummary(await summarizeCpuProfile(f, num(values.top, '--top', 1) ?? 30))}\n`);
+  return 0;
+}
+
 export const benchCommand: Command = {
   name: 'bench',
   summary: 'benchmark toolwire against the floor and the Python peer; fault drills',
@@ -78,8 +134,10 @@ export const benchCommand: Command = {
     const sub = io.argv[0];
     if (sub === 'drills') return (await import('../../bench/drills/drills-command.js')).drillsCommand.run({ ...io, argv: io.argv.slice(1) });
     if (sub === 'serve-floor') return serveFloorCommand({ ...io, argv: io.argv.slice(1) });
+    if (sub === 'hot-path') return hotPathCommand({ ...io, argv: io.argv.slice(1) });
+    if (sub === 'profile-summary') return profileSummaryCommand({ ...io, argv: io.argv.slice(1) });
     if (sub === 'serve-worker') return (await import('../../bench/serve-worker.js')).serveWorker({ ...io, argv: io.argv.slice(1) });
-    const { planScenarios } = await import('../../bench/bench-runner.js');
+    const { allScenarios } = await import('../../bench/bench-runner.js');
     const { ensureBroker, ensurePython } = await import('../../bench/environment-setup.js');
     const { ProgressReporter } = await import('../../bench/progress.js');
     const { runBench } = await import('../../bench/run-bench.js');
@@ -155,7 +213,7 @@ export const benchCommand: Command = {
     };
     const only = values.scenarios?.split(',').map((s) => s.trim());
     if (only) {
-      const known = planScenarios(options).map((s) => s.id);
+      const known = allScenarios(options).map((s) => s.id);
       for (const id of only) if (!known.includes(id)) throw new UsageError(`unknown scenario "${id}" (this run has: ${known.join(', ')})`);
     }
     const command = `toolwire bench ${io.argv.join(' ')}`.trim();

@@ -1,0 +1,45 @@
+import type { TargetName } from './targets/target.js';
+import type { BenchTransportKind, BrokerEndpoints } from './transport-for.js';
+
+export interface BenchOptions {
+  readonly transport: BenchTransportKind;
+  /** Undefined for the memory transport. */
+  readonly broker: BrokerEndpoints | undefined;
+  readonly targets: readonly TargetName[];
+  /** Requests in flight (K). */
+  readonly concurrency: number;
+  /** Each scenario is bounded by a request count, or else by a duration. */
+  readonly requests: number | undefined;
+  readonly durationMs: number;
+  readonly warmupMs: number;
+  readonly argumentBytes: number;
+  /** Chunks per answer in the stream scenarios (0: no stream scenarios). */
+  readonly streamChunks: number;
+  /** Requests of the long RSS run of toolwire (0: skip it). */
+  readonly longRequests: number;
+  /** Request topics: persistent (as the echo-service example) or non-persistent (TrustGraph's default). */
+  readonly requestPersistence: 'persistent' | 'non-persistent';
+  readonly sampleIntervalMs: number;
+  readonly answerTimeoutMs: number;
+  readonly workerLogLevel: string;
+  /** Write V8 CPU profiles of the Node targets under the run's directory. */
+  readonly cpuProf: boolean;
+  readonly outDir: string;
+  /** Python interpreter with trustgraph-base (scripts/python-env.sh), when the peer runs. */
+  readonly python: string | undefined;
+}
+
+export const BENCH_DEFAULTS = {
+  transport: 'pulsar-ws',
+  concurrency: 64,
+  durationMs: 20_000,
+  warmupMs: 3_000,
+  argumentBytes: 1024,
+  streamChunks: 100,
+  longRequests: 200_000,
+  requestPersistence: 'persistent',
+  sampleIntervalMs: 1_000,
+  answerTimeoutMs: 10_000,
+  workerLogLevel: 'info',
+  outDir: 'bench/results',
+} as const;

@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { deleteTopic } from '../broker-admin.js';
+import type { BrokerEndpoints } from '../transport-for.js';
+import type { DrillForm } from './drill-result.js';
+
+/** What every drill gets from its runner. */
+export interface DrillContext {
+  readonly broker: BrokerEndpoints;
+  readonly form: DrillForm;
+  readonly log: Logger;
+  readonly signal: AbortSignal;
+  /** One line of progress for the person watching. */
+  readonly say: (line: string) => void;
+}
+
+/** Fresh names for one drill run: a service id and its two topics. */
+export function drillTopics(drill: string, persistentResponses: boolean): { id: string; requestTopic: string; responseTopic: string } {
+  const id = `drill-${drill}-${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+  return {
+    id,
+    requestTopic: `persistent://tg/flow/${id}-request`,
+    responseTopic: persistentResponses ? `persistent://tg/response/${id}` : `non-persistent://tg/response/${id}`,
+  };
+}
+
+/** Delete what a drill made on a shared broker (best effort). */
+export async function removeTopics(broker: BrokerEndpoints, topics: readonly string[]): Promise<void> {
+  for (const t of topics) await deleteTopic(broker, t).catch(() => undefined);
+}
+
+/** Send many messages with a bound on unconfirmed sends (a broker is not a firehose). */
+export async function sendAll<T>(items: readonly T[], send: (item: T) => Promise<void>, window = 256): Promise<number> {
+  let failures = 0;
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      await send(item).catch(() => failures++);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(window, items.length) }, lane));
+  return failures;
+}

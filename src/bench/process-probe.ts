@@ -1,0 +1,39 @@
+/**
+ * Loaded into a benchmarked Node process with `--import` (the bench sets NODE_OPTIONS), so
+ * the process itself — `toolwire run` or the floor — needs no code for it. When its parent
+ * says `start` over the IPC channel, it reports RSS, heap, CPU time and event-loop delay once
+ * per interval. Everything is unref'd: the probe never keeps a finished process alive.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { PROBE_SAMPLE, PROBE_START, type ProbeSample } from './resource-sample.js';
+
+if (typeof process.send === 'function') {
+  process.channel?.unref();
+  let timer: NodeJS.Timeout | undefined;
+  process.on('message', (m: unknown) => {
+    const msg = m as { type?: unknown; intervalMs?: unknown } | null;
+    if (msg?.type !== PROBE_START || timer !== undefined) return;
+    const intervalMs = typeof msg.intervalMs === 'number' && msg.intervalMs >= 100 ? msg.intervalMs : 1000;
+    const eld = monitorEventLoopDelay({ resolution: 10 });
+    eld.enable();
+    timer = setInterval(() => {
+      const mem = process.memoryUsage();
+      const cpu = process.cpuUsage();
+      const sample: ProbeSample = {
+        type: PROBE_SAMPLE,
+        atMs: Date.now(),
+        rssBytes: mem.rss,
+        heapUsedBytes: mem.heapUsed,
+        cpuUserUs: cpu.user,
+        cpuSystemUs: cpu.system,
+        // The histogram is in nanoseconds; its floor is the 10 ms resolution's own sampling.
+        eldP50Ms: eld.percentile(50) / 1e6,
+        eldP99Ms: eld.percentile(99) / 1e6,
+        eldMaxMs: eld.max / 1e6,
+      };
+      eld.reset();
+      if (process.connected) process.send?.(sample);
+    }, intervalMs);
+    timer.unref();
+  });
+}

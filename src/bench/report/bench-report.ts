@@ -1,0 +1,18 @@
+import type { BenchOptions } from '../bench-options.js';
+import type { ScenarioResult } from '../bench-runner.js';
+import type { MachineInfo } from '../machine-info.js';
+import type { Ratios, TargetCheck } from './target-checks.js';
+
+/** Everything one `toolwire bench` run measured; the JSON file is this object. */
+export interface BenchReport {
+  readonly runId: string;
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  /** The command line that reproduces it. */
+  readonly command: string;
+  readonly machine: MachineInfo;
+  readonly options: Omit<BenchOptions, 'broker' | 'python'> & { readonly broker: string | undefined };
+  readonly scenarios: readonly ScenarioResult[];
+  readonly ratios: Ratios;
+  readonly checks: readonly TargetCheck[];
+}

@@ -1,0 +1,73 @@
+/** IPC message types between the bench and process-probe.ts. */
+export const PROBE_START = 'toolwire-bench-probe-start';
+export const PROBE_SAMPLE = 'toolwire-bench-probe-sample';
+
+/** What process-probe.ts sends once per interval. */
+export interface ProbeSample {
+  readonly type: typeof PROBE_SAMPLE;
+  readonly atMs: number;
+  readonly rssBytes: number;
+  readonly heapUsedBytes: number;
+  /** Cumulative CPU time of the process. */
+  readonly cpuUserUs: number;
+  readonly cpuSystemUs: number;
+  /** Event-loop delay over the last interval. */
+  readonly eldP50Ms: number;
+  readonly eldP99Ms: number;
+  readonly eldMaxMs: number;
+}
+
+/** One point of a target's resource time series, whatever its runtime. */
+export interface ResourceSample {
+  /** Since the measured phase started (negative during warm-up). */
+  readonly tMs: number;
+  readonly rssBytes: number;
+  /** Cumulative CPU time (user + system), when known. */
+  readonly cpuMs: number | undefined;
+  /** Event-loop delay p99 over the interval (Node targets only). */
+  readonly eldP99Ms: number | undefined;
+  readonly eldMaxMs: number | undefined;
+}
+
+export interface ResourceSummary {
+  readonly samples: number;
+  /** RSS at the start of the measured phase and at its end (median of the first / last three samples, so one GC does not decide). */
+  readonly rssStartBytes: number;
+  readonly rssEndBytes: number;
+  readonly rssMaxBytes: number;
+  /** (end - start) / start. */
+  readonly rssGrowth: number;
+  /** CPU time spent during the measured phase, per answered request. */
+  readonly cpuUsPerRequest: number | undefined;
+  readonly eldP99MaxMs: number | undefined;
+  readonly eldMaxMs: number | undefined;
+}
+
+export function summarizeResources(samples: readonly ResourceSample[], answered: number): ResourceSummary | undefined {
+  const measured = samples.filter((s) => s.tMs >= 0);
+  if (measured.length === 0) return undefined;
+  const first = measured[0]!;
+  const last = measured[measured.length - 1]!;
+  const rssStart = median(measured.slice(0, 3).map((s) => s.rssBytes));
+  const rssEnd = median(measured.slice(-3).map((s) => s.rssBytes));
+  // CPU from the last warm-up sample (or the first measured one) to the last.
+  const before = [...samples].reverse().find((s) => s.tMs < 0) ?? first;
+  const cpu = before.cpuMs !== undefined && last.cpuMs !== undefined && answered > 0 ? ((last.cpuMs - before.cpuMs) * 1000) / answered : undefined;
+  const eld = measured.map((s) => s.eldP99Ms).filter((v): v is number => v !== undefined);
+  const eldMax = measured.map((s) => s.eldMaxMs).filter((v): v is number => v !== undefined);
+  return {
+    samples: measured.length,
+    rssStartBytes: rssStart,
+    rssEndBytes: rssEnd,
+    rssMaxBytes: Math.max(...measured.map((s) => s.rssBytes)),
+    rssGrowth: rssStart > 0 ? (rssEnd - rssStart) / rssStart : 0,
+    cpuUsPerRequest: cpu,
+    eldP99MaxMs: eld.length > 0 ? Math.max(...eld) : undefined,
+    eldMaxMs: eldMax.length > 0 ? Math.max(...eldMax) : undefined,
+  };
+}
+
+function median(values: number[]): number {
+  const v = [...values].sort((a, b) => a - b);
+  return v.length === 0 ? 0 : v[Math.floor((v.length - 1) / 2)]!;
+}

@@ -1,0 +1,116 @@
+import type { ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { PROBE_SAMPLE, PROBE_START, type ProbeSample, type ResourceSample } from './resource-sample.js';
+
+interface RawSample {
+  readonly atMs: number;
+  readonly rssBytes: number;
+  readonly cpuMs: number | undefined;
+  readonly eldP99Ms: number | undefined;
+  readonly eldMaxMs: number | undefined;
+}
+
+/** A target's resource time series, however it is obtained. */
+export interface ResourceSampler {
+  stop(): void;
+  /** The series with times relative to `zeroAtMs` (the start of the measured phase). */
+  series(zeroAtMs: number): ResourceSample[];
+}
+
+abstract class BaseSampler implements ResourceSampler {
+  protected readonly raw: RawSample[] = [];
+  abstract stop(): void;
+  series(zeroAtMs: number): ResourceSample[] {
+    return this.raw.map((r) => ({ tMs: r.atMs - zeroAtMs, rssBytes: r.rssBytes, cpuMs: r.cpuMs, eldP99Ms: r.eldP99Ms, eldMaxMs: r.eldMaxMs }));
+  }
+}
+
+/** A Node child started with process-probe.ts preloaded and an IPC channel. */
+export class ProbeSampler extends BaseSampler {
+  private readonly onMessage = (m: unknown) => {
+    const s = m as Partial<ProbeSample> | null;
+    if (s?.type !== PROBE_SAMPLE) return;
+    this.raw.push({
+      atMs: s.atMs ?? Date.now(),
+      rssBytes: s.rssBytes ?? 0,
+      cpuMs: ((s.cpuUserUs ?? 0) + (s.cpuSystemUs ?? 0)) / 1000,
+      eldP99Ms: s.eldP99Ms,
+      eldMaxMs: s.eldMaxMs,
+    });
+  };
+
+  constructor(
+    private readonly child: ChildProcess,
+    intervalMs: number,
+  ) {
+    super();
+    child.on('message', this.onMessage);
+    if (child.connected) child.send({ type: PROBE_START, intervalMs });
+  }
+
+  stop(): void {
+    this.child.off('message', this.onMessage);
+  }
+}
+
+/** Any process on Linux, read from /proc (the Python peer): RSS and CPU, no event loop. */
+export class ProcSampler extends BaseSampler {
+  private readonly timer: NodeJS.Timeout;
+  /** USER_HZ: clock ticks per second in /proc/<pid>/stat; 100 on every Linux we run on. */
+  private static readonly TICKS_PER_SEC = 100;
+
+  constructor(
+    private readonly pid: number,
+    intervalMs: number,
+  ) {
+    super();
+    this.timer = setInterval(() => void this.sample(), intervalMs);
+    this.timer.unref();
+  }
+
+  private async sample(): Promise<void> {
+    try {
+      const [status, stat] = await Promise.all([readFile(`/proc/${this.pid}/status`, 'utf8'), readFile(`/proc/${this.pid}/stat`, 'utf8')]);
+      const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ticks = Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
+      this.raw.push({ atMs: Date.now(), rssBytes: rssKb * 1024, cpuMs: (ticks * 1000) / ProcSampler.TICKS_PER_SEC, eldP99Ms: undefined, eldMaxMs: undefined });
+    } catch {
+      // The process is gone (or this is not Linux): the series simply ends.
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
+/** This process (memory transport: target and load generator share it). */
+export class SelfSampler extends BaseSampler {
+  private readonly timer: NodeJS.Timeout;
+  private readonly eld = monitorEventLoopDelay({ resolution: 10 });
+
+  constructor(intervalMs: number) {
+    super();
+    this.eld.enable();
+    this.timer = setInterval(() => {
+      const cpu = process.cpuUsage();
+      this.raw.push({
+        atMs: Date.now(),
+        rssBytes: process.memoryUsage.rss(),
+        cpuMs: (cpu.user + cpu.system) / 1000,
+        eldP99Ms: this.eld.percentile(99) / 1e6,
+        eldMaxMs: this.eld.max / 1e6,
+      });
+      this.eld.reset();
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.eld.disable();
+  }
+}

@@ -1,0 +1,92 @@
+import type { Logger } from 'pino';
+import { openTransport } from '../cli/open-transport.js';
+import { errorMessage } from '../errors.js';
+import { readSettings } from '../settings.js';
+import { ManagedChild, PROBE_MODULE_URL, TOOLWIRE_BIN } from './child-process.js';
+import type { BrokerEndpoints } from './transport-for.js';
+
+/** How a worker process is started: `toolwire run` itself, or its stand-in. */
+export interface WorkerLauncher {
+  readonly argv: readonly string[];
+  /** Printed in reports: which command served. */
+  readonly description: string;
+}
+
+const launchers = new Map<string, Promise<WorkerLauncher>>();
+
+/**
+ * `toolwire run` when the CLI can open the transport (asked of open-transport.ts itself,
+ * which is what `run` uses), else `toolwire bench serve-worker` (the same composition with
+ * createTransport). Nothing is connected by asking: the transports connect lazily.
+ */
+export function workerLauncher(kind: 'pulsar-ws' | 'pulsar', broker: BrokerEndpoints, log: Logger): Promise<WorkerLauncher> {
+  let l = launchers.get(kind);
+  if (!l) {
+    l = (async () => {
+      try {
+        const settings = readSettings({ TOOLWIRE_TRANSPORT: kind, PULSAR_URL: broker.pulsarUrl, PULSAR_ADMIN_URL: broker.adminUrl, TOOLWIRE_HTTP_PORT: 'off' });
+        const t = await openTransport(settings, log);
+        await t.close();
+        return { argv: ['run'], description: `toolwire run (child process, ${kind})` };
+      } catch (err) {
+        log.warn({ reason: errorMessage(err) }, 'toolwire run cannot open this transport yet; using toolwire bench serve-worker (same composition, createTransport)');
+        return { argv: ['bench', 'serve-worker'], description: `toolwire bench serve-worker (child process, ${kind}; toolwire run cannot open ${kind} yet)` };
+      }
+    })();
+    launchers.set(kind, l);
+  }
+  return l;
+}
+
+export interface WorkerProcessOptions {
+  readonly launcher: WorkerLauncher;
+  readonly configDir: string;
+  readonly broker: BrokerEndpoints;
+  readonly transport: 'pulsar-ws' | 'pulsar';
+  readonly logLevel: string;
+  /** Extra environment: limits (TOOLWIRE_TIMEOUT_MS...) for drills. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Preload the resource probe and open an IPC channel for it. */
+  readonly probe: boolean;
+  /** Write a V8 CPU profile here when the process exits. */
+  readonly cpuProfDir?: string;
+  readonly label: string;
+}
+
+/**
+ * Start a worker process. At log level info or finer, resolve once it logs that it is
+ * serving; at quieter levels there is no such line, and the caller's first answered
+ * request is the sign (the load generator and the drills probe until one is answered).
+ */
+export async function startWorkerProcess(o: WorkerProcessOptions, signal?: AbortSignal): Promise<ManagedChild> {
+  const nodeOptions = [process.env['NODE_OPTIONS'] ?? ''];
+  if (o.probe) nodeOptions.push(`--import=${PROBE_MODULE_URL}`);
+  const execArgs = o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [];
+  const child = new ManagedChild({
+    command: process.execPath,
+    args: [...execArgs, TOOLWIRE_BIN, ...o.launcher.argv],
+    ipc: o.probe,
+    label: o.label,
+    env: {
+      ...process.env,
+      NODE_OPTIONS: nodeOptions.join(' ').trim(),
+      TOOLWIRE_CONFIG_DIR: o.configDir,
+      TOOLWIRE_TRANSPORT: o.transport,
+      PULSAR_URL: o.broker.pulsarUrl,
+      PULSAR_ADMIN_URL: o.broker.adminUrl,
+      ...(o.broker.token ? { PULSAR_TOKEN: o.broker.token } : {}),
+      TOOLWIRE_HTTP_PORT: 'off',
+      LOG_FORMAT: 'json',
+      LOG_LEVEL: o.logLevel,
+      ...o.env,
+    },
+  });
+  if (!['info', 'debug', 'trace'].includes(o.logLevel)) return child;
+  try {
+    await child.waitForLine(/toolwire is serving/, 60_000, signal);
+  } catch (err) {
+    await child.kill();
+    throw err;
+  }
+  return child;
+}

@@ -1,0 +1,64 @@
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFloorResponder, type FloorResponder } from '../../../src/bench/floor-responder.js';
+import { runLoad } from '../../../src/bench/load-generator.js';
+import { MemoryTransport } from '../../../src/transport/memory-transport.js';
+
+const log = pino({ level: 'silent' });
+const REQ = 'persistent://tg/flow/bench-test-request';
+const RES = 'non-persistent://tg/response/bench-test';
+
+let transport: MemoryTransport | undefined;
+let floor: FloorResponder | undefined;
+afterEach(async () => {
+  await floor?.stop();
+  await transport?.close();
+  floor = undefined;
+});
+
+async function setup(concurrency = 8) {
+  transport = new MemoryTransport();
+  floor = await startFloorResponder({ transport, requestTopic: REQ, responseTopic: RES, subscription: 'floor', concurrency, log });
+  return transport;
+}
+
+describe('runLoad against the floor responder (memory transport)', () => {
+  it('sends exactly the asked number of requests with K in flight and records every answer', async () => {
+    const t = await setup();
+    const r = await runLoad({ transport: t, requestTopic: REQ, responseTopic: RES, concurrency: 8, requests: 500, warmupMs: 0, shape: { argumentBytes: 1024, chunks: 0 }, stream: false, answerTimeoutMs: 5_000, readyTimeoutMs: 5_000, log });
+    expect(r.requests).toBe(500);
+    expect(r.answered).toBe(500);
+    expect(r.latency.count).toBe(500);
+    expect(r.errors + r.timeouts + r.wrongAnswers).toBe(0);
+    expect(r.responseMessages).toBe(500);
+    expect(r.throughputPerSec).toBeGreaterThan(0);
+    expect(floor!.answered()).toBe(501); // and the readiness probe
+  });
+
+  it('joins a streamed answer and counts each of its messages', async () => {
+    const t = await setup();
+    const r = await runLoad({ transport: t, requestTopic: REQ, responseTopic: RES, concurrency: 4, requests: 50, warmupMs: 0, shape: { argumentBytes: 1024, chunks: 10 }, stream: true, answerTimeoutMs: 5_000, readyTimeoutMs: 5_000, log });
+    expect(r.answered).toBe(50);
+    expect(r.wrongAnswers).toBe(0);
+    // The floor streams one message per chunk plus the final one.
+    expect(r.responseMessages).toBe(50 * 11);
+  });
+
+  it('counts a request nobody answers as a timeout, without stretching the measured time', async () => {
+    transport = new MemoryTransport();
+    // A responder that answers only the readiness probe, then goes quiet.
+    const sub = await transport.subscribe({ topic: REQ, subscription: 'mute' });
+    const producer = await transport.producer(RES);
+    let answered = 0;
+    void (async () => {
+      for await (const m of sub) {
+        await m.ack();
+        if (answered++ === 0) await producer.send({ data: '{"error":null,"response":"","end_of_stream":true}', properties: { id: m.properties['id']! } });
+      }
+    })();
+    const r = await runLoad({ transport, requestTopic: REQ, responseTopic: RES, concurrency: 2, requests: 2, warmupMs: 0, shape: { argumentBytes: 64, chunks: 0 }, stream: false, answerTimeoutMs: 300, readyTimeoutMs: 5_000, log });
+    expect(r.timeouts).toBe(2);
+    expect(r.answered).toBe(0);
+    expect(r.elapsedMs).toBeLessThan(300);
+  });
+});

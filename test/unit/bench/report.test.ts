@@ -1,0 +1,168 @@
+import { describe, expect, it } from 'vitest';
+import type { BenchOptions } from '../../../src/bench/bench-options.js';
+import { allScenarios, planScenarios, type ScenarioResult } from '../../../src/bench/bench-runner.js';
+import type { LoadResult } from '../../../src/bench/load-generator.js';
+import { summarizeResources } from '../../../src/bench/resource-sample.js';
+import type { BenchReport } from '../../../src/bench/report/bench-report.js';
+import { markdownReport } from '../../../src/bench/report/markdown-report.js';
+import { svgChart } from '../../../src/bench/report/svg-chart.js';
+import { checkTargets, computeRatios } from '../../../src/bench/report/target-checks.js';
+
+function load(throughputPerSec: number, p99Ms: number, p50Ms = p99Ms / 2): LoadResult {
+  return {
+    requests: 1000,
+    answered: 1000,
+    errors: 0,
+    timeouts: 0,
+    wrongAnswers: 0,
+    strayMessages: 0,
+    responseMessages: 1000,
+    startedAtMs: 0,
+    elapsedMs: 1000,
+    throughputPerSec,
+    latency: { count: 1000, p50Ms, p90Ms: p99Ms * 0.8, p99Ms, p999Ms: p99Ms * 1.5, maxMs: p99Ms * 2, meanMs: p50Ms },
+    curve: [],
+    perSecond: [],
+    firstErrors: [],
+  };
+}
+
+function result(id: string, l: LoadResult | undefined, rss: [number, number] = [100, 100]): ScenarioResult {
+  const [target, mode] = id.split('-') as [ScenarioResult['scenario']['target'], string];
+  // Warm-up, then seven samples: three at the start figure, one between, three at the end figure.
+  const mbs = [rss[0], rss[0], rss[0], (rss[0] + rss[1]) / 2, rss[1], rss[1], rss[1]];
+  const series = [{ tMs: -500, rssBytes: rss[0] * 2 ** 20, cpuMs: 0, eldP99Ms: 1, eldMaxMs: 2 }, ...mbs.map((mb, i) => ({ tMs: i * 1000, rssBytes: mb * 2 ** 20, cpuMs: 10 + i * 100, eldP99Ms: 1, eldMaxMs: 2 }))];
+  return {
+    scenario: { id, target, stream: mode === 'stream', chunks: mode === 'stream' ? 100 : 0, requests: undefined, durationMs: 1000, purpose: 'test' },
+    description: `${target} <process>`,
+    topics: { serviceId: 's', requestTopic: 'persistent://tg/flow/r', responseTopic: 'non-persistent://tg/response/r', subscription: 's-request' },
+    load: l,
+    resources: l ? summarizeResources(series, l.answered) : undefined,
+    series,
+    error: l ? undefined : 'boom\nmore',
+  };
+}
+
+describe('target checks', () => {
+  it('computes the ratios the targets are judged on', () => {
+    const r = computeRatios([
+      result('floor-single', load(1000, 10)),
+      result('toolwire-single', load(950, 11)),
+      result('python-single', load(100, 40)),
+      result('toolwire-stream', load(500, 20)),
+      result('toolwire-long', load(900, 12), [100, 105]),
+    ]);
+    expect(r.throughputVsFloor).toBeCloseTo(0.95);
+    expect(r.p99AddedMs).toBeCloseTo(1);
+    expect(r.throughputVsPeer).toBeCloseTo(9.5);
+    expect(r.streamCostVsSingle).toBeCloseTo(1.9);
+    // The fixture's series give every scenario the same CPU per request.
+    expect(r.streamCpuVsSingle).toBeCloseTo(1);
+    expect(r.longRunRssGrowth).toBeCloseTo(0.05);
+    expect(checkTargets(r, 200_000).map((c) => c.met)).toEqual([true, true, true, true, true]);
+  });
+
+  it('says when a target is missed, and n/a when its scenarios did not run', () => {
+    const r = computeRatios([result('floor-single', load(1000, 10)), result('toolwire-single', load(800, 15))]);
+    const checks = checkTargets(r, undefined);
+    expect(checks.find((c) => c.id === 'throughput-vs-floor')?.met).toBe(false);
+    expect(checks.find((c) => c.id === 'p99-added')?.met).toBe(false);
+    expect(checks.find((c) => c.id === 'throughput-vs-peer')?.met).toBeUndefined();
+    expect(checks.find((c) => c.id === 'rss-flat')?.measured).toBe('not measured');
+  });
+
+  it('ignores a scenario that failed', () => {
+    expect(computeRatios([result('floor-single', load(1000, 10)), result('toolwire-single', undefined)]).throughputVsFloor).toBeUndefined();
+  });
+});
+
+describe('summarizeResources', () => {
+  it('takes RSS growth from the medians of the first and last samples, and CPU per request from the warm-up edge', () => {
+    const s = summarizeResources(
+      [
+        { tMs: -1000, rssBytes: 50, cpuMs: 0, eldP99Ms: undefined, eldMaxMs: undefined },
+        ...[100, 300, 100, 110, 120, 110, 500, 110].map((rssBytes, i) => ({ tMs: i * 1000, rssBytes, cpuMs: (i + 1) * 100, eldP99Ms: i, eldMaxMs: i + 1 })),
+      ],
+      800,
+    )!;
+    expect(s.rssStartBytes).toBe(100);
+    expect(s.rssEndBytes).toBe(110);
+    expect(s.rssGrowth).toBeCloseTo(0.1);
+    expect(s.rssMaxBytes).toBe(500);
+    expect(s.cpuUsPerRequest).toBeCloseTo(1000);
+    expect(s.eldP99MaxMs).toBe(7);
+  });
+
+  it('has nothing to say before the measured phase', () => {
+    expect(summarizeResources([{ tMs: -1, rssBytes: 1, cpuMs: 0, eldP99Ms: undefined, eldMaxMs: undefined }], 1)).toBeUndefined();
+  });
+});
+
+const options = {
+  transport: 'pulsar-ws',
+  targets: ['floor', 'toolwire', 'python'],
+  concurrency: 64,
+  requests: undefined,
+  durationMs: 20_000,
+  warmupMs: 3_000,
+  argumentBytes: 1024,
+  streamChunks: 100,
+  longRequests: 200_000,
+  requestPersistence: 'persistent',
+  sampleIntervalMs: 1000,
+  answerTimeoutMs: 10_000,
+  workerLogLevel: 'info',
+  cpuProf: false,
+  outDir: 'x',
+} as const;
+
+describe('planScenarios', () => {
+  it('knows the floor stream but measures it only when named', () => {
+    const o = { ...options, broker: undefined, python: undefined } as BenchOptions;
+    expect(allScenarios(o).map((s) => s.id)).toContain('floor-stream');
+    expect(planScenarios(o).map((s) => s.id)).not.toContain('floor-stream');
+  });
+
+  it('measures the three-way single comparison first, then toolwire streamed, then the long RSS run', () => {
+    const ids = planScenarios({ ...options, broker: undefined, python: undefined } as BenchOptions).map((s) => s.id);
+    expect(ids).toEqual(['floor-single', 'toolwire-single', 'python-single', 'toolwire-stream', 'toolwire-long']);
+  });
+
+  it('bounds each scenario by requests when asked, and skips what is switched off', () => {
+    const s = planScenarios({ ...options, targets: ['toolwire'], requests: 10, streamChunks: 0, longRequests: 0, broker: undefined, python: undefined } as BenchOptions);
+    expect(s).toEqual([expect.objectContaining({ id: 'toolwire-single', requests: 10, durationMs: undefined })]);
+  });
+});
+
+describe('markdown and SVG reports', () => {
+  const scenarios = [result('floor-single', load(1000, 10)), result('toolwire-single', load(950, 11)), result('python-single', undefined)];
+  const ratios = computeRatios(scenarios);
+  const report: BenchReport = {
+    runId: 'run1',
+    startedAt: 'a',
+    finishedAt: 'b',
+    command: 'toolwire bench',
+    machine: { cpus: 2, cpuModel: 'cpu', memoryGiB: 24, freeMemoryGiB: 20, os: 'linux', node: 'v20', pulsar: '3.3.6', python: '3.11', trustgraphBase: '2.11.1', loadAverage: 0.5 },
+    options: { ...options, broker: 'http://b' },
+    scenarios,
+    ratios,
+    checks: checkTargets(ratios, 200_000),
+  };
+
+  it('has a row per scenario, failures included, and the targets table', () => {
+    const md = markdownReport(report, 'run1.svg');
+    expect(md).toContain('| floor-single |');
+    expect(md).toContain('| toolwire-single |');
+    expect(md).toMatch(/\| python-single \| .* \| failed: boom \|/);
+    expect(md).toContain('toolwire throughput >= 0.9x the floor | 0.950x | yes');
+    expect(md).toContain('![latency, throughput and RSS](run1.svg)');
+  });
+
+  it('draws a well-formed SVG with escaped labels and one series per answered scenario', () => {
+    const svg = svgChart(scenarios, 'a <title> & more');
+    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    expect(svg.trim().endsWith('</svg>')).toBe(true);
+    expect(svg).toContain('a &lt;title&gt; &amp; more');
+    expect(svg.match(/<polyline/g)).toHaveLength(4); // latency + RSS lines for the two answered scenarios
+  });
+});
