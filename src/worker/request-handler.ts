@@ -120,7 +120,7 @@ export class RequestHandler {
         // for-await returns the plugin's iterator when this loop leaves early.
         for await (const chunk of chunks) {
           if (signal.aborted) return;
-          await out.write(observationText(chunk));
+          out.write(observationText(chunk));
         }
       })();
       try {
