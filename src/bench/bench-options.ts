@@ -12,6 +12,11 @@ export interface BenchOptions {
   readonly requests: number | undefined;
   readonly durationMs: number;
   readonly warmupMs: number;
+  /**
+   * Warm-up of the long RSS run: long enough for V8 to grow its heap to its working size, so
+   * the run measures drift (a leak), not start-up growth. The series keeps the warm-up too.
+   */
+  readonly longWarmupMs: number;
   readonly argumentBytes: number;
   /** Chunks per answer in the stream scenarios (0: no stream scenarios). */
   readonly streamChunks: number;
@@ -34,6 +39,7 @@ export const BENCH_DEFAULTS = {
   concurrency: 64,
   durationMs: 20_000,
   warmupMs: 3_000,
+  longWarmupMs: 20_000,
   argumentBytes: 1024,
   streamChunks: 100,
   longRequests: 200_000,

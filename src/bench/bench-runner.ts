@@ -25,6 +25,8 @@ export interface Scenario {
   readonly chunks: number;
   readonly requests: number | undefined;
   readonly durationMs: number | undefined;
+  /** Unrecorded load first; the run's warm-up when absent. */
+  readonly warmupMs?: number;
   /** Why it exists, for the report. */
   readonly purpose: string;
 }
@@ -54,7 +56,16 @@ export function allScenarios(o: BenchOptions): Scenario[] {
     }
   }
   if (o.longRequests > 0 && o.targets.includes('toolwire')) {
-    out.push({ id: 'toolwire-long', target: 'toolwire', stream: false, chunks: 0, requests: o.longRequests, durationMs: undefined, purpose: `RSS over ${o.longRequests} requests` });
+    out.push({
+      id: 'toolwire-long',
+      target: 'toolwire',
+      stream: false,
+      chunks: 0,
+      requests: o.longRequests,
+      durationMs: undefined,
+      warmupMs: o.longWarmupMs,
+      purpose: `RSS over ${o.longRequests} requests, after ${o.longWarmupMs / 1000} s of warm-up`,
+    });
   }
   return out;
 }
@@ -128,7 +139,7 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
           concurrency: o.concurrency,
           ...(s.requests !== undefined ? { requests: s.requests } : {}),
           ...(s.durationMs !== undefined ? { durationMs: s.durationMs } : {}),
-          warmupMs: o.warmupMs,
+          warmupMs: s.warmupMs ?? o.warmupMs,
           shape: { argumentBytes: o.argumentBytes, chunks: s.chunks },
           stream: s.stream,
           answerTimeoutMs: o.answerTimeoutMs,

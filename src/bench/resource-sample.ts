@@ -22,6 +22,8 @@ export interface ResourceSample {
   /** Since the measured phase started (negative during warm-up). */
   readonly tMs: number;
   readonly rssBytes: number;
+  /** V8 heap in use (Node targets only): tells a leak from RSS the allocator keeps. */
+  readonly heapUsedBytes?: number | undefined;
   /** Cumulative CPU time (user + system), when known. */
   readonly cpuMs: number | undefined;
   /** Event-loop delay p99 over the interval (Node targets only). */
@@ -35,8 +37,13 @@ export interface ResourceSummary {
   readonly rssStartBytes: number;
   readonly rssEndBytes: number;
   readonly rssMaxBytes: number;
+  /** RSS at the very first sample, warm-up included (start-up growth shows against this). */
+  readonly rssFirstBytes: number;
   /** (end - start) / start. */
   readonly rssGrowth: number;
+  /** The same for the V8 heap in use, when known. */
+  readonly heapStartBytes: number | undefined;
+  readonly heapEndBytes: number | undefined;
   /** CPU time spent during the measured phase, per answered request. */
   readonly cpuUsPerRequest: number | undefined;
   readonly eldP99MaxMs: number | undefined;
@@ -50,6 +57,7 @@ export function summarizeResources(samples: readonly ResourceSample[], answered:
   const last = measured[measured.length - 1]!;
   const rssStart = median(measured.slice(0, 3).map((s) => s.rssBytes));
   const rssEnd = median(measured.slice(-3).map((s) => s.rssBytes));
+  const heap = measured.map((s) => s.heapUsedBytes).filter((v): v is number => v !== undefined);
   // CPU from the last warm-up sample (or the first measured one) to the last.
   const before = [...samples].reverse().find((s) => s.tMs < 0) ?? first;
   const cpu = before.cpuMs !== undefined && last.cpuMs !== undefined && answered > 0 ? ((last.cpuMs - before.cpuMs) * 1000) / answered : undefined;
@@ -60,7 +68,10 @@ export function summarizeResources(samples: readonly ResourceSample[], answered:
     rssStartBytes: rssStart,
     rssEndBytes: rssEnd,
     rssMaxBytes: Math.max(...measured.map((s) => s.rssBytes)),
+    rssFirstBytes: samples[0]?.rssBytes ?? first.rssBytes,
     rssGrowth: rssStart > 0 ? (rssEnd - rssStart) / rssStart : 0,
+    heapStartBytes: heap.length > 0 ? median(heap.slice(0, 3)) : undefined,
+    heapEndBytes: heap.length > 0 ? median(heap.slice(-3)) : undefined,
     cpuUsPerRequest: cpu,
     eldP99MaxMs: eld.length > 0 ? Math.max(...eld) : undefined,
     eldMaxMs: eldMax.length > 0 ? Math.max(...eldMax) : undefined,

@@ -6,6 +6,7 @@ import { PROBE_SAMPLE, PROBE_START, type ProbeSample, type ResourceSample } from
 interface RawSample {
   readonly atMs: number;
   readonly rssBytes: number;
+  readonly heapUsedBytes?: number;
   readonly cpuMs: number | undefined;
   readonly eldP99Ms: number | undefined;
   readonly eldMaxMs: number | undefined;
@@ -22,7 +23,7 @@ abstract class BaseSampler implements ResourceSampler {
   protected readonly raw: RawSample[] = [];
   abstract stop(): void;
   series(zeroAtMs: number): ResourceSample[] {
-    return this.raw.map((r) => ({ tMs: r.atMs - zeroAtMs, rssBytes: r.rssBytes, cpuMs: r.cpuMs, eldP99Ms: r.eldP99Ms, eldMaxMs: r.eldMaxMs }));
+    return this.raw.map((r) => ({ tMs: r.atMs - zeroAtMs, rssBytes: r.rssBytes, heapUsedBytes: r.heapUsedBytes, cpuMs: r.cpuMs, eldP99Ms: r.eldP99Ms, eldMaxMs: r.eldMaxMs }));
   }
 }
 
@@ -34,6 +35,7 @@ export class ProbeSampler extends BaseSampler {
     this.raw.push({
       atMs: s.atMs ?? Date.now(),
       rssBytes: s.rssBytes ?? 0,
+      heapUsedBytes: s.heapUsedBytes,
       cpuMs: ((s.cpuUserUs ?? 0) + (s.cpuSystemUs ?? 0)) / 1000,
       eldP99Ms: s.eldP99Ms,
       eldMaxMs: s.eldMaxMs,
@@ -97,9 +99,11 @@ export class SelfSampler extends BaseSampler {
     this.eld.enable();
     this.timer = setInterval(() => {
       const cpu = process.cpuUsage();
+      const mem = process.memoryUsage();
       this.raw.push({
         atMs: Date.now(),
-        rssBytes: process.memoryUsage.rss(),
+        rssBytes: mem.rss,
+        heapUsedBytes: mem.heapUsed,
         cpuMs: (cpu.user + cpu.system) / 1000,
         eldP99Ms: this.eld.percentile(99) / 1e6,
         eldMaxMs: this.eld.max / 1e6,

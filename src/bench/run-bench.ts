@@ -1,4 +1,5 @@
 import { mkdir, writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { join, relative } from 'node:path';
 import type { Logger } from 'pino';
 import type { BenchOptions } from './bench-options.js';
@@ -47,6 +48,7 @@ export async function runBench(
     finishedAt: new Date().toISOString(),
     command,
     machine,
+    loadAverageEnd: loadavg()[0] ?? 0,
     options: { ...rest, broker: broker?.adminUrl },
     scenarios: results,
     ratios,

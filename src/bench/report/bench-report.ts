@@ -11,6 +11,8 @@ export interface BenchReport {
   /** The command line that reproduces it. */
   readonly command: string;
   readonly machine: MachineInfo;
+  /** 1-minute load average when the run finished (the run itself loads the machine too: broker, worker, agents). */
+  readonly loadAverageEnd: number;
   readonly options: Omit<BenchOptions, 'broker' | 'python'> & { readonly broker: string | undefined };
   readonly scenarios: readonly ScenarioResult[];
   readonly ratios: Ratios;

@@ -11,7 +11,7 @@ export function markdownReport(r: BenchReport, chartFile: string | undefined): s
   const lines: string[] = [];
   lines.push(`# toolwire bench ${r.runId}`, '');
   lines.push(`${r.startedAt} to ${r.finishedAt}  `);
-  lines.push(`Machine: ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.os}; load average at start ${m.loadAverage.toFixed(2)}  `);
+  lines.push(`Machine: ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.os}; load average ${m.loadAverage.toFixed(2)} at start, ${r.loadAverageEnd.toFixed(2)} at the end  `);
   lines.push(`Node ${m.node}; Pulsar ${m.pulsar}; Python ${m.python ?? 'n/a'}, trustgraph-base ${m.trustgraphBase ?? 'n/a'}  `);
   lines.push(
     `Transport ${o.transport} (agents and floor/toolwire), concurrency ${o.concurrency}, ${o.argumentBytes} B arguments, ` +
@@ -42,7 +42,10 @@ export function markdownReport(r: BenchReport, chartFile: string | undefined): s
   lines.push(
     `- stream (${o.streamChunks} chunks) vs single, per request: worker CPU ${ra.streamCpuVsSingle?.toFixed(2) ?? 'n/a'}x, throughput cost ${ra.streamCostVsSingle?.toFixed(2) ?? 'n/a'}x, p50 ${ra.streamP50VsSingle?.toFixed(2) ?? 'n/a'}x`,
   );
-  lines.push(`- RSS over the long run: ${ra.longRunRssGrowth !== undefined ? `${(ra.longRunRssGrowth * 100).toFixed(1)}%` : 'n/a'}`);
+  const long = r.scenarios.find((s) => s.scenario.id === 'toolwire-long')?.resources;
+  const heap = long?.heapStartBytes !== undefined && long.heapEndBytes !== undefined ? `; V8 heap in use ${mb(long.heapStartBytes)} -> ${mb(long.heapEndBytes)} MB` : '';
+  const warm = long ? `, ${mb(long.rssFirstBytes)} MB at the first sample of its warm-up` : '';
+  lines.push(`- RSS over the long run: ${ra.longRunRssGrowth !== undefined ? `${(ra.longRunRssGrowth * 100).toFixed(1)}%${long ? ` (${mb(long.rssStartBytes)} -> ${mb(long.rssEndBytes)} MB${warm})` : ''}` : 'n/a'}${heap}`);
   if (chartFile) lines.push('', `![latency, throughput and RSS](${chartFile})`);
   lines.push('');
   return lines.join('\n');

@@ -105,18 +105,20 @@ function latencyPanel(rs: readonly ScenarioResult[], p: Panel): string[] {
 }
 
 function rssPanel(rs: readonly ScenarioResult[], p: Panel): string[] {
-  const out = frame(p, 'Target RSS over the measured phase (MB)', 'seconds', 'MB');
-  const series = rs.map((r) => ({ id: r.scenario.id, pts: r.series.filter((s) => s.tMs >= 0) })).filter((s) => s.pts.length > 0);
+  const out = frame(p, 'Target RSS (MB); warm-up left of 0', 'seconds from the measured phase', 'MB');
+  const series = rs.map((r) => ({ id: r.scenario.id, pts: r.series })).filter((s) => s.pts.length > 0);
   if (series.length === 0) return out;
+  const minT = Math.min(0, ...series.flatMap((s) => s.pts.map((x) => x.tMs))) / 1000;
   const maxT = Math.max(...series.flatMap((s) => s.pts.map((x) => x.tMs)), 1000) / 1000;
   const maxMb = niceMax(Math.max(...series.flatMap((s) => s.pts.map((x) => x.rssBytes / 2 ** 20))));
-  const xOf = (t: number) => p.x + (t / maxT) * p.w;
+  const xOf = (t: number) => p.x + ((t - minT) / (maxT - minT)) * p.w;
+  out.push(`<line x1="${xOf(0)}" y1="${p.y}" x2="${xOf(0)}" y2="${p.y + p.h}" stroke="#999" stroke-dasharray="4 3"/>`);
   const yOf = (mb: number) => p.y + p.h - (mb / maxMb) * p.h;
   for (let i = 0; i <= 4; i++) {
     const v = (maxMb / 4) * i;
     out.push(`<line x1="${p.x}" y1="${yOf(v)}" x2="${p.x + p.w}" y2="${yOf(v)}" stroke="#eee"/>`);
     out.push(`<text x="${p.x - 4}" y="${yOf(v) + 4}" text-anchor="end">${v.toFixed(0)}</text>`);
-    const t = (maxT / 4) * i;
+    const t = minT + ((maxT - minT) / 4) * i;
     out.push(`<text x="${xOf(t)}" y="${p.y + p.h + 14}" text-anchor="middle">${t.toFixed(0)}</text>`);
   }
   for (const s of series) {

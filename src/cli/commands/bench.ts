@@ -27,6 +27,7 @@ environment (scripts/python-env.sh) when they are missing.
       --payload BYTES      size of the arguments JSON (default ${BENCH_DEFAULTS.argumentBytes})
       --chunks C           stream scenarios with C chunks per answer (default ${BENCH_DEFAULTS.streamChunks}; 0: none)
       --long N             toolwire RSS run of N requests (default ${BENCH_DEFAULTS.longRequests}; 0: none)
+      --long-warmup SECONDS  its warm-up, V8's heap growing to size (default ${BENCH_DEFAULTS.longWarmupMs / 1000})
       --request-topics P   persistent (default) | non-persistent
       --worker-log-level L the worker's LOG_LEVEL (default ${BENCH_DEFAULTS.workerLogLevel}, as in production)
       --cpu-prof           write V8 CPU profiles of the floor and worker processes
@@ -156,6 +157,7 @@ export const benchCommand: Command = {
         payload: { type: 'string' },
         chunks: { type: 'string' },
         long: { type: 'string' },
+        'long-warmup': { type: 'string' },
         'request-topics': { type: 'string' },
         'worker-log-level': { type: 'string' },
         'cpu-prof': { type: 'boolean' },
@@ -200,6 +202,7 @@ export const benchCommand: Command = {
       requests,
       durationMs: (num(values.duration, '--duration', 1) ?? (quick ? 3 : BENCH_DEFAULTS.durationMs / 1000)) * 1000,
       warmupMs: (num(values.warmup, '--warmup', 0) ?? (quick ? 1 : BENCH_DEFAULTS.warmupMs / 1000)) * 1000,
+      longWarmupMs: (num(values['long-warmup'], '--long-warmup', 0) ?? BENCH_DEFAULTS.longWarmupMs / 1000) * 1000,
       argumentBytes: num(values.payload, '--payload', 16) ?? BENCH_DEFAULTS.argumentBytes,
       streamChunks: num(values.chunks, '--chunks', 0) ?? BENCH_DEFAULTS.streamChunks,
       longRequests: num(values.long, '--long', 0) ?? (quick ? 0 : BENCH_DEFAULTS.longRequests),

@@ -89,6 +89,7 @@ describe('summarizeResources', () => {
     expect(s.rssEndBytes).toBe(110);
     expect(s.rssGrowth).toBeCloseTo(0.1);
     expect(s.rssMaxBytes).toBe(500);
+    expect(s.rssFirstBytes).toBe(50);
     expect(s.cpuUsPerRequest).toBeCloseTo(1000);
     expect(s.eldP99MaxMs).toBe(7);
   });
@@ -105,6 +106,7 @@ const options = {
   requests: undefined,
   durationMs: 20_000,
   warmupMs: 3_000,
+  longWarmupMs: 20_000,
   argumentBytes: 1024,
   streamChunks: 100,
   longRequests: 200_000,
@@ -142,6 +144,7 @@ describe('markdown and SVG reports', () => {
     startedAt: 'a',
     finishedAt: 'b',
     command: 'toolwire bench',
+    loadAverageEnd: 2,
     machine: { cpus: 2, cpuModel: 'cpu', memoryGiB: 24, freeMemoryGiB: 20, os: 'linux', node: 'v20', pulsar: '3.3.6', python: '3.11', trustgraphBase: '2.11.1', loadAverage: 0.5 },
     options: { ...options, broker: 'http://b' },
     scenarios,
