@@ -5,13 +5,8 @@ import type { StreamItem } from '../dify/observe-stream.js';
 import { SseParser } from '../../http/sse-parser.js';
 
 /** Dify's tool payload (`data` of every tool endpoint). */
-export interface ToolInvokeData {
-  readonly provider: string;
-  readonly tool: string;
-  readonly credentials: Readonly<Record<string, string>>;
-  readonly credential_type: string;
-  readonly tool_parameters: Readonly<Record<string, unknown>>;
-}
+import type { ToolInvokeData } from '../dify/prepare-invocation.js';
+export type { ToolInvokeData };
 
 export interface DaemonEndpoint {
   /** Base URL without a trailing slash. */

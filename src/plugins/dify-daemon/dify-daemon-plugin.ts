@@ -1,12 +1,11 @@
 import type { Tool, ToolService } from '../../catalog/descriptors.js';
-import { ConfigError, ToolFailedError, UnauthorizedError } from '../../errors.js';
+import { ConfigError } from '../../errors.js';
 import type { Secrets } from '../../secrets.js';
 import type { Plugin, PluginContext, PluginFactory, ToolCall } from '../plugin.js';
-import { CREDENTIALS_TEXT } from '../dify/agent-error.js';
-import { checkTargets, difyOptionsSchema, resolveCredentials, resolveTarget, type DifyOptions } from '../dify/dify-tool-options.js';
+import { checkTargets, difyOptionsSchema, type DifyOptions } from '../dify/dify-tool-options.js';
 import { observe } from '../dify/observe-stream.js';
 import { withRetry } from '../dify/retry.js';
-import { toolParameters } from '../dify/tool-parameters.js';
+import { prepareDifyInvocation } from '../dify/prepare-invocation.js';
 import { DifyDaemonClient } from './daemon-client.js';
 import { readDifyDaemonSettings, type DifyDaemonSettings } from './settings.js';
 
@@ -26,29 +25,11 @@ export class DifyDaemonPlugin implements Plugin {
   }
 
   async *invoke(call: ToolCall): AsyncGenerator<string> {
-    const target = resolveTarget(this.service, call.tool, 'plugin_id');
-    const toolName = call.tool?.name ?? 'unknown';
-    if (!target.ok) {
-      call.log.error({ problems: target.problems }, 'dify tool is not fully configured');
-      throw new ToolFailedError(`tool invoke error: tool ${toolName} is not fully configured on this worker`);
-    }
-    const t = target.target;
-    const log = call.log.child({ plugin: DIFY_DAEMON_KIND, pluginId: t.pluginId, provider: t.provider, difyTool: t.tool });
-    const creds = resolveCredentials(t.credentialRefs, this.secrets);
-    if (creds.missing.length > 0) {
-      log.error({ missing: creds.missing }, 'tool credentials do not resolve on this worker');
-      throw new UnauthorizedError(CREDENTIALS_TEXT);
-    }
-    const hidden = [...Object.values(creds.values), this.settings.key];
+    const { target: t, toolName, log, credentials, data } = prepareDifyInvocation(this.service, call, this.secrets, 'plugin_id', (t) => ({ plugin: DIFY_DAEMON_KIND, pluginId: t.pluginId, provider: t.provider, difyTool: t.tool }));
+    const hidden = [...Object.values(credentials), this.settings.key];
     const body = {
       user_id: call.user ?? this.settings.userId,
-      data: {
-        provider: t.provider,
-        tool: t.tool,
-        credentials: creds.values,
-        credential_type: t.credentialType,
-        tool_parameters: toolParameters(call.tool, call.arguments, call.config),
-      },
+      data,
     };
     yield* withRetry(
       (attempt) => {
