@@ -4,7 +4,7 @@
  * standalone distribution through scripts/pulsar-broker.sh.
  */
 import { spawn } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
+import { freePort } from '../../src/bench/free-port.js';
 import { fileURLToPath } from 'node:url';
 import { waitForBroker } from '../../src/pulsar/admin.js';
 
@@ -54,17 +54,6 @@ export async function probeDocker(timeoutMs: number): Promise<{ host: string } |
   } finally {
     clearTimeout(timer);
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /**

@@ -1,21 +1,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
+import { freePort } from '../free-port.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bootstrapTrustGraph } from '../../pulsar/admin.js';
 import { runScript } from '../environment-setup.js';
 import type { BrokerEndpoints } from '../transport-for.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /**
  * A broker of the drill's own, so stopping it disturbs nobody: scripts/pulsar-broker.sh with
