@@ -8,6 +8,12 @@ export interface BenchOptions {
   readonly targets: readonly TargetName[];
   /** Requests in flight (K). */
   readonly concurrency: number;
+  /**
+   * Rounds of the floor/toolwire pair, in alternating order (floor first, then toolwire
+   * first...): the ratios are the medians over rounds, so a neighbour's burst on a shared
+   * machine moves one round, not the figure.
+   */
+  readonly rounds: number;
   /** Each scenario is bounded by a request count, or else by a duration. */
   readonly requests: number | undefined;
   readonly durationMs: number;
@@ -37,6 +43,7 @@ export interface BenchOptions {
 export const BENCH_DEFAULTS = {
   transport: 'pulsar-ws',
   concurrency: 64,
+  rounds: 1,
   durationMs: 20_000,
   warmupMs: 3_000,
   longWarmupMs: 20_000,

@@ -48,7 +48,20 @@ export interface ScenarioResult {
  */
 export function allScenarios(o: BenchOptions): Scenario[] {
   const bound = { requests: o.requests, durationMs: o.requests === undefined ? o.durationMs : undefined };
-  const out: Scenario[] = o.targets.map((t) => ({ id: `${t}-single`, target: t, stream: false, chunks: 0, ...bound, purpose: 'single answer, three-way comparison' }));
+  const single = (t: TargetName, round: number): Scenario => ({
+    id: round === 1 ? `${t}-single` : `${t}-single-r${round}`,
+    target: t,
+    stream: false,
+    chunks: 0,
+    ...bound,
+    purpose: round === 1 ? 'single answer, three-way comparison' : `single answer, round ${round}`,
+  });
+  const out: Scenario[] = o.targets.map((t) => single(t, 1));
+  const pair = o.targets.filter((t) => t === 'floor' || t === 'toolwire');
+  for (let round = 2; round <= o.rounds; round++) {
+    // Alternate the order, so neither side always runs on a broker the other just warmed.
+    for (const t of round % 2 === 0 ? [...pair].reverse() : pair) out.push(single(t, round));
+  }
   if (o.streamChunks > 0) {
     for (const t of o.targets.filter((x) => TARGETS[x].supports(true))) {
       const purpose = t === 'floor' ? `one message per chunk, ${o.streamChunks} chunks (the plain way to stream)` : `streamed answer of ${o.streamChunks} chunks (same observation size)`;

@@ -37,7 +37,8 @@ export function markdownReport(r: BenchReport, chartFile: string | undefined): s
   for (const c of r.checks) lines.push(`| ${c.goal} | ${c.measured} | ${c.met === undefined ? 'n/a' : c.met ? 'yes' : '**no**'} |`);
   const ra = r.ratios;
   lines.push('', '## Ratios', '');
-  lines.push(`- toolwire/floor throughput: ${ra.throughputVsFloor?.toFixed(3) ?? 'n/a'}; p99 added ${ra.p99AddedMs?.toFixed(2) ?? 'n/a'} ms, p99.9 added ${ra.p999AddedMs?.toFixed(2) ?? 'n/a'} ms`);
+  const perRound = ra.rounds > 1 ? ` (median of ${ra.rounds} rounds: ${ra.perRound.map((x) => `${x.throughputVsFloor.toFixed(3)} / ${x.p99AddedMs.toFixed(2)} ms`).join(', ')})` : '';
+  lines.push(`- toolwire/floor throughput: ${ra.throughputVsFloor?.toFixed(3) ?? 'n/a'}; p99 added ${ra.p99AddedMs?.toFixed(2) ?? 'n/a'} ms, p99.9 added ${ra.p999AddedMs?.toFixed(2) ?? 'n/a'} ms${perRound}`);
   lines.push(`- toolwire/peer throughput: ${ra.throughputVsPeer?.toFixed(2) ?? 'n/a'}; toolwire/peer p99: ${ra.p99VsPeer?.toFixed(3) ?? 'n/a'}`);
   lines.push(
     `- stream (${o.streamChunks} chunks) vs single, per request: worker CPU ${ra.streamCpuVsSingle?.toFixed(2) ?? 'n/a'}x, throughput cost ${ra.streamCostVsSingle?.toFixed(2) ?? 'n/a'}x, p50 ${ra.streamP50VsSingle?.toFixed(2) ?? 'n/a'}x`,

@@ -12,7 +12,8 @@ const COLORS: Readonly<Record<string, string>> = {
   'toolwire-stream': '#6baed6',
   'toolwire-long': '#08306b',
 };
-const color = (id: string) => COLORS[id] ?? '#2ca02c';
+/** Later rounds (`-r2`...) share their scenario's colour. */
+const color = (id: string) => COLORS[id.replace(/-r\d+$/, '')] ?? '#2ca02c';
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 interface Panel {
@@ -36,8 +37,9 @@ export function svgChart(results: readonly ScenarioResult[], title: string): str
   out.push(...latencyPanel(ok, { x: 470, y: 50, w: 320, h: 330 }));
   out.push(...rssPanel(ok, { x: 880, y: 50, w: 340, h: 330 }));
   // Legend
+  const step = Math.min(200, (width - 80) / Math.max(1, ok.length));
   ok.forEach((r, i) => {
-    const lx = 40 + i * 200;
+    const lx = 40 + i * step;
     out.push(`<rect x="${lx}" y="${height - 28}" width="12" height="12" fill="${color(r.scenario.id)}"/>`);
     out.push(`<text x="${lx + 16}" y="${height - 18}">${esc(r.scenario.id)}</text>`);
   });

@@ -1,4 +1,5 @@
 import type { ScenarioResult } from '../bench-runner.js';
+import type { LoadResult } from '../load-generator.js';
 
 /** One of the issue's targets, judged on a run's figures. */
 export interface TargetCheck {
@@ -11,6 +12,9 @@ export interface TargetCheck {
 }
 
 export interface Ratios {
+  /** Floor/toolwire rounds the next two figures are the medians of. */
+  readonly rounds: number;
+  readonly perRound: readonly { readonly throughputVsFloor: number; readonly p99AddedMs: number }[];
   /** toolwire / floor throughput. */
   readonly throughputVsFloor: number | undefined;
   /** toolwire p99 minus floor p99, ms. */
@@ -33,9 +37,28 @@ function get(results: readonly ScenarioResult[], id: string): ScenarioResult | u
   return results.find((r) => r.scenario.id === id && r.load !== undefined && r.load.answered > 0);
 }
 
+function median(values: number[]): number | undefined {
+  if (values.length === 0) return undefined;
+  const v = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(v.length / 2);
+  return v.length % 2 === 1 ? v[mid] : (v[mid - 1]! + v[mid]!) / 2;
+}
+
+/** The floor/toolwire pairs of every round (round 1 is `*-single`, round n `*-single-rn`). */
+function pairs(results: readonly ScenarioResult[]): { floor: LoadResult; tw: LoadResult }[] {
+  const out: { floor: LoadResult; tw: LoadResult }[] = [];
+  for (let round = 1; ; round++) {
+    const suffix = round === 1 ? '' : `-r${round}`;
+    const f = results.find((r) => r.scenario.id === `floor-single${suffix}`);
+    const t = results.find((r) => r.scenario.id === `toolwire-single${suffix}`);
+    if (!f && !t) return out;
+    if (f?.load && t?.load && f.load.answered > 0 && t.load.answered > 0) out.push({ floor: f.load, tw: t.load });
+  }
+}
+
 export function computeRatios(results: readonly ScenarioResult[]): Ratios {
-  const floor = get(results, 'floor-single')?.load;
   const tw = get(results, 'toolwire-single')?.load;
+  const rounds = pairs(results);
   const py = get(results, 'python-single')?.load;
   const streamResult = get(results, 'toolwire-stream');
   const stream = streamResult?.load;
@@ -43,9 +66,11 @@ export function computeRatios(results: readonly ScenarioResult[]): Ratios {
   const streamCpu = streamResult?.resources?.cpuUsPerRequest;
   const long = get(results, 'toolwire-long')?.resources;
   return {
-    throughputVsFloor: tw && floor ? tw.throughputPerSec / floor.throughputPerSec : undefined,
-    p99AddedMs: tw && floor ? tw.latency.p99Ms - floor.latency.p99Ms : undefined,
-    p999AddedMs: tw && floor ? tw.latency.p999Ms - floor.latency.p999Ms : undefined,
+    rounds: rounds.length,
+    throughputVsFloor: median(rounds.map((r) => r.tw.throughputPerSec / r.floor.throughputPerSec)),
+    p99AddedMs: median(rounds.map((r) => r.tw.latency.p99Ms - r.floor.latency.p99Ms)),
+    p999AddedMs: median(rounds.map((r) => r.tw.latency.p999Ms - r.floor.latency.p999Ms)),
+    perRound: rounds.map((r) => ({ throughputVsFloor: r.tw.throughputPerSec / r.floor.throughputPerSec, p99AddedMs: r.tw.latency.p99Ms - r.floor.latency.p99Ms })),
     throughputVsPeer: tw && py ? tw.throughputPerSec / py.throughputPerSec : undefined,
     p99VsPeer: tw && py ? tw.latency.p99Ms / py.latency.p99Ms : undefined,
     longRunRssGrowth: long?.rssGrowth,

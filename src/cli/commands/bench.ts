@@ -21,6 +21,7 @@ environment (scripts/python-env.sh) when they are missing.
       --targets LIST       floor,toolwire,python (default all; python needs a broker)
       --scenarios LIST     only these scenario ids (e.g. toolwire-single,floor-single)
   -c, --concurrency K      requests in flight (default ${BENCH_DEFAULTS.concurrency})
+      --rounds N           floor/toolwire rounds in alternating order; ratios are medians (default ${BENCH_DEFAULTS.rounds})
   -n, --requests N         requests per scenario (default: --duration)
   -d, --duration SECONDS   per scenario (default ${BENCH_DEFAULTS.durationMs / 1000})
       --warmup SECONDS     unrecorded load first (default ${BENCH_DEFAULTS.warmupMs / 1000})
@@ -151,6 +152,7 @@ export const benchCommand: Command = {
         targets: { type: 'string' },
         scenarios: { type: 'string' },
         concurrency: { type: 'string', short: 'c' },
+        rounds: { type: 'string' },
         requests: { type: 'string', short: 'n' },
         duration: { type: 'string', short: 'd' },
         warmup: { type: 'string' },
@@ -199,6 +201,7 @@ export const benchCommand: Command = {
       broker,
       targets: targetNames as TargetName[],
       concurrency: num(values.concurrency, '--concurrency', 1) ?? BENCH_DEFAULTS.concurrency,
+      rounds: Math.trunc(num(values.rounds, '--rounds', 1) ?? BENCH_DEFAULTS.rounds),
       requests,
       durationMs: (num(values.duration, '--duration', 1) ?? (quick ? 3 : BENCH_DEFAULTS.durationMs / 1000)) * 1000,
       warmupMs: (num(values.warmup, '--warmup', 0) ?? (quick ? 1 : BENCH_DEFAULTS.warmupMs / 1000)) * 1000,

@@ -71,6 +71,21 @@ describe('target checks', () => {
     expect(checks.find((c) => c.id === 'rss-flat')?.measured).toBe('not measured');
   });
 
+  it('takes the floor ratios as medians over rounds, each round a floor/toolwire pair', () => {
+    const r = computeRatios([
+      result('floor-single', load(1000, 10)),
+      result('toolwire-single', load(500, 30)),
+      result('toolwire-single-r2', load(950, 11)),
+      result('floor-single-r2', load(1000, 10)),
+      result('floor-single-r3', load(1000, 10)),
+      result('toolwire-single-r3', load(900, 12)),
+    ]);
+    expect(r.rounds).toBe(3);
+    expect(r.throughputVsFloor).toBeCloseTo(0.9);
+    expect(r.p99AddedMs).toBeCloseTo(2);
+    expect(r.perRound.map((x) => x.throughputVsFloor)).toEqual([0.5, 0.95, 0.9]);
+  });
+
   it('ignores a scenario that failed', () => {
     expect(computeRatios([result('floor-single', load(1000, 10)), result('toolwire-single', undefined)]).throughputVsFloor).toBeUndefined();
   });
@@ -101,6 +116,7 @@ describe('summarizeResources', () => {
 
 const options = {
   transport: 'pulsar-ws',
+  rounds: 1,
   targets: ['floor', 'toolwire', 'python'],
   concurrency: 64,
   requests: undefined,
@@ -128,6 +144,11 @@ describe('planScenarios', () => {
   it('measures the three-way single comparison first, then toolwire streamed, then the long RSS run', () => {
     const ids = planScenarios({ ...options, broker: undefined, python: undefined } as BenchOptions).map((s) => s.id);
     expect(ids).toEqual(['floor-single', 'toolwire-single', 'python-single', 'toolwire-stream', 'toolwire-long']);
+  });
+
+  it('repeats the floor/toolwire pair in alternating order for extra rounds', () => {
+    const ids = planScenarios({ ...options, rounds: 3, streamChunks: 0, longRequests: 0, broker: undefined, python: undefined } as BenchOptions).map((s) => s.id);
+    expect(ids).toEqual(['floor-single', 'toolwire-single', 'python-single', 'toolwire-single-r2', 'floor-single-r2', 'floor-single-r3', 'toolwire-single-r3']);
   });
 
   it('bounds each scenario by requests when asked, and skips what is switched off', () => {
