@@ -1,0 +1,77 @@
+import { Socket } from 'node:net';
+import pino from 'pino';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { PulsarWsConnection } from '../../../src/transport/pulsar-ws-connection.js';
+import { FakePulsarWs } from './fake-pulsar-ws.js';
+
+const log = pino({ level: 'silent' });
+const TOPIC = 'persistent://public/default/cork';
+
+/** Counts the writes that reach the client socket's handle (one syscall each), per remote port. */
+function countSocketWrites(port: number): { readonly count: () => number } {
+  let n = 0;
+  const proto = Socket.prototype as unknown as Record<'_write' | '_writev', (...a: unknown[]) => unknown>;
+  for (const name of ['_write', '_writev'] as const) {
+    const real = proto[name];
+    vi.spyOn(proto, name).mockImplementation(function (this: Socket, ...args: unknown[]) {
+      if (this.remotePort === port) n++;
+      return real.apply(this, args);
+    });
+  }
+  return { count: () => n };
+}
+
+describe('PulsarWsConnection write batching', () => {
+  let fake: FakePulsarWs | undefined;
+  let conn: PulsarWsConnection | undefined;
+
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await conn?.close();
+    await fake?.stop();
+    conn = undefined;
+    fake = undefined;
+  });
+
+  const open = async (): Promise<[FakePulsarWs, PulsarWsConnection]> => {
+    fake = await FakePulsarWs.start();
+    conn = new PulsarWsConnection({
+      url: `${fake.url.replace('http', 'ws')}/ws/v2/producer/persistent/public/default/cork`,
+      role: 'producer',
+      topic: TOPIC,
+      log,
+      pingIntervalMs: 60_000,
+      connectTimeoutMs: 2_000,
+      handshakeTimeoutMs: 2_000,
+      backoff: { initialDelayMs: 10, maxDelayMs: 50 },
+      handlers: { onOpen: () => {}, onMessage: () => {}, onDown: () => {} },
+    });
+    await conn.open();
+    return [fake, conn];
+  };
+
+  it('sends the frames of one turn in one socket write, in order, and flushes after the turn', async () => {
+    const [server, c] = await open();
+    const writes = countSocketWrites(Number(new URL(server.url).port));
+
+    for (let i = 0; i < 50; i++) expect(c.send(JSON.stringify({ payload: '', context: String(i) }))).toBe(true);
+    await new Promise((r) => setImmediate(r));
+    expect(writes.count()).toBe(1);
+
+    // A later lone frame is not held back by the earlier cork.
+    expect(c.send(JSON.stringify({ payload: '', context: 'late' }))).toBe(true);
+    await vi.waitFor(() => expect(server.received).toHaveLength(51), { timeout: 2_000, interval: 5 });
+    expect(writes.count()).toBe(2);
+    expect(server.received.map((r) => r.frame['context'])).toEqual([...Array.from({ length: 50 }, (_, i) => String(i)), 'late']);
+  });
+
+  it('frames written across turns all arrive, each turn flushed on its own', async () => {
+    const [server, c] = await open();
+    for (let turn = 0; turn < 20; turn++) {
+      for (let i = 0; i < 5; i++) c.send(JSON.stringify({ payload: '', context: `${turn}.${i}` }));
+      await new Promise((r) => setImmediate(r));
+    }
+    await vi.waitFor(() => expect(server.received).toHaveLength(100), { timeout: 2_000, interval: 5 });
+    expect(server.received.map((r) => r.frame['context'])).toEqual(Array.from({ length: 100 }, (_, i) => `${Math.floor(i / 5)}.${i % 5}`));
+  });
+});
