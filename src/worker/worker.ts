@@ -39,7 +39,6 @@ export interface WorkerStats {
 interface Binding {
   readonly service: ToolService;
   readonly subscription: Subscription;
-  readonly limit: LimitFunction;
   readonly loop: Promise<void>;
 }
 
@@ -100,7 +99,7 @@ export class Worker {
           },
           signal,
         );
-        const limit = pLimit(service.concurrency ?? this.limits.serviceConcurrency);
+        const concurrency = service.concurrency ?? this.limits.serviceConcurrency;
         const handler = new RequestHandler({
           service,
           catalog: () => this.catalog,
@@ -110,11 +109,11 @@ export class Worker {
           log: log.child({ service: service.id }),
           hardStop: this.hardStop.signal,
         });
-        const loop = this.consume(subscription, limit, handler).catch((err: unknown) => {
+        const loop = this.consume(subscription, concurrency, handler).catch((err: unknown) => {
           // The subscription itself failed: say so loudly; readiness reports the transport.
           log.error({ err, service: service.id }, 'intake loop failed; service no longer consumed');
         });
-        this.bindings.push({ service, subscription, limit, loop });
+        this.bindings.push({ service, subscription, loop });
         log.info({ service: service.id, topic: service.requestQueue, subscription: service.subscription, plugin: plugin.kind }, 'consuming');
       }
       this.state = WorkerState.Running;
@@ -125,22 +124,30 @@ export class Worker {
     }
   }
 
-  private async consume(subscription: Subscription, limit: LimitFunction, handler: RequestHandler): Promise<void> {
+  /**
+   * The service's bound is kept here, by taking no more than it may run, so it needs a counter
+   * rather than a second limiter (a nested p-limit cost a few promises per request). The
+   * global bound, shared by every service, queues in p-limit in arrival order.
+   */
+  private async consume(subscription: Subscription, concurrency: number, handler: RequestHandler): Promise<void> {
     let freed: (() => void) | undefined;
+    let taken = 0;
     const wake = () => freed?.();
     this.wakers.add(wake);
     for await (const msg of subscription) {
       this.counts.received++;
-      const task = limit(() => this.global(() => handler.handle(msg)))
+      taken++;
+      const task = this.global(() => handler.handle(msg))
         .then((outcome) => this.count(outcome))
         .catch((err: unknown) => this.options.log.error({ err }, 'request handler failed'))
         .finally(() => {
+          taken--;
           this.inFlight.delete(task);
           freed?.();
         });
       this.inFlight.add(task);
       // Take no more than the service may run: the rest stays with the broker.
-      while (limit.activeCount + limit.pendingCount >= limit.concurrency && !this.intakeStopped) {
+      while (taken >= concurrency && !this.intakeStopped) {
         await new Promise<void>((resolve) => (freed = resolve));
         freed = undefined;
       }

@@ -227,4 +227,25 @@ describe('Worker', () => {
     for (const id of ids) await f.responses.final(id);
     expect(peak).toBe(3);
   });
+
+  it('runs no more requests at once than the worker-wide concurrency, whatever the service allows', async () => {
+    let active = 0;
+    let peak = 0;
+    const f = await fixture(
+      () =>
+        (async function* () {
+          active++;
+          peak = Math.max(peak, active);
+          await sleep(20);
+          active--;
+          yield 'done';
+        })(),
+      { concurrency: 10 },
+      { concurrency: 4 },
+    );
+    const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => f.request(REQ, { name: `n${i}` }, { mode: 'm1' })));
+    const answers = await Promise.all(ids.map((id) => f.responses.final(id)));
+    expect(answers.map((a) => a[0]?.response)).toEqual(ids.map(() => 'done'));
+    expect(peak).toBe(4);
+  });
 });
