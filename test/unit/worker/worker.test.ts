@@ -209,11 +209,12 @@ describe('Worker', () => {
     expect((await f.responses.final(id))[0]?.error?.type).toBe('payload-too-large');
   });
 
-  it('runs no more requests of a service at once than its concurrency', async () => {
+  /** A tool that takes 20 ms and records how many of its calls ran at once. */
+  function overlapCounter(): { behaviour: () => AsyncIterable<string>; readonly peak: () => number } {
     let active = 0;
     let peak = 0;
-    const f = await fixture(
-      () =>
+    return {
+      behaviour: () =>
         (async function* () {
           active++;
           peak = Math.max(peak, active);
@@ -221,31 +222,24 @@ describe('Worker', () => {
           active--;
           yield 'done';
         })(),
-      { concurrency: 3 },
-    );
+      peak: () => peak,
+    };
+  }
+
+  it('runs no more requests of a service at once than its concurrency', async () => {
+    const tool = overlapCounter();
+    const f = await fixture(tool.behaviour, { concurrency: 3 });
     const ids = await Promise.all(Array.from({ length: 15 }, (_, i) => f.request(REQ, { name: `n${i}` }, { mode: 'm1' })));
     for (const id of ids) await f.responses.final(id);
-    expect(peak).toBe(3);
+    expect(tool.peak()).toBe(3);
   });
 
   it('runs no more requests at once than the worker-wide concurrency, whatever the service allows', async () => {
-    let active = 0;
-    let peak = 0;
-    const f = await fixture(
-      () =>
-        (async function* () {
-          active++;
-          peak = Math.max(peak, active);
-          await sleep(20);
-          active--;
-          yield 'done';
-        })(),
-      { concurrency: 10 },
-      { concurrency: 4 },
-    );
+    const tool = overlapCounter();
+    const f = await fixture(tool.behaviour, { concurrency: 10 }, { concurrency: 4 });
     const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => f.request(REQ, { name: `n${i}` }, { mode: 'm1' })));
     const answers = await Promise.all(ids.map((id) => f.responses.final(id)));
     expect(answers.map((a) => a[0]?.response)).toEqual(ids.map(() => 'done'));
-    expect(peak).toBe(4);
+    expect(tool.peak()).toBe(4);
   });
 });
