@@ -9,8 +9,8 @@ import {
   type NativeProducer,
 } from './pulsar-native-client.js';
 import { PulsarNativeSubscription } from './pulsar-native-consumer.js';
-import { parseTopic } from './topic-name.js';
-import { toBuffer, type OutgoingMessage, type Producer, type SubscribeOptions, type Subscription, type Transport } from './transport.js';
+import { BrokerTransport } from './broker-transport.js';
+import { toBuffer, type OutgoingMessage, type Producer, type SubscribeOptions } from './transport.js';
 
 export interface PulsarNativeTransportSettings {
   readonly kind: 'pulsar';
@@ -35,11 +35,26 @@ export interface PulsarNativeTransportSettings {
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 
 class NativeProducerHandle implements Producer {
-  closed = false;
+  private closed = false;
+  private closing: Promise<void> | undefined;
   constructor(
     readonly topic: string,
-    readonly native: NativeProducer,
+    private readonly native: NativeProducer,
   ) {}
+
+  get isConnected(): boolean {
+    return !this.closed && this.native.isConnected();
+  }
+
+  /** Refuse new sends, flush what libpulsar holds, close. Idempotent. */
+  close(): Promise<void> {
+    this.closed = true;
+    this.closing ??= (async () => {
+      await this.native.flush();
+      await this.native.close();
+    })();
+    return this.closing;
+  }
 
   async send(message: OutgoingMessage, signal?: AbortSignal): Promise<void> {
     if (this.closed) throw new TransportError(`pulsar: producer for ${this.topic} is closed`, { retriable: false });
@@ -59,18 +74,16 @@ class NativeProducerHandle implements Producer {
  * go out together); with batching a Shared subscription hands a whole batch to one
  * consumer, which matters only when one producer sends bursts to a multi-replica worker.
  */
-export class PulsarNativeTransport implements Transport {
+export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscription, NativeProducerHandle> {
   readonly kind = 'pulsar';
-  private readonly producers = new Map<string, Promise<NativeProducerHandle>>();
-  private readonly openProducers = new Set<NativeProducerHandle>();
-  private readonly subscriptions = new Set<PulsarNativeSubscription>();
-  private closing: Promise<void> | undefined;
 
   private constructor(
     private readonly client: NativeClient,
     private readonly settings: PulsarNativeTransportSettings,
-    private readonly log: Logger,
-  ) {}
+    log: Logger,
+  ) {
+    super(log);
+  }
 
   /** Throws ConfigError naming `pulsar-ws` when `pulsar-client` is not installed or does not load. */
   static async create(settings: PulsarNativeTransportSettings): Promise<PulsarNativeTransport> {
@@ -92,116 +105,38 @@ export class PulsarNativeTransport implements Transport {
     return new PulsarNativeTransport(client, settings, log);
   }
 
-  get connected(): boolean {
-    if (this.closing) return false;
-    let any = false;
-    for (const s of this.subscriptions) {
-      if (!s.isConnected) return false;
-      any = true;
-    }
-    for (const p of this.openProducers) {
-      if (!p.native.isConnected()) return false;
-      any = true;
-    }
-    return any;
-  }
-
-  async subscribe(options: SubscribeOptions, signal?: AbortSignal): Promise<Subscription> {
-    this.assertOpen();
-    const topic = canonicalTopic(options.topic);
-    let sub: PulsarNativeSubscription;
+  protected async openSubscription(options: SubscribeOptions, signal: AbortSignal | undefined): Promise<PulsarNativeSubscription> {
     try {
-      sub = await PulsarNativeSubscription.open(
+      return await PulsarNativeSubscription.open(
         this.client,
-        { ...options, topic },
-        { log: this.log, receivePollMs: this.settings.receivePollMs ?? 1_000, onClosed: (s) => this.subscriptions.delete(s) },
+        options,
+        { log: this.log, receivePollMs: this.settings.receivePollMs ?? 1_000, onClosed: this.forget },
         signal,
       );
     } catch (err) {
-      throw wrap(err, `pulsar: cannot subscribe to ${topic} (subscription ${options.subscription})`);
+      throw wrap(err, `pulsar: cannot subscribe to ${options.topic} (subscription ${options.subscription})`);
     }
-    if (this.closing) {
-      await sub.close();
-      this.assertOpen();
-    }
-    this.subscriptions.add(sub);
-    return sub;
   }
 
-  producer(topic: string, signal?: AbortSignal): Promise<Producer> {
+  protected async openProducer(topic: string, signal: AbortSignal | undefined): Promise<NativeProducerHandle> {
+    const creating = this.client.createProducer({
+      topic,
+      sendTimeoutMs: this.settings.sendTimeoutMs ?? 30_000,
+      maxPendingMessages: this.settings.maxPendingMessages ?? 10_000,
+      blockIfQueueFull: true,
+      batchingEnabled: true,
+      batchingMaxPublishDelayMs: this.settings.batchingMaxPublishDelayMs ?? 1,
+    });
     try {
-      this.assertOpen();
-      topic = canonicalTopic(topic);
+      return new NativeProducerHandle(topic, await abortable(creating, signal, `creating a producer for ${topic}`, (late) => void late.close()));
     } catch (err) {
-      return Promise.reject(err);
+      throw wrap(err, `pulsar: cannot create a producer for ${topic}`);
     }
-    let p = this.producers.get(topic);
-    if (p === undefined) {
-      const creating = this.client.createProducer({
-        topic,
-        sendTimeoutMs: this.settings.sendTimeoutMs ?? 30_000,
-        maxPendingMessages: this.settings.maxPendingMessages ?? 10_000,
-        blockIfQueueFull: true,
-        batchingEnabled: true,
-        batchingMaxPublishDelayMs: this.settings.batchingMaxPublishDelayMs ?? 1,
-      });
-      p = abortable(creating, signal, `creating a producer for ${topic}`, (late) => void late.close()).then(
-        (native) => {
-          const handle = new NativeProducerHandle(topic, native);
-          this.openProducers.add(handle);
-          return handle;
-        },
-        (err: unknown) => {
-          this.producers.delete(topic);
-          throw wrap(err, `pulsar: cannot create a producer for ${topic}`);
-        },
-      );
-      this.producers.set(topic, p);
-    }
-    return p;
   }
 
-  /** Close subscriptions, flush and close producers, then the client. Idempotent. */
-  close(): Promise<void> {
-    this.closing ??= this.closeAll();
-    return this.closing;
+  protected override async closeClient(): Promise<void> {
+    await this.client.close();
   }
-
-  private async closeAll(): Promise<void> {
-    const steps: Promise<unknown>[] = [];
-    for (const s of this.subscriptions) steps.push(s.close());
-    for (const p of this.producers.values()) {
-      steps.push(
-        p.then(
-          async (handle) => {
-            handle.closed = true;
-            await handle.native.flush();
-            await handle.native.close();
-          },
-          () => undefined,
-        ),
-      );
-    }
-    for (const r of await Promise.allSettled(steps)) if (r.status === 'rejected') this.log.warn({ err: r.reason }, 'pulsar close step failed');
-    try {
-      await this.client.close();
-    } catch (err) {
-      this.log.warn({ err }, 'pulsar client close failed');
-    }
-    this.subscriptions.clear();
-    this.producers.clear();
-    this.openProducers.clear();
-  }
-
-  private assertOpen(): void {
-    if (this.closing) throw new TransportError('pulsar transport is closed', { retriable: false });
-  }
-}
-
-function canonicalTopic(topic: string): string {
-  const t = parseTopic(topic);
-  if ('error' in t) throw new ConfigError([t.error]);
-  return t.full;
 }
 
 /** libpulsar errors are plain Errors; name the operation and keep the cause. Ours pass through. */

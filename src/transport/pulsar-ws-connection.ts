@@ -14,13 +14,9 @@ export interface ConnectionHandlers {
   onDown(): void;
 }
 
-export interface PulsarWsConnectionOptions {
-  /** Endpoint URL without the token (safe to log). */
-  readonly url: string;
+/** What every socket of one transport shares: the consumer's and producer's settings extend it. */
+export interface PulsarWsLinkSettings {
   readonly token?: string;
-  readonly role: WsRole;
-  readonly topic: string;
-  readonly subscription?: string;
   readonly log: Logger;
   readonly pingIntervalMs: number;
   /** Bound on the first open, retries included. */
@@ -28,9 +24,17 @@ export interface PulsarWsConnectionOptions {
   /** Bound on one HTTP upgrade. */
   readonly handshakeTimeoutMs: number;
   readonly backoff: BackoffOptions;
-  readonly handlers: ConnectionHandlers;
   /** Called whenever the open/closed state changes (the transport's `connected`). */
   readonly onStateChange?: () => void;
+}
+
+export interface PulsarWsConnectionOptions extends PulsarWsLinkSettings {
+  /** Endpoint URL without the token (safe to log). */
+  readonly url: string;
+  readonly role: WsRole;
+  readonly topic: string;
+  readonly subscription?: string;
+  readonly handlers: ConnectionHandlers;
 }
 
 const CLOSE_GRACE_MS = 2_000;
@@ -102,8 +106,18 @@ export class PulsarWsConnection {
    * The first connection. Network failures and 5xx answers are retried with backoff until
    * `connectTimeoutMs` or `signal`; a 4xx refusal fails at once, so a wrong setting or a busy
    * exclusive subscription is reported rather than waited on. (Reconnects retry them all.)
+   * A connection whose first open fails is closed: nothing of it keeps running.
    */
   async open(signal?: AbortSignal): Promise<void> {
+    try {
+      await this.firstOpen(signal);
+    } catch (err) {
+      await this.close();
+      throw err;
+    }
+  }
+
+  private async firstOpen(signal: AbortSignal | undefined): Promise<void> {
     const deadline = Date.now() + this.opts.connectTimeoutMs;
     const backoff = new Backoff(this.opts.backoff);
     const stop = signal ? AbortSignal.any([signal, this.stopper.signal]) : this.stopper.signal;

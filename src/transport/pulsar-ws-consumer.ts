@@ -1,24 +1,16 @@
 import type { Logger } from 'pino';
 import { AsyncQueue } from './async-queue.js';
-import type { BackoffOptions } from './backoff.js';
 import { createSubscriptionAtEarliest, httpBaseOf } from './pulsar-admin.js';
-import { PulsarWsConnection } from './pulsar-ws-connection.js';
+import { PulsarWsConnection, type PulsarWsLinkSettings } from './pulsar-ws-connection.js';
 import { endpointUrl, isPersistentTopic } from './pulsar-ws-endpoint.js';
 import { defaultDeadLetterTopic, type IncomingMessage, type SubscribeOptions, type Subscription } from './transport.js';
 
 /** The WebSocket service caps the receiver queue at 1000. */
 export const MAX_WS_RECEIVER_QUEUE = 1000;
 
-export interface PulsarWsSubscriptionSettings {
+export interface PulsarWsSubscriptionSettings extends PulsarWsLinkSettings {
   /** `ws(s)://host:port` */
   readonly base: string;
-  readonly token?: string;
-  readonly log: Logger;
-  readonly pingIntervalMs: number;
-  readonly connectTimeoutMs: number;
-  readonly handshakeTimeoutMs: number;
-  readonly backoff: BackoffOptions;
-  readonly onStateChange?: () => void;
   /** Called once when the subscription has detached for good. */
   readonly onClosed?: (sub: PulsarWsSubscription) => void;
 }
@@ -105,17 +97,12 @@ export class PulsarWsSubscription implements Subscription {
       subscriptionInitialPosition: options.initialPosition === 'earliest' ? 'Earliest' : undefined,
     });
     this.conn = new PulsarWsConnection({
+      ...settings,
       url,
-      token: settings.token,
       role: 'consumer',
       topic: options.topic,
       subscription: options.subscription,
       log: this.log,
-      pingIntervalMs: settings.pingIntervalMs,
-      connectTimeoutMs: settings.connectTimeoutMs,
-      handshakeTimeoutMs: settings.handshakeTimeoutMs,
-      backoff: settings.backoff,
-      onStateChange: settings.onStateChange,
       handlers: {
         onOpen: (generation) => this.onOpen(generation),
         onMessage: (text) => this.onMessage(text),
@@ -126,16 +113,12 @@ export class PulsarWsSubscription implements Subscription {
 
   static async open(options: SubscribeOptions, settings: PulsarWsSubscriptionSettings, signal?: AbortSignal): Promise<PulsarWsSubscription> {
     const sub = new PulsarWsSubscription(options, settings);
-    try {
-      if (options.initialPosition === 'earliest' && sub.persistent) {
-        const r = await createSubscriptionAtEarliest(httpBaseOf(settings.base), options.topic, options.subscription, settings.token, signal);
-        sub.log.debug({ result: r }, 'subscription at earliest');
-      }
-      await sub.conn.open(signal);
-    } catch (err) {
-      await sub.conn.close();
-      throw err;
+    // Nothing runs before conn.open(), so a failed admin call leaves nothing to close.
+    if (options.initialPosition === 'earliest' && sub.persistent) {
+      const r = await createSubscriptionAtEarliest(httpBaseOf(settings.base), options.topic, options.subscription, settings.token, signal);
+      sub.log.debug({ result: r }, 'subscription at earliest');
     }
+    await sub.conn.open(signal);
     return sub;
   }
 
@@ -148,7 +131,7 @@ export class PulsarWsSubscription implements Subscription {
   }
 
   /** True while the socket is open. */
-  get isOpen(): boolean {
+  get isConnected(): boolean {
     return this.conn.isOpen;
   }
 

@@ -1,19 +1,12 @@
 import type { Logger } from 'pino';
 import { AbortedError, PayloadTooLargeError, TransportError } from '../errors.js';
-import type { BackoffOptions } from './backoff.js';
-import { PulsarWsConnection } from './pulsar-ws-connection.js';
+import { PulsarWsConnection, type PulsarWsLinkSettings } from './pulsar-ws-connection.js';
 import { endpointUrl } from './pulsar-ws-endpoint.js';
 import { toBuffer, type OutgoingMessage, type Producer } from './transport.js';
 
-export interface PulsarWsProducerSettings {
+export interface PulsarWsProducerSettings extends PulsarWsLinkSettings {
   /** `ws(s)://host:port` */
   readonly base: string;
-  readonly token?: string;
-  readonly log: Logger;
-  readonly pingIntervalMs: number;
-  readonly connectTimeoutMs: number;
-  readonly handshakeTimeoutMs: number;
-  readonly backoff: BackoffOptions;
   /** A send not confirmed within this fails (reconnect time included). */
   readonly sendTimeoutMs: number;
   /** Sends written and not yet confirmed; more wait here in order. */
@@ -22,7 +15,6 @@ export interface PulsarWsProducerSettings {
   readonly maxFrameBytes: number;
   /** How long close() waits for outstanding sends before failing them. */
   readonly closeTimeoutMs: number;
-  readonly onStateChange?: () => void;
 }
 
 interface PendingSend {
@@ -82,16 +74,11 @@ export class PulsarWsProducer implements Producer {
   ) {
     this.log = settings.log.child({ topic });
     this.conn = new PulsarWsConnection({
+      ...settings,
       url: endpointUrl(settings.base, 'producer', topic, undefined, {}),
-      token: settings.token,
       role: 'producer',
       topic,
       log: this.log,
-      pingIntervalMs: settings.pingIntervalMs,
-      connectTimeoutMs: settings.connectTimeoutMs,
-      handshakeTimeoutMs: settings.handshakeTimeoutMs,
-      backoff: settings.backoff,
-      onStateChange: settings.onStateChange,
       handlers: {
         onOpen: (generation) => this.onOpen(generation),
         onMessage: (text) => this.onReply(text),
@@ -102,16 +89,11 @@ export class PulsarWsProducer implements Producer {
 
   static async open(topic: string, settings: PulsarWsProducerSettings, signal?: AbortSignal): Promise<PulsarWsProducer> {
     const p = new PulsarWsProducer(topic, settings);
-    try {
-      await p.conn.open(signal);
-    } catch (err) {
-      await p.conn.close();
-      throw err;
-    }
+    await p.conn.open(signal);
     return p;
   }
 
-  get isOpen(): boolean {
+  get isConnected(): boolean {
     return this.conn.isOpen;
   }
 

@@ -1,11 +1,10 @@
 import type { Logger } from 'pino';
-import { ConfigError, TransportError } from '../errors.js';
 import type { BackoffOptions } from './backoff.js';
+import { BrokerTransport } from './broker-transport.js';
 import { PulsarWsSubscription, type PulsarWsSubscriptionSettings } from './pulsar-ws-consumer.js';
 import { webSocketBase } from './pulsar-ws-endpoint.js';
 import { PulsarWsProducer, type PulsarWsProducerSettings } from './pulsar-ws-producer.js';
-import { parseTopic } from './topic-name.js';
-import type { Producer, SubscribeOptions, Subscription, Transport } from './transport.js';
+import type { SubscribeOptions } from './transport.js';
 
 export interface PulsarWsTransportSettings {
   readonly kind: 'pulsar-ws';
@@ -43,21 +42,15 @@ export interface PulsarWsTransportSettings {
  * - `connected` is true while every open subscription and producer has its socket up (and
  *   at least one exists): it goes false during a reconnect.
  */
-export class PulsarWsTransport implements Transport {
+export class PulsarWsTransport extends BrokerTransport<PulsarWsSubscription, PulsarWsProducer> {
   readonly kind = 'pulsar-ws';
-  private readonly log: Logger;
   private readonly subSettings: PulsarWsSubscriptionSettings;
   private readonly prodSettings: PulsarWsProducerSettings;
-  private readonly producers = new Map<string, Promise<PulsarWsProducer>>();
-  private readonly openProducers = new Set<PulsarWsProducer>();
-  private readonly subscriptions = new Set<PulsarWsSubscription>();
-  private closing: Promise<void> | undefined;
 
   constructor(settings: PulsarWsTransportSettings) {
-    const base = webSocketBase(settings.url);
-    this.log = settings.log.child({ component: 'transport', transport: 'pulsar-ws' });
+    super(settings.log.child({ component: 'transport', transport: 'pulsar-ws' }));
     const common = {
-      base,
+      base: webSocketBase(settings.url),
       token: settings.token,
       log: this.log,
       pingIntervalMs: settings.pingIntervalMs ?? 30_000,
@@ -65,7 +58,7 @@ export class PulsarWsTransport implements Transport {
       handshakeTimeoutMs: settings.handshakeTimeoutMs ?? 10_000,
       backoff: settings.reconnect ?? {},
     };
-    this.subSettings = { ...common, onClosed: (s) => this.subscriptions.delete(s) };
+    this.subSettings = { ...common, onClosed: this.forget };
     this.prodSettings = {
       ...common,
       sendTimeoutMs: settings.sendTimeoutMs ?? 30_000,
@@ -75,85 +68,11 @@ export class PulsarWsTransport implements Transport {
     };
   }
 
-  get connected(): boolean {
-    if (this.closing) return false;
-    let any = false;
-    for (const s of this.subscriptions) {
-      if (!s.isOpen) return false;
-      any = true;
-    }
-    for (const p of this.openProducers) {
-      if (!p.isOpen) return false;
-      any = true;
-    }
-    return any;
+  protected openSubscription(options: SubscribeOptions, signal: AbortSignal | undefined): Promise<PulsarWsSubscription> {
+    return PulsarWsSubscription.open(options, this.subSettings, signal);
   }
 
-  async subscribe(options: SubscribeOptions, signal?: AbortSignal): Promise<Subscription> {
-    this.assertOpen();
-    const sub = await PulsarWsSubscription.open({ ...options, topic: canonicalTopic(options.topic) }, this.subSettings, signal);
-    if (this.closing) {
-      await sub.close();
-      this.assertOpen();
-    }
-    this.subscriptions.add(sub);
-    return sub;
+  protected openProducer(topic: string, signal: AbortSignal | undefined): Promise<PulsarWsProducer> {
+    return PulsarWsProducer.open(topic, this.prodSettings, signal);
   }
-
-  /** Cached per topic; concurrent first calls share one open (and the first caller's signal). */
-  producer(topic: string, signal?: AbortSignal): Promise<Producer> {
-    try {
-      this.assertOpen();
-      topic = canonicalTopic(topic);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    let p = this.producers.get(topic);
-    if (p === undefined) {
-      p = PulsarWsProducer.open(topic, this.prodSettings, signal).then(
-        async (producer) => {
-          if (this.closing) {
-            await producer.close();
-            this.assertOpen();
-          }
-          this.openProducers.add(producer);
-          return producer;
-        },
-        (err: unknown) => {
-          this.producers.delete(topic);
-          throw err;
-        },
-      );
-      this.producers.set(topic, p);
-    }
-    return p;
-  }
-
-  /** Close every subscription, then every producer (letting outstanding sends finish). Idempotent. */
-  close(): Promise<void> {
-    this.closing ??= this.closeAll();
-    return this.closing;
-  }
-
-  private async closeAll(): Promise<void> {
-    const steps: Promise<void>[] = [];
-    for (const s of this.subscriptions) steps.push(s.close());
-    for (const p of this.producers.values()) steps.push(p.then((producer) => producer.close(), () => undefined));
-    const results = await Promise.allSettled(steps);
-    for (const r of results) if (r.status === 'rejected') this.log.warn({ err: r.reason }, 'pulsar-ws close step failed');
-    this.subscriptions.clear();
-    this.producers.clear();
-    this.openProducers.clear();
-  }
-
-  private assertOpen(): void {
-    if (this.closing) throw new TransportError('pulsar-ws transport is closed', { retriable: false });
-  }
-}
-
-/** Full topic name from either form; a malformed one is a settings problem. */
-function canonicalTopic(topic: string): string {
-  const t = parseTopic(topic);
-  if ('error' in t) throw new ConfigError([t.error]);
-  return t.full;
 }
