@@ -1,41 +1,16 @@
-import type { Logger } from 'pino';
-import { openTransport } from '../cli/open-transport.js';
-import { errorMessage } from '../errors.js';
-import { readSettings } from '../settings.js';
 import { ManagedChild, PROBE_MODULE_URL, TOOLWIRE_BIN } from './child-process.js';
 import type { BrokerEndpoints } from './transport-for.js';
 
-/** How a worker process is started: `toolwire run` itself, or its stand-in. */
+/** How a worker process is started, and how reports name it. */
 export interface WorkerLauncher {
   readonly argv: readonly string[];
   /** Printed in reports: which command served. */
   readonly description: string;
 }
 
-const launchers = new Map<string, Promise<WorkerLauncher>>();
-
-/**
- * `toolwire run` when the CLI can open the transport (asked of open-transport.ts itself,
- * which is what `run` uses), else `toolwire bench serve-worker` (the same composition with
- * createTransport). Nothing is connected by asking: the transports connect lazily.
- */
-export function workerLauncher(kind: 'pulsar-ws' | 'pulsar', broker: BrokerEndpoints, log: Logger): Promise<WorkerLauncher> {
-  let l = launchers.get(kind);
-  if (!l) {
-    l = (async () => {
-      try {
-        const settings = readSettings({ TOOLWIRE_TRANSPORT: kind, PULSAR_URL: broker.pulsarUrl, PULSAR_ADMIN_URL: broker.adminUrl, TOOLWIRE_HTTP_PORT: 'off' });
-        const t = await openTransport(settings, log);
-        await t.close();
-        return { argv: ['run'], description: `toolwire run (child process, ${kind})` };
-      } catch (err) {
-        log.warn({ reason: errorMessage(err) }, 'toolwire run cannot open this transport yet; using toolwire bench serve-worker (same composition, createTransport)');
-        return { argv: ['bench', 'serve-worker'], description: `toolwire bench serve-worker (child process, ${kind}; toolwire run cannot open ${kind} yet)` };
-      }
-    })();
-    launchers.set(kind, l);
-  }
-  return l;
+/** The worker the bench and the drills measure is `toolwire run` itself, as operators start it. */
+export function workerLauncher(kind: 'pulsar-ws' | 'pulsar'): WorkerLauncher {
+  return { argv: ['run'], description: `toolwire run (child process, ${kind})` };
 }
 
 export interface WorkerProcessOptions {

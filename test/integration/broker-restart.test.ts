@@ -20,20 +20,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { ToolClient } from '../../src/client/tool-client.js';
-import { bootstrapTrustGraph } from '../../src/pulsar/admin.js';
+import { OwnBroker } from '../../src/bench/own-broker.js';
 import { decodeResponse } from '../../src/envelope/response.js';
 import type { ToolCall } from '../../src/plugins/plugin.js';
 import type { Subscription, Transport } from '../../src/transport/transport.js';
 import { captureLogger, testRegistry } from '../support/harness.js';
 import { removeDir, startPulsarApp, suffix, writeConfigDir, wsTransport } from '../support/pulsar-app.js';
-import { SecondBroker } from '../support/second-broker.js';
 
 const WAVE = 25;
 const WAVES = 12;
 const N = WAVE * WAVES;
 const ACK_MARGIN_MS = 1_000;
 
-const broker = await SecondBroker.create();
+let broker: OwnBroker | undefined;
 const workerLog = captureLogger('info');
 const agentLog = captureLogger('info');
 const executions = new Map<string, number>();
@@ -67,8 +66,8 @@ async function watchWire(transport: Transport): Promise<Subscription> {
 }
 
 beforeAll(async () => {
-  await broker.start(false);
-  await bootstrapTrustGraph(broker.adminUrl, { signal: AbortSignal.timeout(60_000) });
+  broker = await OwnBroker.start(AbortSignal.timeout(240_000));
+  const { adminUrl } = broker.endpoints;
   configDir = await writeConfigDir({
     services: [{ id: 'restart-service', 'request-queue': requestQueue, 'response-queue': responseQueue, plugin: { kind: 'test', behaviour: 'slow' }, concurrency: 16 }],
   });
@@ -79,9 +78,9 @@ beforeAll(async () => {
       yield `answer ${String(call.arguments['n'])}`;
     },
   });
-  app = await startPulsarApp({ adminUrl: broker.adminUrl, configDir, log: workerLog.log, registry, limits: { nackDelayMs: 200 } });
+  app = await startPulsarApp({ adminUrl, configDir, log: workerLog.log, registry, limits: { nackDelayMs: 200 } });
   // The agent is willing to wait out the outage: its sends stay queued until the broker is back.
-  agent = await wsTransport(broker.adminUrl, agentLog.log, { sendTimeoutMs: 150_000 });
+  agent = await wsTransport(adminUrl, agentLog.log, { sendTimeoutMs: 150_000 });
   client = new ToolClient(agent, agentLog.log);
   wire = await watchWire(agent);
 }, 240_000);
@@ -92,7 +91,7 @@ afterAll(async () => {
   await agent?.close();
   await app?.stop(1_000);
   await removeDir(configDir);
-  await broker.destroy();
+  await broker?.destroy();
 }, 120_000);
 
 interface Outcome {
@@ -128,19 +127,19 @@ describe('a broker stopped under load and started again', () => {
     }
     // Stopping: two waves while the broker shuts down, two once it is down.
     const stopBeganAt = Date.now();
-    const stopping = broker.stop();
+    const stopping = broker!.stop();
     sendWave(4);
     await pause(500);
     sendWave(5);
     await stopping;
     const stopEndedAt = Date.now();
-    expect(await broker.up(), 'the broker is down after stop').toBe(false);
+    expect(await broker!.up(), 'the broker is down after stop').toBe(false);
     sendWave(6);
     await pause(1_000);
     sendWave(7);
     expect(app!.worker.state).toBe('running');
     // Starting again, on the data it left: two waves while it starts, two after.
-    const starting = broker.start(true);
+    const starting = broker!.startAgain(AbortSignal.timeout(240_000));
     sendWave(8);
     await pause(500);
     sendWave(9);

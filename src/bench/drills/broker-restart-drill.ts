@@ -2,9 +2,9 @@ import type { Producer } from '../../transport/transport.js';
 import { transportFor } from '../transport-for.js';
 import { AnswerLedger } from './answer-ledger.js';
 import { drillTopics, type DrillContext } from './drill-context.js';
-import { DrillBroker } from './drill-broker.js';
+import { OwnBroker } from '../own-broker.js';
 import { drillResult, type DrillResult } from './drill-result.js';
-import { SLOW_ECHO_MODULE } from './drill-tools.js';
+import { SLOW_ECHO_FILES, slowEchoService } from './drill-tools.js';
 import { DrillWorker } from './drill-worker.js';
 
 export interface BrokerRestartDrillOptions {
@@ -35,8 +35,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function brokerRestartDrill(ctx: DrillContext, o: BrokerRestartDrillOptions): Promise<DrillResult> {
   const started = Date.now();
   ctx.say('broker-restart: starting a broker of the drill\'s own (scripts/pulsar-broker.sh, own run dir and ports)');
-  const broker = await DrillBroker.start(ctx.signal, () => undefined);
-  const { id, requestTopic, responseTopic } = drillTopics('restart', true);
+  const broker = await OwnBroker.start(ctx.signal);
+  const topics = drillTopics('restart', true);
+  const { id, requestTopic, responseTopic } = topics;
   let worker: DrillWorker | undefined;
   let agent: Awaited<ReturnType<typeof transportFor>> | undefined;
   let ledger: AnswerLedger | undefined;
@@ -44,17 +45,8 @@ export async function brokerRestartDrill(ctx: DrillContext, o: BrokerRestartDril
     worker = await DrillWorker.create({
       broker: broker.endpoints,
       log: ctx.log,
-      services: [
-        {
-          id,
-          requestQueue: requestTopic,
-          responseQueue: responseTopic,
-          module: './slow-echo.mjs',
-          concurrency: o.concurrency,
-          tools: [{ name: `${id}-echo`, arguments: [{ name: 'text', type: 'string' }, { name: 'delay_ms', type: 'number' }] }],
-        },
-      ],
-      modules: { 'slow-echo.mjs': SLOW_ECHO_MODULE },
+      services: [slowEchoService(topics, o.concurrency)],
+      modules: SLOW_ECHO_FILES,
       env: { TOOLWIRE_CONCURRENCY: String(o.concurrency), TOOLWIRE_NACK_DELAY_MS: '200' },
     });
     await worker.start(ctx.signal);

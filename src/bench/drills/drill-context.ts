@@ -14,8 +14,15 @@ export interface DrillContext {
   readonly say: (line: string) => void;
 }
 
-/** Fresh names for one drill run: a service id and its two topics. */
-export function drillTopics(drill: string, persistentResponses: boolean): { id: string; requestTopic: string; responseTopic: string } {
+/** A drill service's id and its two topics. */
+export interface DrillTopics {
+  readonly id: string;
+  readonly requestTopic: string;
+  readonly responseTopic: string;
+}
+
+/** Fresh names for one drill run. */
+export function drillTopics(drill: string, persistentResponses: boolean): DrillTopics {
   const id = `drill-${drill}-${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
   return {
     id,

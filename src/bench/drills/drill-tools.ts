@@ -1,3 +1,6 @@
+import type { ServiceSpec } from '../service-config.js';
+import type { DrillTopics } from './drill-context.js';
+
 /**
  * Module tools the drills install beside their descriptors (plain JavaScript: the worker
  * imports them as files). Each takes its behaviour from its arguments so one file serves
@@ -15,6 +18,21 @@ export default async ({ arguments: a, signal }) => {
   return String(a.text ?? '');
 };
 `;
+
+/** The module files a worker serving slowEchoService needs beside its descriptors. */
+export const SLOW_ECHO_FILES = { 'slow-echo.mjs': SLOW_ECHO_MODULE } as const;
+
+/** A service on a drill's topics whose one tool, `<id>-echo`, is SLOW_ECHO_MODULE. */
+export function slowEchoService(t: DrillTopics, concurrency: number): ServiceSpec {
+  return {
+    id: t.id,
+    requestQueue: t.requestTopic,
+    responseQueue: t.responseTopic,
+    module: './slow-echo.mjs',
+    concurrency,
+    tools: [{ name: `${t.id}-echo`, arguments: [{ name: 'text', type: 'string' }, { name: 'delay_ms', type: 'number' }] }],
+  };
+}
 
 /** One misbehaving tool; `arguments.mode` picks how it misbehaves. */
 export const FAULT_MODULE = `// A tool that misbehaves on purpose, as arguments.mode says.

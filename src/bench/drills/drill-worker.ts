@@ -42,7 +42,7 @@ export class DrillWorker {
 
   static async create(o: DrillWorkerOptions): Promise<DrillWorker> {
     const config = await writeServiceConfig(o.services, o.modules);
-    const launcher = await workerLauncher('pulsar-ws', o.broker, o.log);
+    const launcher = workerLauncher('pulsar-ws');
     return new DrillWorker(o, config, launcher);
   }
 

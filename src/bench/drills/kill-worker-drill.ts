@@ -2,7 +2,7 @@ import { transportFor } from '../transport-for.js';
 import { AnswerLedger } from './answer-ledger.js';
 import { drillTopics, removeTopics, sendAll, type DrillContext } from './drill-context.js';
 import { drillResult, type DrillResult } from './drill-result.js';
-import { SLOW_ECHO_MODULE } from './drill-tools.js';
+import { SLOW_ECHO_FILES, slowEchoService } from './drill-tools.js';
 import { DrillWorker } from './drill-worker.js';
 
 export interface KillWorkerDrillOptions {
@@ -26,21 +26,13 @@ export const KILL_DRILL = { short: { requests: 200, toolDelayMs: 50, concurrency
  */
 export async function killWorkerDrill(ctx: DrillContext, o: KillWorkerDrillOptions): Promise<DrillResult> {
   const started = Date.now();
-  const { id, requestTopic, responseTopic } = drillTopics('kill', true);
+  const topics = drillTopics('kill', true);
+  const { id, requestTopic, responseTopic } = topics;
   const worker = await DrillWorker.create({
     broker: ctx.broker,
     log: ctx.log,
-    services: [
-      {
-        id,
-        requestQueue: requestTopic,
-        responseQueue: responseTopic,
-        module: './slow-echo.mjs',
-        concurrency: o.concurrency,
-        tools: [{ name: `${id}-echo`, arguments: [{ name: 'text', type: 'string' }, { name: 'delay_ms', type: 'number' }] }],
-      },
-    ],
-    modules: { 'slow-echo.mjs': SLOW_ECHO_MODULE },
+    services: [slowEchoService(topics, o.concurrency)],
+    modules: SLOW_ECHO_FILES,
     env: { TOOLWIRE_CONCURRENCY: String(o.concurrency) },
   });
   const agent = await transportFor('pulsar-ws', ctx.broker, ctx.log);

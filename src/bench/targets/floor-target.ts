@@ -1,7 +1,7 @@
 import { ManagedChild, PROBE_MODULE_URL, TOOLWIRE_BIN } from '../child-process.js';
 import { startFloorResponder } from '../floor-responder.js';
-import { ProbeSampler, SelfSampler } from '../resource-sampler.js';
-import type { BenchTarget, RunningTarget, TargetContext, TargetTopics } from './target.js';
+import { ProbeSampler } from '../resource-sampler.js';
+import { inProcessTarget, type BenchTarget, type RunningTarget, type TargetContext, type TargetTopics } from './target.js';
 
 /**
  * The floor: in-process on the memory transport; otherwise a Node process of its own
@@ -14,14 +14,7 @@ export const floorTarget: BenchTarget = {
   async start(topics: TargetTopics, ctx: TargetContext, signal?: AbortSignal): Promise<RunningTarget> {
     if (ctx.transport === 'memory') {
       const floor = await startFloorResponder({ ...topics, transport: ctx.shared!, concurrency: ctx.concurrency, log: ctx.log, signal });
-      return {
-        description: 'floor responder (in-process, memory)',
-        pid: process.pid,
-        sampler: new SelfSampler(ctx.sampleIntervalMs),
-        exited: new Promise(() => undefined),
-        output: () => '',
-        stop: () => floor.stop(),
-      };
+      return inProcessTarget('floor responder (in-process, memory)', ctx, () => floor.stop());
     }
     const b = ctx.broker!;
     const child = new ManagedChild({

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Transport } from '../../transport/transport.js';
-import type { ResourceSampler } from '../resource-sampler.js';
+import { SelfSampler, type ResourceSampler } from '../resource-sampler.js';
 import type { BenchTransportKind, BrokerEndpoints } from '../transport-for.js';
 
 export const TargetName = { Floor: 'floor', Toolwire: 'toolwire', Python: 'python' } as const;
@@ -39,6 +39,11 @@ export interface RunningTarget {
   readonly exited: Promise<unknown>;
   output(): string;
   stop(): Promise<void>;
+}
+
+/** A target inside the bench's own process (the memory transport): it cannot exit on its own. */
+export function inProcessTarget(description: string, ctx: TargetContext, stop: () => Promise<void>): RunningTarget {
+  return { description, pid: process.pid, sampler: new SelfSampler(ctx.sampleIntervalMs), exited: new Promise(() => undefined), output: () => '', stop };
 }
 
 export interface BenchTarget {

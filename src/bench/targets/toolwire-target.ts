@@ -3,10 +3,10 @@ import { startApp } from '../../app.js';
 import { createLogger } from '../../logging.js';
 import { loadSecrets } from '../../secrets.js';
 import { readSettings } from '../../settings.js';
-import { ProbeSampler, SelfSampler } from '../resource-sampler.js';
+import { ProbeSampler } from '../resource-sampler.js';
 import { ECHO_ARGUMENTS, writeServiceConfig } from '../service-config.js';
 import { startWorkerProcess, workerLauncher } from '../worker-process.js';
-import type { BenchTarget, RunningTarget, TargetContext, TargetTopics } from './target.js';
+import { inProcessTarget, type BenchTarget, type RunningTarget, type TargetContext, type TargetTopics } from './target.js';
 
 /**
  * toolwire itself: the real worker (descriptors, validation, module plugin, builtin echo)
@@ -36,19 +36,12 @@ export const toolwireTarget: BenchTarget = {
         // Lines are formatted as in production but thrown away: they would garble the progress bar.
         const log = createLogger({ level: ctx.workerLogLevel, destination: pino.destination({ dest: '/dev/null', sync: false }) });
         const app = await startApp({ settings, transport: ctx.shared!, secrets: loadSecrets(env), log });
-        return {
-          description: 'toolwire worker (in-process startApp, memory)',
-          pid: process.pid,
-          sampler: new SelfSampler(ctx.sampleIntervalMs),
-          exited: new Promise(() => undefined),
-          output: () => '',
-          stop: async () => {
-            await app.stop();
-            await config.remove();
-          },
-        };
+        return inProcessTarget('toolwire worker (in-process startApp, memory)', ctx, async () => {
+          await app.stop();
+          await config.remove();
+        });
       }
-      const launcher = await workerLauncher(ctx.transport, ctx.broker!, ctx.log);
+      const launcher = workerLauncher(ctx.transport);
       const child = await startWorkerProcess(
         {
           launcher,

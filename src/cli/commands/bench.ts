@@ -138,7 +138,6 @@ export const benchCommand: Command = {
     if (sub === 'serve-floor') return serveFloorCommand({ ...io, argv: io.argv.slice(1) });
     if (sub === 'hot-path') return hotPathCommand({ ...io, argv: io.argv.slice(1) });
     if (sub === 'profile-summary') return profileSummaryCommand({ ...io, argv: io.argv.slice(1) });
-    if (sub === 'serve-worker') return (await import('../../bench/serve-worker.js')).serveWorker({ ...io, argv: io.argv.slice(1) });
     const { allScenarios } = await import('../../bench/bench-runner.js');
     const { ensureBroker, ensurePython } = await import('../../bench/environment-setup.js');
     const { ProgressReporter } = await import('../../bench/progress.js');
