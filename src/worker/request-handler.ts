@@ -111,15 +111,17 @@ export class RequestHandler {
         config,
         arguments: args,
         ...(request.user !== undefined ? { user: request.user } : {}),
-        signal: call.signal,
+        // A getter, so that the AbortController behind it is made only for a plugin that looks.
+        get signal() {
+          return call.signal;
+        },
         log: callLog,
       });
-      const signal = call.signal;
       const out = sink;
       const consumed = (async () => {
         // for-await returns the plugin's iterator when this loop leaves early.
         for await (const chunk of chunks) {
-          if (signal.aborted) return;
+          if (call.reason !== undefined) return;
           out.write(observationText(chunk));
         }
       })();
@@ -129,7 +131,7 @@ export class RequestHandler {
         await Promise.race([consumed, call.aborted]);
       } catch (err) {
         consumed.catch(() => undefined);
-        throw signal.aborted ? signal.reason : err;
+        throw call.reason ?? err;
       }
       await sink.end();
       await msg.ack();

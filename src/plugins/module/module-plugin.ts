@@ -48,7 +48,10 @@ class ModulePlugin implements Plugin {
       config: call.config,
       arguments: call.arguments,
       ...(call.user !== undefined ? { user: call.user } : {}),
-      signal: call.signal,
+      // Passed on as a getter: reading it is what makes the call's AbortController.
+      get signal() {
+        return call.signal;
+      },
       log: call.log,
     });
     if (isAsyncIterable(out)) {

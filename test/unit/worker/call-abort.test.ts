@@ -13,6 +13,19 @@ describe('CallAbort', () => {
     await expect(call.aborted).rejects.toBe(first);
   });
 
+  it('aborts a signal a plugin took before the abort, and says why', () => {
+    const call = new CallAbort();
+    const taken = call.signal;
+    expect(taken.aborted).toBe(false);
+    expect(call.reason).toBeUndefined();
+    const why = new TimeoutError('too slow');
+    call.abort(why);
+    expect(taken.aborted).toBe(true);
+    expect(taken.reason).toBe(why);
+    expect(call.reason).toBe(why);
+    expect(call.signal).toBe(taken);
+  });
+
   it('aborts with the deadline reason when the deadline passes', async () => {
     const call = new CallAbort();
     call.deadline(5, () => new TimeoutError('too slow'));
