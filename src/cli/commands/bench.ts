@@ -30,6 +30,7 @@ environment (scripts/python-env.sh) when they are missing.
       --long N             toolwire RSS run of N requests (default ${BENCH_DEFAULTS.longRequests}; 0: none)
       --long-warmup SECONDS  its warm-up, V8's heap growing to size (default ${BENCH_DEFAULTS.longWarmupMs / 1000})
       --request-topics P   persistent (default) | non-persistent
+      --answer-timeout S   a request unanswered after S seconds counts as lost (default ${BENCH_DEFAULTS.answerTimeoutMs / 1000})
       --worker-log-level L the worker's LOG_LEVEL (default ${BENCH_DEFAULTS.workerLogLevel}, as in production)
       --cpu-prof           write V8 CPU profiles of the floor and worker processes
       --out DIR            results directory (default ${BENCH_DEFAULTS.outDir})
@@ -160,6 +161,7 @@ export const benchCommand: Command = {
         long: { type: 'string' },
         'long-warmup': { type: 'string' },
         'request-topics': { type: 'string' },
+        'answer-timeout': { type: 'string' },
         'worker-log-level': { type: 'string' },
         'cpu-prof': { type: 'boolean' },
         out: { type: 'string' },
@@ -210,7 +212,7 @@ export const benchCommand: Command = {
       longRequests: num(values.long, '--long', 0) ?? (quick ? 0 : BENCH_DEFAULTS.longRequests),
       requestPersistence: persistence,
       sampleIntervalMs: BENCH_DEFAULTS.sampleIntervalMs,
-      answerTimeoutMs: BENCH_DEFAULTS.answerTimeoutMs,
+      answerTimeoutMs: (num(values['answer-timeout'], '--answer-timeout', 0.1) ?? BENCH_DEFAULTS.answerTimeoutMs / 1000) * 1000,
       workerLogLevel: values['worker-log-level'] ?? BENCH_DEFAULTS.workerLogLevel,
       cpuProf: values['cpu-prof'] === true,
       outDir: values.out ?? BENCH_DEFAULTS.outDir,
