@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { InvalidRequestError, PayloadTooLargeError } from '../errors.js';
+import { parseAgentJson } from './agent-json.js';
 
 /** A decoded tool request: what an agent asked for. */
 export interface ToolRequest {
@@ -25,7 +26,7 @@ export function decodeRequest(data: Buffer, maxPayloadBytes = DEFAULT_MAX_PAYLOA
   if (!isUtf8(data)) throw new InvalidRequestError('request payload is not valid UTF-8');
   let body: unknown;
   try {
-    body = parseJson(data.toString('utf8'));
+    body = parseAgentJson(data.toString('utf8'));
   } catch (err) {
     throw new InvalidRequestError(`request payload is not JSON: ${(err as Error).message}`);
   }
@@ -51,7 +52,7 @@ function decodeJsonObjectField(env: Record<string, unknown>, field: string): Rec
   let value: unknown = raw;
   if (typeof raw === 'string') {
     try {
-      value = parseJson(raw);
+      value = parseAgentJson(raw);
     } catch (err) {
       throw new InvalidRequestError(`request field "${field}" is not valid JSON: ${(err as Error).message}`);
     }
@@ -60,15 +61,6 @@ function decodeJsonObjectField(env: Record<string, unknown>, field: string): Rec
     throw new InvalidRequestError(`request field "${field}" must encode a JSON object, got ${describe(value)}`);
   }
   return value as Record<string, unknown>;
-}
-
-/**
- * JSON.parse keeps a `__proto__` key as an own property, and a later assignment or
- * Object.assign of it would swap an object's prototype: drop such keys from agent input.
- * The reviver costs, so only text that mentions the key pays for it.
- */
-function parseJson(text: string): unknown {
-  return text.includes('__proto__') ? JSON.parse(text, (k, v: unknown) => (k === '__proto__' ? undefined : v)) : JSON.parse(text);
 }
 
 function describe(v: unknown): string {

@@ -1,3 +1,4 @@
+import { parseAgentJson } from '../envelope/agent-json.js';
 import { InvalidArgumentsError } from '../errors.js';
 import type { Parameter } from './parameter.js';
 
@@ -55,9 +56,10 @@ function asBoolean(v: unknown): boolean {
   return truthy(v);
 }
 
+/** Model-supplied JSON in a string argument: hostile keys dropped as in the envelope. */
 function parseJson(v: string): unknown {
   try {
-    return JSON.parse(v);
+    return parseAgentJson(v);
   } catch {
     return undefined;
   }

@@ -68,4 +68,14 @@ describe('decodeRequest and hostile keys', () => {
     expect(outer.config).toEqual({ style: 'pun' });
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
   });
+
+  it('drops __proto__ keys spelled with JSON escapes too', () => {
+    // The inner text holds `\u005f_proto__` literally; JSON.parse turns it into "__proto__".
+    const inner = '{"\\u005f_proto__":{"base_url":"https://evil.example"},"q":"x"}';
+    const r = decodeRequest(b(`{"arguments":"${inner.replace(/"/g, '\\"')}"}`));
+    expect(Object.keys(r.arguments)).toEqual(['q']);
+    expect((Object.assign({}, r.arguments) as Record<string, unknown>)['base_url']).toBeUndefined();
+    const outer = decodeRequest(b('{"config":{"\\u005f\\u005fproto__":{"polluted":1},"style":"pun"}}'));
+    expect(outer.config).toEqual({ style: 'pun' });
+  });
 });

@@ -168,6 +168,13 @@ describe('coerceParameter', () => {
     it('parses a string holding a JSON object', () => {
       expect(coerceParameter(p, '{"a": [1]}')).toEqual({ a: [1] });
     });
+    it('drops __proto__ keys from a string holding a JSON object, however they are spelled', () => {
+      for (const text of ['{"__proto__": {"x": 1}, "a": 1}', '{"\\u005f_proto__": {"x": 1}, "a": 1}', '{"a": {"__proto__": {"x": 1}}}']) {
+        const v = coerceParameter(p, text) as Record<string, unknown>;
+        expect(Object.keys(v)).toEqual(['a']);
+        expect(Object.getOwnPropertyNames(v['a'] ?? {})).not.toContain('__proto__');
+      }
+    });
     it('gives an empty object for a string that is not a JSON object', () => {
       expect(coerceParameter(p, 'nope')).toEqual({});
       expect(coerceParameter(p, '[1]')).toEqual({});
