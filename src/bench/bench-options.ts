@@ -30,6 +30,12 @@ export interface BenchOptions {
   readonly longRequests: number;
   /** Request topics: persistent (as the echo-service example) or non-persistent (TrustGraph's default). */
   readonly requestPersistence: 'persistent' | 'non-persistent';
+  /**
+   * Response topics: non-persistent (TrustGraph's) or persistent. Under CPU starvation the
+   * broker drops some non-persistent messages, and each drop idles an agent for the answer
+   * timeout; persistent responses take that noise out of a worker-to-worker comparison.
+   */
+  readonly responsePersistence: 'persistent' | 'non-persistent';
   readonly sampleIntervalMs: number;
   readonly answerTimeoutMs: number;
   readonly workerLogLevel: string;
@@ -51,6 +57,7 @@ export const BENCH_DEFAULTS = {
   streamChunks: 100,
   longRequests: 200_000,
   requestPersistence: 'persistent',
+  responsePersistence: 'non-persistent',
   sampleIntervalMs: 1_000,
   // A lost answer holds its agent this long: short enough that a few losses (non-persistent
   // response topics drop under load) do not eat the capacity being measured, long enough

@@ -100,20 +100,20 @@ export function newRunId(): string {
   return `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
 }
 
-export function topicsFor(runId: string, scenario: string, persistence: BenchOptions['requestPersistence']): TargetTopics {
+export function topicsFor(runId: string, scenario: string, o: Pick<BenchOptions, 'requestPersistence' | 'responsePersistence'>): TargetTopics {
   const serviceId = `bench-${runId}-${scenario}`;
-  const ns = persistence === 'persistent' ? 'flow' : 'request';
+  const ns = o.requestPersistence === 'persistent' ? 'flow' : 'request';
   return {
     serviceId,
-    requestTopic: `${persistence}://tg/${ns}/${serviceId}-request`,
-    responseTopic: `non-persistent://tg/response/${serviceId}`,
+    requestTopic: `${o.requestPersistence}://tg/${ns}/${serviceId}-request`,
+    responseTopic: `${o.responsePersistence}://tg/response/${serviceId}`,
     subscription: `${serviceId}-request`,
   };
 }
 
 /** Run one scenario on fresh topics: start the target, load it, stop it, clean up. */
 export async function runScenario(o: BenchOptions, runId: string, s: Scenario, deps: RunDeps): Promise<ScenarioResult> {
-  const topics = topicsFor(runId, s.id, o.requestPersistence);
+  const topics = topicsFor(runId, s.id, o);
   const { log, progress, signal } = deps;
   const shared = o.transport === 'memory' ? new MemoryTransport() : undefined;
   let agentTransport: Transport | undefined = shared;

@@ -16,7 +16,7 @@ export function markdownReport(r: BenchReport, chartFile: string | undefined): s
   lines.push(
     `Transport ${o.transport} (agents and floor/toolwire), concurrency ${o.concurrency}, ${o.argumentBytes} B arguments, ` +
       `${o.requests !== undefined ? `${int(o.requests)} requests` : `${o.durationMs / 1000} s`} per scenario after ${o.warmupMs / 1000} s warm-up, ` +
-      `${o.requestPersistence} request topics, answers lost after ${o.answerTimeoutMs / 1000} s, worker log level ${o.workerLogLevel}  `,
+      `${o.requestPersistence} request and ${o.responsePersistence} response topics, answers lost after ${o.answerTimeoutMs / 1000} s, worker log level ${o.workerLogLevel}  `,
   );
   lines.push(`Reproduce: \`${r.command}\``, '');
   lines.push('| scenario | served by | answered | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | RSS start/end MB | CPU µs/req | ELD p99 max ms |');

@@ -30,6 +30,7 @@ environment (scripts/python-env.sh) when they are missing.
       --long N             toolwire RSS run of N requests (default ${BENCH_DEFAULTS.longRequests}; 0: none)
       --long-warmup SECONDS  its warm-up, V8's heap growing to size (default ${BENCH_DEFAULTS.longWarmupMs / 1000})
       --request-topics P   persistent (default) | non-persistent
+      --response-topics P  non-persistent (default, as TrustGraph) | persistent (no drops under load)
       --answer-timeout S   a request unanswered after S seconds counts as lost (default ${BENCH_DEFAULTS.answerTimeoutMs / 1000})
       --worker-log-level L the worker's LOG_LEVEL (default ${BENCH_DEFAULTS.workerLogLevel}, as in production)
       --cpu-prof           write V8 CPU profiles of the floor and worker processes
@@ -161,6 +162,7 @@ export const benchCommand: Command = {
         long: { type: 'string' },
         'long-warmup': { type: 'string' },
         'request-topics': { type: 'string' },
+        'response-topics': { type: 'string' },
         'answer-timeout': { type: 'string' },
         'worker-log-level': { type: 'string' },
         'cpu-prof': { type: 'boolean' },
@@ -178,6 +180,8 @@ export const benchCommand: Command = {
     if (!['pulsar-ws', 'pulsar', 'memory'].includes(transport)) throw new UsageError('--transport must be pulsar-ws, pulsar or memory');
     const persistence = values['request-topics'] ?? BENCH_DEFAULTS.requestPersistence;
     if (persistence !== 'persistent' && persistence !== 'non-persistent') throw new UsageError('--request-topics must be persistent or non-persistent');
+    const responsePersistence = values['response-topics'] ?? BENCH_DEFAULTS.responsePersistence;
+    if (responsePersistence !== 'persistent' && responsePersistence !== 'non-persistent') throw new UsageError('--response-topics must be persistent or non-persistent');
     const targetNames = (values.targets ?? (transport === 'memory' ? 'floor,toolwire' : 'floor,toolwire,python')).split(',').map((t) => t.trim());
     for (const t of targetNames) if (!Object.values(TargetName).includes(t as TargetName)) throw new UsageError(`unknown target "${t}" (floor, toolwire, python)`);
     if (transport === 'memory' && targetNames.includes('python')) throw new UsageError('the Python peer needs a broker: drop it from --targets or use --transport pulsar-ws');
@@ -211,6 +215,7 @@ export const benchCommand: Command = {
       streamChunks: num(values.chunks, '--chunks', 0) ?? BENCH_DEFAULTS.streamChunks,
       longRequests: num(values.long, '--long', 0) ?? (quick ? 0 : BENCH_DEFAULTS.longRequests),
       requestPersistence: persistence,
+      responsePersistence,
       sampleIntervalMs: BENCH_DEFAULTS.sampleIntervalMs,
       answerTimeoutMs: (num(values['answer-timeout'], '--answer-timeout', 0.1) ?? BENCH_DEFAULTS.answerTimeoutMs / 1000) * 1000,
       workerLogLevel: values['worker-log-level'] ?? BENCH_DEFAULTS.workerLogLevel,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BenchOptions } from '../../../src/bench/bench-options.js';
-import { allScenarios, planScenarios, type ScenarioResult } from '../../../src/bench/bench-runner.js';
+import { allScenarios, planScenarios, topicsFor, type ScenarioResult } from '../../../src/bench/bench-runner.js';
 import type { LoadResult } from '../../../src/bench/load-generator.js';
 import { summarizeResources } from '../../../src/bench/resource-sample.js';
 import type { BenchReport } from '../../../src/bench/report/bench-report.js';
@@ -127,6 +127,7 @@ const options = {
   streamChunks: 100,
   longRequests: 200_000,
   requestPersistence: 'persistent',
+  responsePersistence: 'non-persistent',
   sampleIntervalMs: 1000,
   answerTimeoutMs: 10_000,
   workerLogLevel: 'info',
@@ -188,5 +189,20 @@ describe('markdown and SVG reports', () => {
     expect(svg.trim().endsWith('</svg>')).toBe(true);
     expect(svg).toContain('a &lt;title&gt; &amp; more');
     expect(svg.match(/<polyline/g)).toHaveLength(4); // latency + RSS lines for the two answered scenarios
+  });
+});
+
+describe('topicsFor', () => {
+  it('gives each scenario fresh topics of the kinds asked for', () => {
+    const tg = topicsFor('run1', 'toolwire-single', { requestPersistence: 'non-persistent', responsePersistence: 'non-persistent' });
+    expect(tg).toEqual({
+      serviceId: 'bench-run1-toolwire-single',
+      requestTopic: 'non-persistent://tg/request/bench-run1-toolwire-single-request',
+      responseTopic: 'non-persistent://tg/response/bench-run1-toolwire-single',
+      subscription: 'bench-run1-toolwire-single-request',
+    });
+    const durable = topicsFor('run1', 'floor-single', { requestPersistence: 'persistent', responsePersistence: 'persistent' });
+    expect(durable.requestTopic).toBe('persistent://tg/flow/bench-run1-floor-single-request');
+    expect(durable.responseTopic).toBe('persistent://tg/response/bench-run1-floor-single');
   });
 });
