@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { decodeResponse } from '../envelope/response.js';
 import { AbortedError, TimeoutError } from '../errors.js';
 import type { IncomingMessage, Producer, Subscription, Transport } from '../transport/transport.js';
-import { STREAM_PROPERTY } from '../worker/limits.js';
+import { SEQ_PROPERTY, STREAM_PROPERTY } from '../worker/limits.js';
 import { LatencyRecorder, type LatencySummary } from './latency-recorder.js';
 import { benchRequestBody, type PayloadShape } from './request-payload.js';
 
@@ -71,6 +71,8 @@ interface Pending {
   readonly record: boolean;
   readonly settle: (outcome: 'answered' | 'error' | 'timeout') => void;
   text: string;
+  /** The next SEQ_PROPERTY a streamed answer should carry. */
+  seq: number;
 }
 
 /**
@@ -216,6 +218,7 @@ class LoadGenerator {
         deadline: startedAt + timeoutMs,
         record,
         text: '',
+        seq: 0,
         settle: (outcome) => {
           if (!this.pending.delete(id)) return;
           if (outcome === 'timeout') this.counts.timeouts++;
@@ -257,6 +260,16 @@ class LoadGenerator {
     }
     if (r.error) {
       this.noteError(`${r.error.type}: ${r.error.message}`);
+      this.counts.errors++;
+      if (p.record) this.lastCompletion = performance.now();
+      p.settle('error');
+      return;
+    }
+    const seq = msg.properties[SEQ_PROPERTY];
+    if (seq !== undefined && Number(seq) !== p.seq++) {
+      // A message of the stream was dropped (non-persistent topic under load): the answer is
+      // broken, and its agent need not wait for the timeout to find out.
+      this.noteError(`streamed answer broken: message ${p.seq - 1} missing (got ${seq})`);
       this.counts.errors++;
       if (p.record) this.lastCompletion = performance.now();
       p.settle('error');

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { encodeRequest, type ToolRequest } from '../envelope/request.js';
 import { decodeResponse, type ToolResponse } from '../envelope/response.js';
-import { AbortedError, TimeoutError, ToolwireError, type ErrorCode } from '../errors.js';
+import { AbortedError, ErrorCode, TimeoutError, ToolwireError } from '../errors.js';
 import { AsyncQueue } from '../transport/async-queue.js';
 import type { Subscription, Transport } from '../transport/transport.js';
-import { STREAM_PROPERTY, TOOL_PROPERTY } from '../worker/limits.js';
+import { SEQ_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY } from '../worker/limits.js';
 
 export interface CallOptions extends ToolRequest {
   readonly requestQueue: string;
@@ -29,6 +29,25 @@ export class ToolResponseError extends Error {
   }
 }
 
+/** A response message and its place in a streamed answer (SEQ_PROPERTY), when it has one. */
+interface Numbered {
+  readonly response: ToolResponse;
+  readonly seq: number | undefined;
+}
+
+/**
+ * A streamed answer whose messages are not numbered 0, 1, 2...: one was dropped (a
+ * non-persistent topic drops under load), or the answer started over (its worker stopped
+ * mid-stream and another took the request). Either way the text would be wrong; retriable.
+ */
+function brokenStream(expected: number, seq: number): ToolwireError {
+  const what =
+    seq === 0
+      ? 'the answer started over (its worker stopped mid-stream and the request went to another)'
+      : `message ${expected} of the answer never arrived (got ${seq}; a non-persistent response topic drops messages under load)`;
+  return new ToolwireError(ErrorCode.Transport, `incomplete streamed answer: ${what}`, { retriable: true });
+}
+
 /**
  * The agent side: publishes requests with an `id` property and matches responses by it, as
  * TrustGraph's RequestResponseClient does. One subscription per response queue, shared by
@@ -36,7 +55,7 @@ export class ToolResponseError extends Error {
  */
 export class ToolClient {
   private readonly subscriptions = new Map<string, Promise<Subscription>>();
-  private readonly pending = new Map<string, AsyncQueue<ToolResponse>>();
+  private readonly pending = new Map<string, AsyncQueue<Numbered>>();
   private closed = false;
 
   constructor(
@@ -60,7 +79,8 @@ export class ToolClient {
       const q = this.pending.get(msg.properties['id'] ?? '');
       if (!q) continue;
       try {
-        q.push(decodeResponse(msg.data));
+        const seq = msg.properties[SEQ_PROPERTY];
+        q.push({ response: decodeResponse(msg.data), seq: seq === undefined ? undefined : Number(seq) });
       } catch (err) {
         this.log?.warn({ err, requestId: msg.properties['id'] }, 'undecodable response ignored');
       }
@@ -72,7 +92,7 @@ export class ToolClient {
     if (this.closed) throw new AbortedError('client is closed');
     await this.listen(options.responseQueue);
     const id = randomUUID();
-    const queue = new AsyncQueue<ToolResponse>();
+    const queue = new AsyncQueue<Numbered>();
     this.pending.set(id, queue);
     const timeoutMs = options.timeoutMs ?? 600_000;
     const timer = setTimeout(() => {
@@ -91,7 +111,12 @@ export class ToolClient {
       if (options.tool) properties[TOOL_PROPERTY] = options.tool;
       const producer = await this.transport.producer(options.requestQueue, options.signal);
       await producer.send({ data: encodeRequest(options), properties }, options.signal);
-      for await (const r of queue) {
+      let expected = 0;
+      for await (const { response: r, seq } of queue) {
+        if (seq !== undefined) {
+          if (seq !== expected) throw brokenStream(expected, seq);
+          expected++;
+        }
         yield r;
         if (r.endOfStream || r.error) return;
       }

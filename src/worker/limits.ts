@@ -31,6 +31,12 @@ export const DEFAULT_LIMITS: WorkerLimits = {
 
 /** The message property an agent sets to ask for a streamed answer. */
 export const STREAM_PROPERTY = 'toolwire-stream';
+/**
+ * On every message of a streamed answer: its place in the answer, from 0. A non-persistent
+ * response topic may drop a message under load; a gap in the numbers is how an agent tells a
+ * shortened answer from a whole one.
+ */
+export const SEQ_PROPERTY = 'toolwire-seq';
 /** The message property naming a tool outright (used by our gateway and CLI). */
 export const TOOL_PROPERTY = 'toolwire-tool';
 /** Set on a dead-lettered request, saying why it could not be answered. */

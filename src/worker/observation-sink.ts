@@ -1,6 +1,7 @@
 import { encodeChunk } from '../envelope/response.js';
 import { PayloadTooLargeError } from '../errors.js';
 import type { Producer } from '../transport/transport.js';
+import { SEQ_PROPERTY } from './limits.js';
 
 /**
  * Where a tool's chunks go. Single mode keeps them and sends one message at the end (what
@@ -82,9 +83,13 @@ const MAX_JOINED_BYTES = 64 * 1024;
  * transport every message is a socket write on both sides and a broker confirmation, and on
  * a non-persistent response topic a burst the agent cannot absorb is dropped by the broker.
  * Order is kept: a producer publishes in send order. The final message is sent only once
- * every chunk is confirmed, so an agent never sees end_of_stream after a lost chunk.
+ * every chunk is confirmed. Each message is numbered (SEQ_PROPERTY): the broker may still
+ * drop one on a non-persistent topic, and the number is how the agent finds out.
  */
 function streamSink(producer: Producer, properties: Readonly<Record<string, string>>, count: (text: string) => number): ObservationSink {
+  let seq = 0;
+  /** The next message's properties: the answer's, and its place in the answer. */
+  const numbered = (): Record<string, string> => ({ ...properties, [SEQ_PROPERTY]: String(seq++) });
   let inFlight = 0;
   let waiting: string[] = [];
   let waitingBytes = 0;
@@ -99,7 +104,7 @@ function streamSink(producer: Producer, properties: Readonly<Record<string, stri
   const send = (text: string) => {
     inFlight++;
     sink.started = true;
-    producer.send({ data: encodeChunk(text, false), properties }).then(settle, (err: unknown) => {
+    producer.send({ data: encodeChunk(text, false), properties: numbered() }).then(settle, (err: unknown) => {
       failure ??= err;
       settle();
     });
@@ -139,7 +144,7 @@ function streamSink(producer: Producer, properties: Readonly<Record<string, stri
       drained = undefined;
       if (failure !== undefined) throw failure;
       if (tail) sink.started = true;
-      await producer.send({ data: encodeChunk(tail, true), properties });
+      await producer.send({ data: encodeChunk(tail, true), properties: numbered() });
     },
     abort() {
       take();

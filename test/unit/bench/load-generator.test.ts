@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFloorResponder, type FloorResponder } from '../../../src/bench/floor-responder.js';
 import { runLoad } from '../../../src/bench/load-generator.js';
 import { MemoryTransport } from '../../../src/transport/memory-transport.js';
+import { SEQ_PROPERTY } from '../../../src/worker/limits.js';
 
 const log = pino({ level: 'silent' });
 const REQ = 'persistent://tg/flow/bench-test-request';
@@ -60,5 +61,29 @@ describe('runLoad against the floor responder (memory transport)', () => {
     expect(r.timeouts).toBe(2);
     expect(r.answered).toBe(0);
     expect(r.elapsedMs).toBeLessThan(300);
+  });
+
+  it('counts a streamed answer with a missing message as an error at once, not as a wrong answer or a timeout', async () => {
+    transport = new MemoryTransport();
+    const sub = await transport.subscribe({ topic: REQ, subscription: 'gappy' });
+    const producer = await transport.producer(RES);
+    let seen = 0;
+    void (async () => {
+      for await (const m of sub) {
+        await m.ack();
+        const id = m.properties['id']!;
+        const send = (text: string, end: boolean, seq: number) =>
+          producer.send({ data: JSON.stringify({ error: null, response: text, end_of_stream: end }), properties: { id, [SEQ_PROPERTY]: String(seq) } });
+        // The readiness probe gets a whole answer; every later one loses its message 1.
+        if (seen++ === 0) await send('', true, 0);
+        else {
+          await send('a', false, 0);
+          await send('', true, 2);
+        }
+      }
+    })();
+    const r = await runLoad({ transport, requestTopic: REQ, responseTopic: RES, concurrency: 2, requests: 4, warmupMs: 0, shape: { argumentBytes: 64, chunks: 2 }, stream: true, answerTimeoutMs: 60_000, readyTimeoutMs: 5_000, log });
+    expect(r.errors).toBe(4);
+    expect(r.answered + r.timeouts + r.wrongAnswers).toBe(0);
   });
 });

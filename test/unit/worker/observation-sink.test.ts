@@ -2,17 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { decodeResponse } from '../../../src/envelope/response.js';
 import { PayloadTooLargeError } from '../../../src/errors.js';
 import type { OutgoingMessage, Producer } from '../../../src/transport/transport.js';
+import { SEQ_PROPERTY } from '../../../src/worker/limits.js';
 import { createSink, JOIN_AFTER } from '../../../src/worker/observation-sink.js';
 
 /** A producer whose sends stay unconfirmed until the test confirms them, in order. */
 function heldProducer() {
   const sent: { text: string; end: boolean }[] = [];
+  const properties: Readonly<Record<string, string>>[] = [];
   const unconfirmed: { resolve: () => void; reject: (e: Error) => void }[] = [];
   const producer: Producer = {
     topic: 't',
     send(m: OutgoingMessage) {
       const r = decodeResponse(Buffer.isBuffer(m.data) ? m.data : Buffer.from(m.data));
       sent.push({ text: r.response, end: r.endOfStream });
+      properties.push(m.properties ?? {});
       return new Promise<void>((resolve, reject) => unconfirmed.push({ resolve, reject }));
     },
   };
@@ -23,7 +26,7 @@ function heldProducer() {
     else u.resolve();
     await new Promise((r) => setImmediate(r));
   };
-  return { producer, sent, confirmOne, unconfirmed: () => unconfirmed.length };
+  return { producer, sent, properties, confirmOne, unconfirmed: () => unconfirmed.length };
 }
 
 describe('stream sink', () => {
@@ -79,6 +82,26 @@ describe('stream sink', () => {
       { text: '0,', end: false },
       { text: chunks.slice(1).join(''), end: true },
     ]);
+  });
+
+  it('numbers every message of a streamed answer from 0, the final one included', async () => {
+    const p = heldProducer();
+    const sink = createSink(true, p.producer, { id: 'r' }, 1 << 20);
+    for (const c of ['a', 'b', 'c']) sink.write(c);
+    const ending = sink.end();
+    while (p.unconfirmed() > 0 || p.sent.length < 4) await p.confirmOne();
+    await ending;
+    expect(p.properties).toEqual(['0', '1', '2', '3'].map((n) => ({ id: 'r', [SEQ_PROPERTY]: n })));
+  });
+
+  it('leaves a single answer unnumbered: one message cannot have a gap', async () => {
+    const p = heldProducer();
+    const sink = createSink(false, p.producer, { id: 'r' }, 1 << 20);
+    sink.write('a');
+    const ending = sink.end();
+    await p.confirmOne();
+    await ending;
+    expect(p.properties).toEqual([{ id: 'r' }]);
   });
 
   it('fails end() with the error of a chunk the broker refused, and sends no final message', async () => {
