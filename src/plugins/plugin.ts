@@ -20,13 +20,24 @@ export interface ToolCall {
 }
 
 /**
- * A running backend for one tool-service. `invoke` yields observation text in chunks; the
- * worker joins them (single mode) or publishes each (stream mode). A failure the agent
- * should read is thrown as a ToolwireError; anything else is reported as an internal error.
+ * What a tool call gives back: observation text in chunks, or the whole text at once. The
+ * second is for plugins that answer in one piece: an async generator there cost a busy
+ * worker several promises per request for nothing.
+ */
+export type Observation = AsyncIterable<string> | Promise<string>;
+
+export function isAsyncIterable(v: unknown): v is AsyncIterable<unknown> {
+  return v !== null && typeof v === 'object' && Symbol.asyncIterator in v;
+}
+
+/**
+ * A running backend for one tool-service. `invoke` gives observation text; the worker joins
+ * the chunks (single mode) or publishes each (stream mode). A failure the agent should read
+ * is thrown (or rejected) as a ToolwireError; anything else is reported as an internal error.
  */
 export interface Plugin {
   readonly kind: string;
-  invoke(call: ToolCall): AsyncIterable<string>;
+  invoke(call: ToolCall): Observation;
   close?(): Promise<void>;
 }
 

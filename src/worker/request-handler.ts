@@ -4,7 +4,7 @@ import type { ToolService } from '../catalog/descriptors.js';
 import { decodeRequest } from '../envelope/request.js';
 import { encodeError, observationText, wireError } from '../envelope/response.js';
 import { AbortedError, TimeoutError, isRetriable } from '../errors.js';
-import type { Plugin } from '../plugins/plugin.js';
+import { isAsyncIterable, type Plugin } from '../plugins/plugin.js';
 import { prepareArguments } from '../tools/prepare-arguments.js';
 import { persistentTopic } from '../transport/topic-name.js';
 import { defaultDeadLetterTopic, type IncomingMessage, type Producer, type Transport } from '../transport/transport.js';
@@ -104,7 +104,7 @@ export class RequestHandler {
       sink = createSink(stream, this.ready ?? (await this.producer()), properties, limits.maxObservationBytes);
       callLog = this.deps.log.child({ requestId: id, tool: toolName });
       callLog.debug({ stream, redelivery: msg.redeliveryCount }, 'invoking tool');
-      const chunks = this.deps.plugin.invoke({
+      const observation = this.deps.plugin.invoke({
         requestId: id,
         service,
         tool,
@@ -118,13 +118,17 @@ export class RequestHandler {
         log: callLog,
       });
       const out = sink;
-      const consumed = (async () => {
-        // for-await returns the plugin's iterator when this loop leaves early.
-        for await (const chunk of chunks) {
-          if (call.reason !== undefined) return;
-          out.write(observationText(chunk));
-        }
-      })();
+      const consumed = isAsyncIterable(observation)
+        ? (async () => {
+            // for-await returns the plugin's iterator when this loop leaves early.
+            for await (const chunk of observation) {
+              if (call.reason !== undefined) return;
+              out.write(observationText(chunk));
+            }
+          })()
+        : observation.then((text) => {
+            if (call.reason === undefined) out.write(observationText(text));
+          });
       try {
         // A plugin that ignores its signal still cannot hold the request past its timeout.
         // One race for the whole answer, not one per chunk: a stream of 100 chunks paid 100.

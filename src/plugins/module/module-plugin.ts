@@ -2,7 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import type { ToolService } from '../../catalog/descriptors.js';
-import type { Plugin, PluginContext, PluginFactory, ToolCall } from '../plugin.js';
+import { isAsyncIterable, type Observation, type Plugin, type PluginContext, type PluginFactory, type ToolCall } from '../plugin.js';
 import { BUILTIN_TOOLS } from './builtin/index.js';
 import type { ModuleTool } from './module-tool.js';
 
@@ -32,15 +32,11 @@ async function loadTool(o: ModuleOptions, configDir: string): Promise<ModuleTool
   return fn as ModuleTool;
 }
 
-function isAsyncIterable(v: unknown): v is AsyncIterable<unknown> {
-  return v !== null && typeof v === 'object' && Symbol.asyncIterator in v;
-}
-
 class ModulePlugin implements Plugin {
   readonly kind = 'module';
   constructor(private readonly fn: ModuleTool) {}
 
-  async *invoke(call: ToolCall): AsyncIterable<string> {
+  invoke(call: ToolCall): Observation {
     const out = this.fn({
       tool: call.tool?.name,
       service: call.service.id,
@@ -54,13 +50,17 @@ class ModulePlugin implements Plugin {
       },
       log: call.log,
     });
-    if (isAsyncIterable(out)) {
-      for await (const chunk of out) yield typeof chunk === 'string' ? chunk : JSON.stringify(chunk);
-      return;
-    }
-    const value = await out;
-    yield typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
+    return isAsyncIterable(out) ? chunksOf(out) : Promise.resolve(out).then(valueText);
   }
+}
+
+async function* chunksOf(out: AsyncIterable<unknown>): AsyncIterable<string> {
+  for await (const chunk of out) yield typeof chunk === 'string' ? chunk : JSON.stringify(chunk);
+}
+
+/** A tool's return value as observation text: a string as it is, anything else as JSON. */
+function valueText(value: unknown): string {
+  return typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
 }
 
 /** In-process tools named by descriptors (never by a request). */

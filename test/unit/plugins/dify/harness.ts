@@ -4,7 +4,7 @@ import { buildCatalog } from '../../../../src/catalog/build-catalog.js';
 import type { Catalog } from '../../../../src/catalog/catalog.js';
 import type { ConfigEntry } from '../../../../src/catalog/config-store.js';
 import { createLogger } from '../../../../src/logging.js';
-import type { Plugin, PluginContext, PluginFactory } from '../../../../src/plugins/plugin.js';
+import { isAsyncIterable, type Plugin, type PluginContext, type PluginFactory } from '../../../../src/plugins/plugin.js';
 import { PluginRegistry } from '../../../../src/plugins/registry.js';
 import { loadSecrets } from '../../../../src/secrets.js';
 import { prepareArguments } from '../../../../src/tools/prepare-arguments.js';
@@ -79,7 +79,7 @@ export async function harness(o: HarnessOptions): Promise<Harness> {
       if (!tool) throw new Error(`no tool ${name}`);
       const requestId = randomUUID();
       let out = '';
-      for await (const chunk of plugin.invoke({
+      const observation = plugin.invoke({
         requestId,
         service,
         tool,
@@ -88,7 +88,10 @@ export async function harness(o: HarnessOptions): Promise<Harness> {
         user: opts.user,
         signal: opts.signal ?? new AbortController().signal,
         log: ctx.log.child({ requestId, tool: name }),
-      })) {
+      });
+      // Dify plugins stream their invoke messages: they always give chunks.
+      if (!isAsyncIterable(observation)) throw new Error(`${plugin.kind} answered in one piece`);
+      for await (const chunk of observation as AsyncIterable<string>) {
         opts.onChunk?.(chunk);
         out += chunk;
       }
