@@ -3,7 +3,7 @@ import { loadavg } from 'node:os';
 import { join, relative } from 'node:path';
 import type { Logger } from 'pino';
 import type { BenchOptions } from './bench-options.js';
-import { allScenarios, newRunId, planScenarios, runScenario, type ScenarioResult } from './bench-runner.js';
+import { allScenarios, newRunId, planScenarios, runScenario, warmBrokerFirst, type ScenarioResult } from './bench-runner.js';
 import { machineInfo } from './machine-info.js';
 import type { ProgressReporter } from './progress.js';
 import type { BenchReport } from './report/bench-report.js';
@@ -33,7 +33,7 @@ export async function runBench(
   const profileDir = o.cpuProf ? join(o.outDir, `${runId}-profiles`) : undefined;
   if (profileDir) await mkdir(profileDir, { recursive: true });
   const only = deps.only;
-  const scenarios = only === undefined ? planScenarios(o) : allScenarios(o).filter((s) => only.includes(s.id));
+  const scenarios = warmBrokerFirst(only === undefined ? planScenarios(o) : allScenarios(o).filter((s) => only.includes(s.id)), o);
   deps.progress.note(`toolwire bench ${runId}: ${scenarios.map((s) => s.id).join(', ')}`);
   const results: ScenarioResult[] = [];
   for (const s of scenarios) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BenchOptions } from '../../../src/bench/bench-options.js';
-import { allScenarios, planScenarios, topicsFor, type ScenarioResult } from '../../../src/bench/bench-runner.js';
+import { allScenarios, BROKER_WARMUP_MS, planScenarios, topicsFor, warmBrokerFirst, type ScenarioResult } from '../../../src/bench/bench-runner.js';
 import type { LoadResult } from '../../../src/bench/load-generator.js';
 import { summarizeResources } from '../../../src/bench/resource-sample.js';
 import type { BenchReport } from '../../../src/bench/report/bench-report.js';
@@ -204,5 +204,18 @@ describe('topicsFor', () => {
     const durable = topicsFor('run1', 'floor-single', { requestPersistence: 'persistent', responsePersistence: 'persistent' });
     expect(durable.requestTopic).toBe('persistent://tg/flow/bench-run1-floor-single-request');
     expect(durable.responseTopic).toBe('persistent://tg/response/bench-run1-floor-single');
+  });
+});
+
+describe('warmBrokerFirst', () => {
+  it('gives the first scenario on a broker the broker warm-up, and leaves the rest and the memory transport alone', () => {
+    const o = { ...options, broker: undefined, python: undefined } as BenchOptions;
+    const planned = planScenarios(o);
+    const warmed = warmBrokerFirst(planned, o);
+    expect(warmed[0]!.warmupMs).toBe(BROKER_WARMUP_MS);
+    expect(warmed.slice(1)).toEqual(planned.slice(1));
+    const long = planned.find((s) => s.id === 'toolwire-long')!;
+    expect(warmBrokerFirst([long], o)[0]!.warmupMs).toBe(Math.max(long.warmupMs!, BROKER_WARMUP_MS));
+    expect(warmBrokerFirst(planned, { ...o, transport: 'memory' })).toEqual(planned);
   });
 });
