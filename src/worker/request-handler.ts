@@ -44,6 +44,7 @@ export class RequestHandler {
   private readonly active = new Set<CallAbort>();
 
   constructor(private readonly deps: RequestHandlerDeps) {
+    this.debug = deps.log.isLevelEnabled('debug');
     deps.hardStop.addEventListener(
       'abort',
       () => {
@@ -52,6 +53,9 @@ export class RequestHandler {
       { once: true },
     );
   }
+
+  /** Read once: the level is set at start. */
+  private readonly debug: boolean;
 
   /** The response producer once it is open: the hot path then skips an await per request. */
   private ready: Producer | undefined;
@@ -85,8 +89,10 @@ export class RequestHandler {
     const { service, limits, hardStop } = this.deps;
     const properties = { id };
     let toolName: string | undefined;
-    // One child logger per request, made once the tool is known (pino children cost on the hot path).
+    // One child logger per request, made only when something logs or the plugin reads `log`
+    // (a pino child costs on the hot path, and most answered requests log nothing).
     let callLog: Logger | undefined;
+    const logFor = (): Logger => (callLog ??= this.deps.log.child({ requestId: id, tool: toolName }));
     let sink: ObservationSink | undefined;
     const call = new CallAbort();
     try {
@@ -102,8 +108,7 @@ export class RequestHandler {
       const streamProp = msg.properties[STREAM_PROPERTY];
       const stream = streamProp === undefined ? service.stream === 'stream' : streamProp === 'true' || streamProp === '1';
       sink = createSink(stream, this.ready ?? (await this.producer()), properties, limits.maxObservationBytes);
-      callLog = this.deps.log.child({ requestId: id, tool: toolName });
-      callLog.debug({ stream, redelivery: msg.redeliveryCount }, 'invoking tool');
+      if (this.debug) logFor().debug({ stream, redelivery: msg.redeliveryCount }, 'invoking tool');
       const observation = this.deps.plugin.invoke({
         requestId: id,
         service,
@@ -115,7 +120,9 @@ export class RequestHandler {
         get signal() {
           return call.signal;
         },
-        log: callLog,
+        get log() {
+          return logFor();
+        },
       });
       const out = sink;
       const consumed = isAsyncIterable(observation)
@@ -141,12 +148,12 @@ export class RequestHandler {
       await msg.ack();
       // Per-request success is a debug line: at thousands of requests a second an info line
       // each was the worker's largest cost after the socket writes. Counts are in /metrics.
-      callLog.debug({ outcome: Outcome.Answered }, 'request answered');
+      if (this.debug) logFor().debug({ outcome: Outcome.Answered }, 'request answered');
       return Outcome.Answered;
     } catch (err) {
       // Nothing more of this answer may go out once its final (error) message is decided.
       sink?.abort();
-      return this.fail(msg, err, properties, sink?.started ?? false, callLog ?? this.deps.log.child({ requestId: id, tool: toolName }));
+      return this.fail(msg, err, properties, sink?.started ?? false, logFor());
     } finally {
       call.dispose();
       this.active.delete(call);

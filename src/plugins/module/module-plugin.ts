@@ -44,11 +44,13 @@ class ModulePlugin implements Plugin {
       config: call.config,
       arguments: call.arguments,
       ...(call.user !== undefined ? { user: call.user } : {}),
-      // Passed on as a getter: reading it is what makes the call's AbortController.
+      // Getters: reading them is what makes the call's AbortController and child logger.
       get signal() {
         return call.signal;
       },
-      log: call.log,
+      get log() {
+        return call.log;
+      },
     });
     return isAsyncIterable(out) ? chunksOf(out) : Promise.resolve(out).then(valueText);
   }
