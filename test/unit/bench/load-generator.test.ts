@@ -23,6 +23,26 @@ async function setup(concurrency = 8) {
   return transport;
 }
 
+type Send = (text: string, end: boolean, seq?: number) => Promise<void>;
+
+/** A memory transport whose responder answers request n (from 0, the readiness probe) as `script` says. */
+async function scriptedResponder(script: (n: number, send: Send) => Promise<void>): Promise<MemoryTransport> {
+  const t = new MemoryTransport();
+  const sub = await t.subscribe({ topic: REQ, subscription: 'scripted' });
+  const producer = await t.producer(RES);
+  let n = 0;
+  void (async () => {
+    for await (const m of sub) {
+      await m.ack();
+      const id = m.properties['id']!;
+      await script(n++, (text, end, seq) =>
+        producer.send({ data: JSON.stringify({ error: null, response: text, end_of_stream: end }), properties: seq === undefined ? { id } : { id, [SEQ_PROPERTY]: String(seq) } }),
+      );
+    }
+  })();
+  return t;
+}
+
 describe('runLoad against the floor responder (memory transport)', () => {
   it('sends exactly the asked number of requests with K in flight and records every answer', async () => {
     const t = await setup();
@@ -46,17 +66,10 @@ describe('runLoad against the floor responder (memory transport)', () => {
   });
 
   it('counts a request nobody answers as a timeout, without stretching the measured time', async () => {
-    transport = new MemoryTransport();
     // A responder that answers only the readiness probe, then goes quiet.
-    const sub = await transport.subscribe({ topic: REQ, subscription: 'mute' });
-    const producer = await transport.producer(RES);
-    let answered = 0;
-    void (async () => {
-      for await (const m of sub) {
-        await m.ack();
-        if (answered++ === 0) await producer.send({ data: '{"error":null,"response":"","end_of_stream":true}', properties: { id: m.properties['id']! } });
-      }
-    })();
+    transport = await scriptedResponder(async (n, send) => {
+      if (n === 0) await send('', true);
+    });
     const r = await runLoad({ transport, requestTopic: REQ, responseTopic: RES, concurrency: 2, requests: 2, warmupMs: 0, shape: { argumentBytes: 64, chunks: 0 }, stream: false, answerTimeoutMs: 300, readyTimeoutMs: 5_000, log });
     expect(r.timeouts).toBe(2);
     expect(r.answered).toBe(0);
@@ -64,24 +77,12 @@ describe('runLoad against the floor responder (memory transport)', () => {
   });
 
   it('counts a streamed answer with a missing message as an error at once, not as a wrong answer or a timeout', async () => {
-    transport = new MemoryTransport();
-    const sub = await transport.subscribe({ topic: REQ, subscription: 'gappy' });
-    const producer = await transport.producer(RES);
-    let seen = 0;
-    void (async () => {
-      for await (const m of sub) {
-        await m.ack();
-        const id = m.properties['id']!;
-        const send = (text: string, end: boolean, seq: number) =>
-          producer.send({ data: JSON.stringify({ error: null, response: text, end_of_stream: end }), properties: { id, [SEQ_PROPERTY]: String(seq) } });
-        // The readiness probe gets a whole answer; every later one loses its message 1.
-        if (seen++ === 0) await send('', true, 0);
-        else {
-          await send('a', false, 0);
-          await send('', true, 2);
-        }
-      }
-    })();
+    // The readiness probe gets a whole answer; every later one loses its message 1.
+    transport = await scriptedResponder(async (n, send) => {
+      if (n === 0) return send('', true, 0);
+      await send('a', false, 0);
+      await send('', true, 2);
+    });
     const r = await runLoad({ transport, requestTopic: REQ, responseTopic: RES, concurrency: 2, requests: 4, warmupMs: 0, shape: { argumentBytes: 64, chunks: 2 }, stream: true, answerTimeoutMs: 60_000, readyTimeoutMs: 5_000, log });
     expect(r.errors).toBe(4);
     expect(r.answered + r.timeouts + r.wrongAnswers).toBe(0);
