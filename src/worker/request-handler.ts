@@ -116,7 +116,7 @@ export class RequestHandler {
         config,
         arguments: args,
         ...(request.user !== undefined ? { user: request.user } : {}),
-        // A getter, so that the AbortController behind it is made only for a plugin that looks.
+        // Getters: the AbortController and the child logger are made only for a plugin that reads them.
         get signal() {
           return call.signal;
         },
