@@ -71,11 +71,13 @@ export const JOIN_AFTER = 8;
 const MAX_JOINED_BYTES = 64 * 1024;
 
 /**
- * Stream mode. A chunk goes out at once when fewer than STREAM_WINDOW chunk messages are
- * unconfirmed; chunks that arrive meanwhile wait, and leave when a send is confirmed — each
- * on its own when there are a few (at most JOIN_AFTER), joined into one message when they
- * are a burst. At the end a
- * joined burst rides on the final message; otherwise the final message is empty.
+ * Stream mode. Chunks leave at the end of the event-loop turn they were written in, when
+ * fewer than STREAM_WINDOW chunk messages are unconfirmed; otherwise they wait, and leave
+ * when a send is confirmed. Either way the chunks that leave together go each on its own
+ * when there are a few (at most JOIN_AFTER), joined into one message when they are a burst.
+ * At the end a joined burst rides on the final message; otherwise the final message is
+ * empty. (A tool that yields its whole answer in one turn therefore costs one message: the
+ * burst is still waiting for the end of the turn when the answer ends.)
  *
  * A tool that yields slowly (an LLM, a network source) never has chunks waiting, so each is
  * a message of its own and none waits; a short stream keeps its chunk boundaries; a tool
@@ -95,6 +97,12 @@ function streamSink(producer: Producer, properties: Readonly<Record<string, stri
   let waitingBytes = 0;
   let failure: unknown;
   let drained: (() => void) | undefined;
+  /** Set while the chunks of this turn wait for its end. */
+  let turn: NodeJS.Immediate | undefined;
+  const endOfTurn = () => {
+    turn = undefined;
+    if (inFlight < STREAM_WINDOW && waiting.length > 0 && failure === undefined) release();
+  };
 
   const settle = () => {
     inFlight--;
@@ -127,15 +135,14 @@ function streamSink(producer: Producer, properties: Readonly<Record<string, stri
       if (failure !== undefined) throw failure;
       if (text === '') return;
       const bytes = count(text);
-      if (inFlight < STREAM_WINDOW && waiting.length === 0) {
-        send(text);
-        return;
-      }
       waiting.push(text);
       waitingBytes += bytes;
       if (waitingBytes >= MAX_JOINED_BYTES) send(take().join(''));
+      else if (inFlight < STREAM_WINDOW) turn ??= setImmediate(endOfTurn);
     },
     async end() {
+      clearImmediate(turn);
+      turn = undefined;
       // A burst still waiting goes with the final message; a few chunks keep their own.
       let tail = '';
       if (failure === undefined && waiting.length > JOIN_AFTER) tail = take().join('');
@@ -147,6 +154,8 @@ function streamSink(producer: Producer, properties: Readonly<Record<string, stri
       await producer.send({ data: encodeChunk(tail, true), properties: numbered() });
     },
     abort() {
+      clearImmediate(turn);
+      turn = undefined;
       take();
       failure ??= new Error('answer aborted');
     },

@@ -5,6 +5,9 @@ import type { OutgoingMessage, Producer } from '../../../src/transport/transport
 import { SEQ_PROPERTY } from '../../../src/worker/limits.js';
 import { createSink, JOIN_AFTER } from '../../../src/worker/observation-sink.js';
 
+/** Lets the current turn of the event loop end (the stream sink sends at the end of a turn). */
+const endOfTurn = () => new Promise((r) => setImmediate(r));
+
 /** A producer whose sends stay unconfirmed until the test confirms them, in order. */
 function heldProducer() {
   const sent: { text: string; end: boolean }[] = [];
@@ -30,22 +33,26 @@ function heldProducer() {
 }
 
 describe('stream sink', () => {
-  it('sends a chunk at once when nothing is unconfirmed, so a slow tool streams chunk by chunk', async () => {
+  it('sends a chunk at the end of its turn when nothing is unconfirmed, so a slow tool streams chunk by chunk', async () => {
     const p = heldProducer();
     const sink = createSink(true, p.producer, { id: 'r' }, 1 << 20);
     sink.write('a');
+    expect(p.sent).toEqual([]);
+    expect(sink.started).toBe(false);
+    await endOfTurn();
     expect(p.sent.map((s) => s.text)).toEqual(['a']);
     expect(sink.started).toBe(true);
     await p.confirmOne();
     sink.write('b');
+    await endOfTurn();
     expect(p.sent.map((s) => s.text)).toEqual(['a', 'b']);
   });
 
-  it('keeps the boundaries of a few chunks that had to wait, and ends with an empty final message', async () => {
+  it('keeps the boundaries of a few chunks written in one turn, and ends with an empty final message', async () => {
     const p = heldProducer();
     const sink = createSink(true, p.producer, { id: 'r' }, 1 << 20);
     for (const c of ['a', 'b', 'c']) sink.write(c);
-    expect(p.sent.map((s) => s.text)).toEqual(['a']);
+    expect(p.sent).toEqual([]);
     const ending = sink.end();
     while (p.unconfirmed() > 0 || p.sent.length < 4) await p.confirmOne();
     await ending;
@@ -57,30 +64,57 @@ describe('stream sink', () => {
     ]);
   });
 
-  it('joins a burst that waited, in order, into one message when the send before it is confirmed', async () => {
+  it('joins a burst written in one turn, in order, into one message at the end of the turn', async () => {
     const p = heldProducer();
     const sink = createSink(true, p.producer, { id: 'r' }, 1 << 20);
     const burst = Array.from({ length: JOIN_AFTER + 5 }, (_, i) => `${i},`);
     for (const c of burst) sink.write(c);
-    expect(p.sent).toHaveLength(1);
-    await p.confirmOne();
-    expect(p.sent.map((s) => s.text)).toEqual([burst[0], burst.slice(1).join('')]);
+    await endOfTurn();
+    expect(p.sent.map((s) => s.text)).toEqual([burst.join('')]);
   });
 
-  it('sends a burst still waiting at the end with the final message: 100 chunks in 2 messages', async () => {
+  it('joins a burst that waited for a confirmation into one message when the send before it is confirmed', async () => {
+    const p = heldProducer();
+    const sink = createSink(true, p.producer, { id: 'r' }, 1 << 20);
+    sink.write('first,');
+    await endOfTurn();
+    const burst = Array.from({ length: JOIN_AFTER + 5 }, (_, i) => `${i},`);
+    for (const c of burst) sink.write(c);
+    await endOfTurn();
+    expect(p.sent).toHaveLength(1);
+    await p.confirmOne();
+    expect(p.sent.map((s) => s.text)).toEqual(['first,', burst.join('')]);
+  });
+
+  it('sends a whole answer written in one turn as the final message alone: 100 chunks in 1 message', async () => {
     const p = heldProducer();
     const sink = createSink(true, p.producer, { id: 'r' }, 1 << 20);
     const chunks = Array.from({ length: 100 }, (_, i) => `${i},`);
     for (const c of chunks) sink.write(c);
     const ending = sink.end();
+    await endOfTurn();
+    await p.confirmOne();
+    await ending;
+    expect(p.sent).toEqual([{ text: chunks.join(''), end: true }]);
+    expect(p.properties).toEqual([{ id: 'r', [SEQ_PROPERTY]: '0' }]);
+  });
+
+  it('sends a burst still waiting for a confirmation at the end with the final message', async () => {
+    const p = heldProducer();
+    const sink = createSink(true, p.producer, { id: 'r' }, 1 << 20);
+    sink.write('first,');
+    await endOfTurn();
+    const chunks = Array.from({ length: 100 }, (_, i) => `${i},`);
+    for (const c of chunks) sink.write(c);
+    const ending = sink.end();
     // The final message waits until every chunk message is confirmed.
-    await new Promise((r) => setImmediate(r));
+    await endOfTurn();
     expect(p.sent).toHaveLength(1);
     while (p.unconfirmed() > 0 || p.sent.length < 2) await p.confirmOne();
     await ending;
     expect(p.sent).toEqual([
-      { text: '0,', end: false },
-      { text: chunks.slice(1).join(''), end: true },
+      { text: 'first,', end: false },
+      { text: chunks.join(''), end: true },
     ]);
   });
 

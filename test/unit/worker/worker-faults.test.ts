@@ -4,7 +4,7 @@ import { encodeError } from '../../../src/envelope/response.js';
 import { AbortedError, UnavailableError } from '../../../src/errors.js';
 import type { ToolCall } from '../../../src/plugins/plugin.js';
 import { MemoryTransport } from '../../../src/transport/memory-transport.js';
-import { createSink, STREAM_WINDOW } from '../../../src/worker/observation-sink.js';
+import { createSink } from '../../../src/worker/observation-sink.js';
 import { catalogOf, entry, service, testRegistry } from '../../support/harness.js';
 import { startFixture, type Fixture } from '../../support/worker-fixture.js';
 
@@ -67,6 +67,7 @@ describe('Worker under faults', () => {
         (async function* () {
           calls++;
           yield 'part-1 ';
+          await sleep(20); // the chunk leaves at the end of its turn: now the agent has it
           throw new UnavailableError('backend down');
         })(),
       { stream: 'stream' },
@@ -77,6 +78,24 @@ describe('Worker under faults', () => {
     expect(msgs.filter((m) => m.response === 'part-1 ')).toHaveLength(1);
     expect(msgs.at(-1)).toEqual({ error: { type: 'unavailable', message: 'backend down' }, response: '', endOfStream: true });
     expect(calls).toBe(1);
+  });
+
+  it('retries a failure in the turn of its first chunk: that chunk never left, so nothing repeats', async () => {
+    let calls = 0;
+    const f = await fixture(
+      () =>
+        (async function* () {
+          calls++;
+          yield `part of try ${calls} `;
+          throw new UnavailableError('backend down');
+        })(),
+      { stream: 'stream' },
+      { maxRedeliveries: 2 },
+    );
+    const id = await f.request(REQ, {});
+    const msgs = await f.responses.final(id);
+    expect(msgs).toEqual([{ error: { type: 'unavailable', message: 'backend down' }, response: '', endOfStream: true }]);
+    expect(calls).toBe(3);
   });
 
   it('honours a service\'s max-redeliveries', async () => {
@@ -124,14 +143,16 @@ describe('stream sink', () => {
       },
     };
     const sink = createSink(true, producer, { id: '1' }, 1 << 20);
-    for (const c of ['a', 'b', 'c', 'd']) await sink.write(c);
+    sink.write('a');
+    await new Promise((r) => setImmediate(r)); // 'a' leaves at the end of its turn and stays unconfirmed
+    for (const c of ['b', 'c', 'd']) sink.write(c);
     sink.abort();
     const errorSent = producer.send({ data: encodeError('timeout', 'too slow') });
     release!();
     await errorSent;
     await sleep(20);
-    // What the window let out before the abort, then the error, and nothing after it.
-    expect(sent).toEqual([...['a', 'b', 'c', 'd'].slice(0, STREAM_WINDOW), 'ERROR']);
+    // What left before the abort, then the error, and nothing after it.
+    expect(sent).toEqual(['a', 'ERROR']);
     expect(sink.started).toBe(true);
   });
 });
