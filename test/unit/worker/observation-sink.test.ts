@@ -154,4 +154,14 @@ describe('stream sink', () => {
     sink.write('abc');
     expect(() => sink.write('def')).toThrow(PayloadTooLargeError);
   });
+
+  it('counts the limit in UTF-8 bytes, in both modes', () => {
+    for (const stream of [true, false]) {
+      const sink = createSink(stream, heldProducer().producer, { id: 'r' }, 5);
+      sink.write('éé'); // 2 units, 4 bytes
+      expect(() => sink.write('é')).toThrow(PayloadTooLargeError); // 6 bytes in 3 units
+      expect(() => createSink(stream, heldProducer().producer, { id: 'r' }, 5).write('ééé')).toThrow(PayloadTooLargeError);
+      expect(() => createSink(stream, heldProducer().producer, { id: 'r' }, 5).write('x'.repeat(50 * 1024 * 1024))).toThrow(PayloadTooLargeError);
+    }
+  });
 });
