@@ -60,42 +60,35 @@ describe('Worker under faults', () => {
     expect(calls).toBe(1);
   });
 
-  it('answers a retriable failure after chunks were streamed, rather than repeating them', async () => {
+  /** A streaming tool that yields one chunk, lets it leave or not, then fails retriably. */
+  function chunkThenFail(letChunkLeave: boolean) {
     let calls = 0;
-    const f = await fixture(
-      () =>
-        (async function* () {
-          calls++;
-          yield 'part-1 ';
-          await sleep(20); // the chunk leaves at the end of its turn: now the agent has it
-          throw new UnavailableError('backend down');
-        })(),
-      { stream: 'stream' },
-      { maxRedeliveries: 2 },
-    );
-    const id = await f.request(REQ, {});
-    const msgs = await f.responses.final(id);
-    expect(msgs.filter((m) => m.response === 'part-1 ')).toHaveLength(1);
+    const behaviour = () =>
+      (async function* () {
+        calls++;
+        yield `part of try ${calls} `;
+        // A chunk leaves at the end of its turn: after this pause the agent has it.
+        if (letChunkLeave) await sleep(20);
+        throw new UnavailableError('backend down');
+      })();
+    return { calls: () => calls, start: () => fixture(behaviour, { stream: 'stream' }, { maxRedeliveries: 2 }) };
+  }
+
+  it('answers a retriable failure after chunks were streamed, rather than repeating them', async () => {
+    const tool = chunkThenFail(true);
+    const f = await tool.start();
+    const msgs = await f.responses.final(await f.request(REQ, {}));
+    expect(msgs.filter((m) => m.response === 'part of try 1 ')).toHaveLength(1);
     expect(msgs.at(-1)).toEqual({ error: { type: 'unavailable', message: 'backend down' }, response: '', endOfStream: true });
-    expect(calls).toBe(1);
+    expect(tool.calls()).toBe(1);
   });
 
   it('retries a failure in the turn of its first chunk: that chunk never left, so nothing repeats', async () => {
-    let calls = 0;
-    const f = await fixture(
-      () =>
-        (async function* () {
-          calls++;
-          yield `part of try ${calls} `;
-          throw new UnavailableError('backend down');
-        })(),
-      { stream: 'stream' },
-      { maxRedeliveries: 2 },
-    );
-    const id = await f.request(REQ, {});
-    const msgs = await f.responses.final(id);
+    const tool = chunkThenFail(false);
+    const f = await tool.start();
+    const msgs = await f.responses.final(await f.request(REQ, {}));
     expect(msgs).toEqual([{ error: { type: 'unavailable', message: 'backend down' }, response: '', endOfStream: true }]);
-    expect(calls).toBe(3);
+    expect(tool.calls()).toBe(3);
   });
 
   it('honours a service\'s max-redeliveries', async () => {
