@@ -21,6 +21,11 @@ export interface DrillTopics {
   readonly responseTopic: string;
 }
 
+/** The id and queues of a service spec on a drill's topics. */
+export function onTopics(t: DrillTopics): { id: string; requestQueue: string; responseQueue: string } {
+  return { id: t.id, requestQueue: t.requestTopic, responseQueue: t.responseTopic };
+}
+
 /** Fresh names for one drill run. */
 export function drillTopics(drill: string, persistentResponses: boolean): DrillTopics {
   const id = `drill-${drill}-${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;

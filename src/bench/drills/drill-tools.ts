@@ -1,5 +1,5 @@
 import type { ServiceSpec } from '../service-config.js';
-import type { DrillTopics } from './drill-context.js';
+import { onTopics, type DrillTopics } from './drill-context.js';
 
 /**
  * Module tools the drills install beside their descriptors (plain JavaScript: the worker
@@ -25,9 +25,7 @@ export const SLOW_ECHO_FILES = { 'slow-echo.mjs': SLOW_ECHO_MODULE } as const;
 /** A service on a drill's topics whose one tool, `<id>-echo`, is SLOW_ECHO_MODULE. */
 export function slowEchoService(t: DrillTopics, concurrency: number): ServiceSpec {
   return {
-    id: t.id,
-    requestQueue: t.requestTopic,
-    responseQueue: t.responseTopic,
+    ...onTopics(t),
     module: './slow-echo.mjs',
     concurrency,
     tools: [{ name: `${t.id}-echo`, arguments: [{ name: 'text', type: 'string' }, { name: 'delay_ms', type: 'number' }] }],

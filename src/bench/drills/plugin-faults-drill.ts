@@ -5,7 +5,7 @@ import { LatencyRecorder, type LatencySummary } from '../latency-recorder.js';
 import { transportFor } from '../transport-for.js';
 import { AnswerLedger } from './answer-ledger.js';
 import { CrashingDaemon } from './crashing-daemon.js';
-import { drillTopics, removeTopics, type DrillContext } from './drill-context.js';
+import { drillTopics, onTopics, removeTopics, type DrillContext } from './drill-context.js';
 import { drillResult, type DrillResult } from './drill-result.js';
 import { CRASHING_SLIM, FAULT_MODULE } from './drill-tools.js';
 import { DrillWorker } from './drill-worker.js';
@@ -69,25 +69,19 @@ export async function pluginFaultsDrill(ctx: DrillContext, o: PluginFaultsDrillO
     services: [
       { id, requestQueue: healthyTopic, responseQueue: healthyResponses, module: 'builtin:echo', concurrency: 32, tools: [{ name: `${id}-echo`, arguments: [{ name: 'text', type: 'string' }] }] },
       {
-        id: faultTopics.fault.id,
-        requestQueue: faultTopics.fault.requestTopic,
-        responseQueue: faultTopics.fault.responseTopic,
+        ...onTopics(faultTopics.fault),
         plugin: { kind: 'module', module: './faults.mjs', export: 'fault' },
         concurrency: 16,
         tools: [{ name: `${faultTopics.fault.id}-tool`, arguments: [{ name: 'mode', type: 'string' }], timeoutMs: o.toolTimeoutMs }],
       },
       {
-        id: faultTopics['slim-crash'].id,
-        requestQueue: faultTopics['slim-crash'].requestTopic,
-        responseQueue: faultTopics['slim-crash'].responseTopic,
+        ...onTopics(faultTopics['slim-crash']),
         plugin: { kind: 'dify-slim', plugin_unique_identifier: 'drill/crash:0.0.1@0000', provider: 'crash', credential_type: 'unauthorized' },
         concurrency: 16,
         tools: [{ name: `${faultTopics['slim-crash'].id}-tool`, timeoutMs: o.toolTimeoutMs * 10, extra: { 'plugin-options': { tool: 'crash' } } }],
       },
       {
-        id: faultTopics['daemon-crash'].id,
-        requestQueue: faultTopics['daemon-crash'].requestTopic,
-        responseQueue: faultTopics['daemon-crash'].responseTopic,
+        ...onTopics(faultTopics['daemon-crash']),
         plugin: { kind: 'dify-daemon', plugin_id: 'drill/crash', provider: 'crash', credential_type: 'unauthorized' },
         concurrency: 16,
         tools: [{ name: `${faultTopics['daemon-crash'].id}-tool`, timeoutMs: o.toolTimeoutMs * 10, extra: { 'plugin-options': { tool: 'crash' } } }],

@@ -1,7 +1,6 @@
 import { ManagedChild, PROBE_MODULE_URL, TOOLWIRE_BIN } from '../child-process.js';
 import { startFloorResponder } from '../floor-responder.js';
-import { ProbeSampler } from '../resource-sampler.js';
-import { inProcessTarget, type BenchTarget, type RunningTarget, type TargetContext, type TargetTopics } from './target.js';
+import { childTarget, inProcessTarget, type BenchTarget, type RunningTarget, type TargetContext, type TargetTopics } from './target.js';
 
 /**
  * The floor: in-process on the memory transport; otherwise a Node process of its own
@@ -49,15 +48,6 @@ export const floorTarget: BenchTarget = {
       await child.kill();
       throw err;
     }
-    return {
-      description: `floor responder (child process, ${ctx.transport})`,
-      pid: child.pid,
-      sampler: new ProbeSampler(child.process, ctx.sampleIntervalMs),
-      exited: child.exited,
-      output: () => child.output(),
-      stop: async () => {
-        await child.stop();
-      },
-    };
+    return childTarget(`floor responder (child process, ${ctx.transport})`, child, ctx);
   },
 };

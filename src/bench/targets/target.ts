@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Transport } from '../../transport/transport.js';
-import { SelfSampler, type ResourceSampler } from '../resource-sampler.js';
+import type { ManagedChild } from '../child-process.js';
+import { ProbeSampler, SelfSampler, type ResourceSampler } from '../resource-sampler.js';
 import type { BenchTransportKind, BrokerEndpoints } from '../transport-for.js';
 
 export const TargetName = { Floor: 'floor', Toolwire: 'toolwire', Python: 'python' } as const;
@@ -44,6 +45,21 @@ export interface RunningTarget {
 /** A target inside the bench's own process (the memory transport): it cannot exit on its own. */
 export function inProcessTarget(description: string, ctx: TargetContext, stop: () => Promise<void>): RunningTarget {
   return { description, pid: process.pid, sampler: new SelfSampler(ctx.sampleIntervalMs), exited: new Promise(() => undefined), output: () => '', stop };
+}
+
+/** A target in a child process with the resource probe preloaded; `cleanup` runs after it stops. */
+export function childTarget(description: string, child: ManagedChild, ctx: TargetContext, cleanup?: () => Promise<void>): RunningTarget {
+  return {
+    description,
+    pid: child.pid,
+    sampler: new ProbeSampler(child.process, ctx.sampleIntervalMs),
+    exited: child.exited,
+    output: () => child.output(),
+    stop: async () => {
+      await child.stop();
+      await cleanup?.();
+    },
+  };
 }
 
 export interface BenchTarget {

@@ -3,10 +3,9 @@ import { startApp } from '../../app.js';
 import { createLogger } from '../../logging.js';
 import { loadSecrets } from '../../secrets.js';
 import { readSettings } from '../../settings.js';
-import { ProbeSampler } from '../resource-sampler.js';
 import { ECHO_ARGUMENTS, writeServiceConfig } from '../service-config.js';
 import { startWorkerProcess, workerLauncher } from '../worker-process.js';
-import { inProcessTarget, type BenchTarget, type RunningTarget, type TargetContext, type TargetTopics } from './target.js';
+import { childTarget, inProcessTarget, type BenchTarget, type RunningTarget, type TargetContext, type TargetTopics } from './target.js';
 
 /**
  * toolwire itself: the real worker (descriptors, validation, module plugin, builtin echo)
@@ -56,17 +55,7 @@ export const toolwireTarget: BenchTarget = {
         },
         signal,
       );
-      return {
-        description: launcher.description,
-        pid: child.pid,
-        sampler: new ProbeSampler(child.process, ctx.sampleIntervalMs),
-        exited: child.exited,
-        output: () => child.output(),
-        stop: async () => {
-          await child.stop();
-          await config.remove();
-        },
-      };
+      return childTarget(launcher.description, child, ctx, () => config.remove());
     } catch (err) {
       await config.remove();
       throw err;

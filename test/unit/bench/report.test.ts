@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { BenchOptions } from '../../../src/bench/bench-options.js';
+import { BENCH_DEFAULTS, type BenchOptions } from '../../../src/bench/bench-options.js';
 import { allScenarios, BROKER_WARMUP_MS, planScenarios, topicsFor, warmBrokerFirst, type ScenarioResult } from '../../../src/bench/bench-runner.js';
 import type { LoadResult } from '../../../src/bench/load-generator.js';
 import { summarizeResources } from '../../../src/bench/resource-sample.js';
@@ -115,22 +115,9 @@ describe('summarizeResources', () => {
 });
 
 const options = {
-  transport: 'pulsar-ws',
-  rounds: 1,
+  ...BENCH_DEFAULTS,
   targets: ['floor', 'toolwire', 'python'],
-  concurrency: 64,
   requests: undefined,
-  durationMs: 20_000,
-  warmupMs: 3_000,
-  longWarmupMs: 20_000,
-  argumentBytes: 1024,
-  streamChunks: 100,
-  longRequests: 200_000,
-  requestPersistence: 'persistent',
-  responsePersistence: 'non-persistent',
-  sampleIntervalMs: 1000,
-  answerTimeoutMs: 10_000,
-  workerLogLevel: 'info',
   cpuProf: false,
   outDir: 'x',
 } as const;
