@@ -66,7 +66,14 @@ export class ToolClient {
   private listen(responseQueue: string): Promise<Subscription> {
     let s = this.subscriptions.get(responseQueue);
     if (!s) {
-      s = this.transport.subscribe({ topic: responseQueue, subscription: `toolwire-client-${randomUUID()}`, type: 'Exclusive', receiverQueueSize: 1000 });
+      s = this.transport.subscribe({
+        topic: responseQueue,
+        subscription: `toolwire-client-${randomUUID()}`,
+        type: 'Exclusive',
+        receiverQueueSize: 1000,
+        // Private to this client: nothing may be left on the broker once it closes.
+        durable: false,
+      });
       this.subscriptions.set(responseQueue, s);
       s.then((sub) => this.route(sub)).catch(() => this.subscriptions.delete(responseQueue));
     }

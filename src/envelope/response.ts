@@ -29,9 +29,25 @@ export function observationText(result: unknown): string {
   return JSON.stringify(result);
 }
 
+/**
+ * The longest error text sent or logged, in UTF-16 units. Errors quote agent input (a config
+ * value, an argument), and each layer of JSON escaping grows it: unbounded, an error frame can
+ * outgrow the broker's limit and the request could then never be answered.
+ */
+export const MAX_ERROR_TEXT = 2000;
+
+/** `text` cut to `max` units, saying how much was left out; never splits a surrogate pair. */
+export function boundedText(text: string, max = MAX_ERROR_TEXT): string {
+  if (text.length <= max) return text;
+  let end = max;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}... (${text.length - end} more characters)`;
+}
+
 /** An error response; always final. Never `"error": {}` (TrustGraph reads it as an error with no text). */
 export function encodeError(type: ErrorCodeT | string, message: string): Buffer {
-  const text = message === '' ? type : message;
+  const text = message === '' ? type : boundedText(message);
   return Buffer.from(
     `{"error":{"type":${JSON.stringify(type)},"message":${JSON.stringify(text)}},"response":"","end_of_stream":true}`,
     'utf8',
@@ -43,7 +59,7 @@ export function encodeError(type: ErrorCodeT | string, message: string): Buffer 
  * an internal fault, and its message (which may hold paths or secrets) stays in the log.
  */
 export function wireError(err: unknown): WireError {
-  if (err instanceof ToolwireError) return { type: err.code, message: err.message };
+  if (err instanceof ToolwireError) return { type: err.code, message: boundedText(err.message) };
   return { type: ErrorCode.ToolFailed, message: 'internal error in the tool worker' };
 }
 

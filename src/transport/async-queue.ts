@@ -40,6 +40,18 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
     return rest;
   }
 
+  /**
+   * End intake but keep what is queued: next() hands it out, then reports done. For a
+   * non-persistent topic, whose received messages exist nowhere else.
+   */
+  finish(): void {
+    this.ended = true;
+    if (this.size > 0) return;
+    const w = this.waiter;
+    this.waiter = undefined;
+    w?.({ value: undefined, done: true });
+  }
+
   private take(): T | undefined {
     const item = this.items[this.head];
     this.head++;

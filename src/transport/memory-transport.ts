@@ -15,7 +15,9 @@ import { TransportError } from '../errors.js';
  * An in-process broker with Pulsar's delivery semantics where the worker depends on them:
  * named subscriptions shared by their consumers, a bounded per-consumer queue, nack with a
  * redelivery delay, a dead-letter topic, and redelivery of what a closing consumer held.
- * It is the embedded default and the reference for the transport contract suite.
+ * Non-persistent topics behave as on a broker: a message goes only to a consumer with room
+ * in its receiver queue at that moment (otherwise it is dropped), and nothing is ever
+ * redelivered. It is the embedded default and the reference for the transport contract suite.
  */
 interface StoredMessage {
   readonly data: Buffer;
@@ -41,6 +43,8 @@ class MemorySubscriptionState {
     if (front) this.backlog.unshift(msg);
     else this.backlog.push(msg);
     this.pump();
+    // Nothing is stored for a non-persistent topic: what no consumer had room for is gone.
+    if (!this.topic.persistent) this.backlog.length = 0;
   }
 
   /** Hand backlog to consumers with room, round robin (failover/exclusive: the first only). */
@@ -96,6 +100,10 @@ class MemoryConsumer implements Subscription {
     return this.state.name;
   }
 
+  get redeliverable(): boolean {
+    return this.state.topic.persistent;
+  }
+
   hasRoom(): boolean {
     return !this.stopped && this.queue.size < this.queueSize;
   }
@@ -140,6 +148,7 @@ class MemoryConsumer implements Subscription {
       },
       nack: async () => {
         if (!settle()) return;
+        if (!this.redeliverable) return; // a non-persistent topic has nothing to redeliver from
         const delay = this.state.options.nackRedeliveryDelayMs ?? 60_000;
         const t = setTimeout(() => {
           this.timers.delete(t);
@@ -154,6 +163,11 @@ class MemoryConsumer implements Subscription {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    if (!this.redeliverable) {
+      // Received messages exist nowhere else: iteration still hands them out.
+      this.queue.finish();
+      return;
+    }
     const rest = this.queue.end();
     // Held but never taken: back to the subscription for another consumer.
     for (const m of rest.reverse()) {
@@ -252,15 +266,21 @@ export class MemoryTransport implements Transport {
     state.enqueue(msg);
   }
 
+  /** Subscriptions that exist on a topic (a non-durable one leaves with its last consumer). */
+  subscriptionNames(topic: string): string[] {
+    return [...(this.topics.get(topic)?.subscriptions.keys() ?? [])];
+  }
+
   /** @internal a consumer left holding these messages */
   detach(consumer: MemoryConsumer, state: MemorySubscriptionState, held: StoredMessage[]): void {
     this.consumers.delete(consumer);
     for (const m of held) m.redeliveryCount++;
-    if (state.consumers.length === 0 && !state.topic.persistent) {
-      // A non-persistent subscription ends with its last consumer.
+    if (state.consumers.length === 0 && (!state.topic.persistent || state.options.durable === false)) {
+      // A non-persistent or non-durable subscription ends with its last consumer.
       state.topic.subscriptions.delete(state.name);
       return;
     }
+    if (!state.topic.persistent) return;
     for (const m of held) state.enqueue(m);
   }
 

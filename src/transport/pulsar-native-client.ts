@@ -58,6 +58,8 @@ export interface NativeConsumer {
   acknowledge(message: NativeMessage): Promise<unknown>;
   negativeAcknowledge(message: NativeMessage): void;
   close(): Promise<unknown>;
+  /** Removes the subscription from the broker (and closes the consumer). */
+  unsubscribe(): Promise<unknown>;
   isConnected(): boolean;
 }
 

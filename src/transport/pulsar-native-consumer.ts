@@ -3,6 +3,7 @@ import { errorMessage } from '../errors.js';
 import { abortable } from './abortable.js';
 import { AsyncQueue } from './async-queue.js';
 import { Backoff, sleep } from './backoff.js';
+import { isPersistentTopic } from './pulsar-ws-endpoint.js';
 import type { NativeClient, NativeConsumer, NativeMessage } from './pulsar-native-client.js';
 import { defaultDeadLetterTopic, type IncomingMessage, type SubscribeOptions, type Subscription } from './transport.js';
 
@@ -57,6 +58,8 @@ class NativeIncomingMessage implements IncomingMessage {
  * queue. The C++ client reconnects by itself and message ids stay valid across its
  * reconnects. stop() behaves as in the WebSocket transport: iteration ends, the consumer
  * stays open while taken messages are unsettled, then closes, which returns what it held.
+ * On a non-persistent topic the client's receiver queue is the broker's room: a message is
+ * taken off it as soon as the local buffer has room, and stop() hands out what was received.
  */
 export class PulsarNativeSubscription implements Subscription {
   private readonly queue = new AsyncQueue<NativeIncomingMessage>();
@@ -106,6 +109,10 @@ export class PulsarNativeSubscription implements Subscription {
 
   get subscription(): string {
     return this.options.subscription;
+  }
+
+  get redeliverable(): boolean {
+    return isPersistentTopic(this.options.topic);
   }
 
   get isConnected(): boolean {
@@ -176,7 +183,8 @@ export class PulsarNativeSubscription implements Subscription {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    this.queue.end();
+    if (this.redeliverable) this.queue.end();
+    else this.queue.finish();
     const wake = this.wakePump;
     this.wakePump = undefined;
     wake?.();
@@ -193,7 +201,10 @@ export class PulsarNativeSubscription implements Subscription {
     this.detaching ??= (async () => {
       this.detached = true;
       try {
-        await this.consumer.close();
+        // A non-durable subscription must not outlive its consumer; the native client has no
+        // non-durable mode, so it is removed on the way out.
+        if (this.options.durable === false) await this.consumer.unsubscribe();
+        else await this.consumer.close();
       } catch (err) {
         this.log.warn({ err }, 'pulsar consumer close failed');
       }

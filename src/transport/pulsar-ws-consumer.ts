@@ -25,8 +25,9 @@ interface ConsumerFrame {
 
 /** A class rather than an object of closures: one allocation per message on the hot path. */
 class WsIncomingMessage implements IncomingMessage {
-  settled = false;
   constructor(
+    /** True once acked or nacked; a non-persistent topic's messages are born settled. */
+    public settled: boolean,
     readonly data: Buffer,
     readonly properties: Readonly<Record<string, string>>,
     readonly redeliveryCount: number,
@@ -66,6 +67,12 @@ class WsIncomingMessage implements IncomingMessage {
  * messages are unsettled (they can still be acked), and closes when the last one is, which
  * hands everything it held back to the broker at once. Nacking held messages instead would
  * count a redelivery against messages nobody processed (and push them toward the DLQ).
+ *
+ * Non-persistent topics: the WebSocket service pushes no more than `receiverQueueSize`
+ * messages that were not acked, and the broker drops what the consumer behind it has no
+ * room for. An ack there changes nothing but that count, so each message is acked as it
+ * arrives: the broker's room is freed at once and the consumer of this subscription holds
+ * the burst instead (it bounds it). stop() still hands out what arrived.
  */
 export class PulsarWsSubscription implements Subscription {
   private readonly queue = new AsyncQueue<WsIncomingMessage>();
@@ -95,6 +102,7 @@ export class PulsarWsSubscription implements Subscription {
       deadLetterTopic: dl ? (dl.topic ?? defaultDeadLetterTopic(options.topic, options.subscription)) : undefined,
       // Honoured by newer brokers; 3.x ignores it, hence the admin call in open().
       subscriptionInitialPosition: options.initialPosition === 'earliest' ? 'Earliest' : undefined,
+      subscriptionMode: options.durable === false ? 'NonDurable' : undefined,
     });
     this.conn = new PulsarWsConnection({
       ...settings,
@@ -130,6 +138,10 @@ export class PulsarWsSubscription implements Subscription {
     return this.options.subscription;
   }
 
+  get redeliverable(): boolean {
+    return this.persistent;
+  }
+
   /** True while the socket is open. */
   get isConnected(): boolean {
     return this.conn.isOpen;
@@ -154,7 +166,7 @@ export class PulsarWsSubscription implements Subscription {
       // Its socket is gone (already replaced, or down and not yet reconnected): it can no
       // longer be acked, and the broker redelivers it.
       if (this.persistent && !(current && this.conn.isOpen)) continue;
-      if (current) this.takenUnsettled++;
+      if (current && !m.settled) this.takenUnsettled++;
       return { value: m, done: false };
     }
   }
@@ -202,15 +214,19 @@ export class PulsarWsSubscription implements Subscription {
       return;
     }
     const data = Buffer.from(f.payload, 'base64');
+    // Non-persistent: free the broker's room for this message now (see the class comment).
+    const released = !this.persistent;
+    if (released) this.conn.send(`{"messageId":${JSON.stringify(f.messageId)}}`);
     this.queue.push(
-      new WsIncomingMessage(data, f.properties ?? {}, f.redeliveryCount ?? 0, f.messageId, this.options.topic, this.conn.generation, this),
+      new WsIncomingMessage(released, data, f.properties ?? {}, f.redeliveryCount ?? 0, f.messageId, this.options.topic, this.conn.generation, this),
     );
   }
 
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    this.queue.end();
+    if (this.persistent) this.queue.end();
+    else this.queue.finish();
     if (this.takenUnsettled === 0 || !this.conn.isOpen) await this.detach();
   }
 

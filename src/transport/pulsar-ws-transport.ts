@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
 import type { BackoffOptions } from './backoff.js';
 import { BrokerTransport } from './broker-transport.js';
-import { PulsarWsSubscription, type PulsarWsSubscriptionSettings } from './pulsar-ws-consumer.js';
-import { webSocketBase } from './pulsar-ws-endpoint.js';
+import { MergedSubscription } from './merged-subscription.js';
+import { MAX_WS_RECEIVER_QUEUE, PulsarWsSubscription, type PulsarWsSubscriptionSettings } from './pulsar-ws-consumer.js';
+import { isPersistentTopic, webSocketBase } from './pulsar-ws-endpoint.js';
 import { PulsarWsProducer, type PulsarWsProducerSettings } from './pulsar-ws-producer.js';
-import type { SubscribeOptions } from './transport.js';
+import type { SubscribeOptions, Subscription } from './transport.js';
 
 export interface PulsarWsTransportSettings {
   readonly kind: 'pulsar-ws';
@@ -38,7 +39,9 @@ export interface PulsarWsTransportSettings {
  *   default); for Exclusive and Failover the broker does not count redeliveries.
  * - `initialPosition: 'earliest'` on a persistent topic creates the subscription through the
  *   admin REST API first, because Pulsar 3.x's WebSocket consumer ignores the parameter.
- * - `receiverQueueSize` is capped at 1000 by the WebSocket service.
+ * - `receiverQueueSize` is capped at 1000 by the WebSocket service. On a non-persistent
+ *   topic a larger one opens several consumers on the subscription (1000 each), read as
+ *   one: there the broker's room is what a burst may fill before it drops messages.
  * - `connected` is true while every open subscription and producer has its socket up (and
  *   at least one exists): it goes false during a reconnect.
  */
@@ -66,6 +69,20 @@ export class PulsarWsTransport extends BrokerTransport<PulsarWsSubscription, Pul
       maxFrameBytes: settings.maxFrameBytes ?? 1_048_576,
       closeTimeoutMs: settings.closeTimeoutMs ?? 5_000,
     };
+  }
+
+  override async subscribe(options: SubscribeOptions, signal?: AbortSignal): Promise<Subscription> {
+    const room = options.receiverQueueSize ?? MAX_WS_RECEIVER_QUEUE;
+    if (room <= MAX_WS_RECEIVER_QUEUE || isPersistentTopic(options.topic)) return super.subscribe(options, signal);
+    const count = Math.ceil(room / MAX_WS_RECEIVER_QUEUE);
+    const parts: Subscription[] = [];
+    try {
+      for (let i = 0; i < count; i++) parts.push(await super.subscribe({ ...options, receiverQueueSize: Math.ceil(room / count) }, signal));
+    } catch (err) {
+      await Promise.allSettled(parts.map((p) => p.close()));
+      throw err;
+    }
+    return new MergedSubscription(parts);
   }
 
   protected openSubscription(options: SubscribeOptions, signal: AbortSignal | undefined): Promise<PulsarWsSubscription> {

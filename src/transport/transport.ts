@@ -50,6 +50,12 @@ export interface SubscribeOptions {
   /** Delay before a negatively acknowledged message comes back. */
   readonly nackRedeliveryDelayMs?: number;
   readonly deadLetter?: DeadLetterPolicy;
+  /**
+   * Default true. A non-durable subscription ends with its consumer: nothing is kept for it
+   * on the broker once it closes (an agent's private response subscription must not leave a
+   * backlog behind).
+   */
+  readonly durable?: boolean;
 }
 
 /**
@@ -59,6 +65,14 @@ export interface SubscribeOptions {
 export interface Subscription extends AsyncIterable<IncomingMessage> {
   readonly topic: string;
   readonly subscription: string;
+  /**
+   * False on a non-persistent topic: the broker keeps nothing, so a nack, a closed consumer
+   * or a message left untaken can never bring a message back. Such a subscription takes
+   * messages off the broker as they come (the broker drops what a consumer has no room
+   * for), its ack and nack change nothing, and stop() still hands out what it already
+   * received: whoever consumes it must answer everything it was given.
+   */
+  readonly redeliverable: boolean;
   /**
    * Stop intake: iteration ends, messages held but not yet taken are released for
    * redelivery. Messages already taken can still be acked or nacked until close().

@@ -16,6 +16,27 @@ export interface WorkerLimits {
   readonly nackDelayMs: number;
   /** How long stop() lets in-flight requests finish before aborting them. */
   readonly shutdownGraceMs: number;
+  /**
+   * Requests of a non-persistent topic taken off the broker and waiting for a slot, per
+   * service. The broker drops what a consumer has no room for, so the worker holds a burst
+   * itself, up to this many; past it (or past `backlogBytes`) a request is answered
+   * `unavailable` at once.
+   */
+  readonly backlogMessages: number;
+  /**
+   * The receiver queue of a non-persistent request topic's subscription: how much of a burst
+   * the broker can hand this worker before it drops the rest. On pulsar-ws each 1000 is one
+   * more consumer on the subscription.
+   */
+  readonly nonPersistentPrefetch: number;
+  /** The same bound in request bytes. */
+  readonly backlogBytes: number;
+  /**
+   * Delivered messages this worker has answered, remembered per service so that a
+   * redelivered copy (the broker redelivers a whole batch when one of its messages is
+   * nacked) is acked without running its tool again.
+   */
+  readonly answeredMemory: number;
 }
 
 export const DEFAULT_LIMITS: WorkerLimits = {
@@ -27,6 +48,10 @@ export const DEFAULT_LIMITS: WorkerLimits = {
   maxRedeliveries: 5,
   nackDelayMs: 1000,
   shutdownGraceMs: 10_000,
+  backlogMessages: 10_000,
+  nonPersistentPrefetch: 4000,
+  backlogBytes: 64 * 1024 * 1024,
+  answeredMemory: 10_000,
 };
 
 /** The message property an agent sets to ask for a streamed answer. */

@@ -2,8 +2,8 @@ import type { Logger } from 'pino';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ToolService } from '../catalog/descriptors.js';
 import { decodeRequest } from '../envelope/request.js';
-import { encodeError, observationText, wireError } from '../envelope/response.js';
-import { AbortedError, TimeoutError, isRetriable } from '../errors.js';
+import { boundedText, encodeError, observationText, wireError } from '../envelope/response.js';
+import { AbortedError, TimeoutError, UnavailableError, errorMessage, isRetriable } from '../errors.js';
 import { isAsyncIterable, type Plugin } from '../plugins/plugin.js';
 import { prepareArguments } from '../tools/prepare-arguments.js';
 import { persistentTopic } from '../transport/topic-name.js';
@@ -11,6 +11,7 @@ import { defaultDeadLetterTopic, type IncomingMessage, type Producer, type Trans
 import { DEAD_LETTER_REASON_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY, type WorkerLimits } from './limits.js';
 import { CallAbort } from './call-abort.js';
 import { createSink, type ObservationSink } from './observation-sink.js';
+import { RecentIds } from './recent-ids.js';
 
 /** How one delivery ended. */
 export const Outcome = {
@@ -18,6 +19,8 @@ export const Outcome = {
   Failed: 'failed',
   Nacked: 'nacked',
   DeadLettered: 'dead-lettered',
+  /** A redelivered copy of a request this worker already answered: acked, not run again. */
+  Duplicate: 'duplicate',
 } as const;
 export type Outcome = (typeof Outcome)[keyof typeof Outcome];
 
@@ -30,12 +33,18 @@ export interface RequestHandlerDeps {
   readonly log: Logger;
   /** Aborted when the shutdown grace period is over. */
   readonly hardStop: AbortSignal;
+  /**
+   * False for a non-persistent request topic: a nack there loses the request, so every
+   * failure is answered instead.
+   */
+  readonly redeliverable: boolean;
 }
 
 /**
  * decode -> resolve -> prepare -> invoke -> publish -> ack, for one service. Every path
  * settles the message exactly once: answered then acked, nacked for redelivery, or
- * dead-lettered when nobody can be answered.
+ * dead-lettered when nobody can be answered. Nacks are bounded by the service's redelivery
+ * limit on every path, and happen only where the broker can redeliver.
  */
 export class RequestHandler {
   private responses: Promise<Producer> | undefined;
@@ -43,7 +52,11 @@ export class RequestHandler {
   /** Calls in flight, aborted together on hard stop: one listener per handler, not one per request. */
   private readonly active = new Set<CallAbort>();
 
+  /** Messages answered here; only a topic that redelivers needs it. */
+  private readonly answered: RecentIds | undefined;
+
   constructor(private readonly deps: RequestHandlerDeps) {
+    this.answered = deps.redeliverable ? new RecentIds(deps.limits.answeredMemory) : undefined;
     this.debug = deps.log.isLevelEnabled('debug');
     deps.hardStop.addEventListener(
       'abort',
@@ -75,13 +88,45 @@ export class RequestHandler {
     const { service, log: baseLog } = this.deps;
     const id = msg.properties['id'];
     if (!id) return this.deadLetter(msg, 'request has no id property; no agent could receive an answer');
+    // A message id is the broker's, the same on every delivery of one message: an agent's
+    // retry is a new message and runs.
+    if (msg.redeliveryCount > 0 && this.answered?.has(msg.messageId)) {
+      if (this.debug) baseLog.debug({ requestId: id, messageId: msg.messageId }, 'redelivered request already answered; acked');
+      await msg.ack();
+      return Outcome.Duplicate;
+    }
     try {
-      return await this.answer(msg, id);
+      const outcome = await this.answer(msg, id);
+      if (outcome !== Outcome.Nacked) this.answered?.add(msg.messageId);
+      return outcome;
     } catch (err) {
-      // Publishing failed (broker gone): the request comes back and is answered then.
-      baseLog.warn({ err, requestId: id, service: service.id }, 'could not publish the answer; request nacked');
+      // Publishing failed (broker gone, or the broker refused the message). Redelivery may
+      // help, within the limit; past it, or where nothing is redelivered, the request is kept
+      // on the dead-letter topic with the reason.
+      const limit = service.maxRedeliveries ?? this.deps.limits.maxRedeliveries;
+      if (!this.deps.redeliverable || msg.redeliveryCount >= limit) {
+        return this.deadLetter(msg, `the answer could not be published: ${errorMessage(err)}`);
+      }
+      baseLog.warn({ err, requestId: id, service: service.id, redelivery: msg.redeliveryCount }, 'could not publish the answer; request nacked');
       await msg.nack();
       return Outcome.Nacked;
+    }
+  }
+
+  /**
+   * Answer a request with `err` without running anything (a full backlog), then ack it.
+   * Publishing failures are settled as in handle().
+   */
+  async refuse(msg: IncomingMessage, err: UnavailableError): Promise<Outcome> {
+    const id = msg.properties['id'];
+    if (!id) return this.deadLetter(msg, 'request has no id property; no agent could receive an answer');
+    try {
+      const e = wireError(err);
+      await (this.ready ?? (await this.producer())).send({ data: encodeError(e.type, e.message), properties: { id } });
+      await msg.ack();
+      return Outcome.Failed;
+    } catch (publishErr) {
+      return this.deadLetter(msg, `${err.message}, and the refusal could not be published: ${errorMessage(publishErr)}`);
     }
   }
 
@@ -101,8 +146,9 @@ export class RequestHandler {
       toolName = tool?.name;
       const args = prepareArguments(tool?.parameters ?? [], tool?.runtimeParameters ?? {}, request.arguments);
       const timeoutMs = tool?.timeoutMs ?? service.timeoutMs ?? limits.timeoutMs;
-      if (hardStop.aborted) call.abort(shutdownError());
-      else this.active.add(call);
+      // Queued behind the concurrency limit past the grace period: nothing may run now.
+      if (hardStop.aborted) throw shutdownError();
+      this.active.add(call);
       call.deadline(timeoutMs, () => new TimeoutError(`tool ${toolName ?? service.id} did not finish within ${timeoutMs} ms`));
 
       const streamProp = msg.properties[STREAM_PROPERTY];
@@ -165,13 +211,17 @@ export class RequestHandler {
    * chunks of a stream reached the agent, a retry would repeat them, so the error is answered.
    */
   private async fail(msg: IncomingMessage, err: unknown, properties: Record<string, string>, started: boolean, log: Logger): Promise<Outcome> {
-    const { limits, service, hardStop } = this.deps;
+    const { limits, service, hardStop, redeliverable } = this.deps;
     if (err instanceof AbortedError && hardStop.aborted && !started) {
-      log.warn({ service: service.id }, 'interrupted by shutdown; request nacked for another worker');
-      await msg.nack();
-      return Outcome.Nacked;
+      if (redeliverable) {
+        log.warn({ service: service.id }, 'interrupted by shutdown; request nacked for another worker');
+        await msg.nack();
+        return Outcome.Nacked;
+      }
+      // Nothing would come back of a nack: the agent hears now rather than at its timeout.
+      err = new UnavailableError('the tool worker is shutting down; try again');
     }
-    if (isRetriable(err) && !started && msg.redeliveryCount < (service.maxRedeliveries ?? limits.maxRedeliveries)) {
+    if (redeliverable && isRetriable(err) && !started && msg.redeliveryCount < (service.maxRedeliveries ?? limits.maxRedeliveries)) {
       log.warn({ err, service: service.id, redelivery: msg.redeliveryCount }, 'transient failure; request nacked for redelivery');
       await msg.nack();
       return Outcome.Nacked;
@@ -190,12 +240,14 @@ export class RequestHandler {
     const topic = persistentTopic(defaultDeadLetterTopic(service.requestQueue, service.subscription));
     try {
       const dlq = await transport.producer(topic);
-      await dlq.send({ data: msg.data, properties: { ...msg.properties, [DEAD_LETTER_REASON_PROPERTY]: reason } });
+      await dlq.send({ data: msg.data, properties: { ...msg.properties, [DEAD_LETTER_REASON_PROPERTY]: boundedText(reason) } });
       await msg.ack();
       log.warn({ service: service.id, deadLetterTopic: topic, messageId: msg.messageId, reason }, 'request dead-lettered');
       return Outcome.DeadLettered;
     } catch (err) {
-      log.error({ err, service: service.id }, 'could not dead-letter a request; nacked');
+      // The broker refuses even the dead-letter topic: it is failing as a whole. Redelivery
+      // brings the request back once it recovers; a non-persistent topic has no redelivery.
+      log.error({ err, service: service.id, reason, redeliverable: this.deps.redeliverable }, 'could not dead-letter a request; nacked');
       await msg.nack();
       return Outcome.Nacked;
     }

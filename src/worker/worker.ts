@@ -4,7 +4,10 @@ import type { Logger } from 'pino';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ToolService } from '../catalog/descriptors.js';
 import type { Plugin } from '../plugins/plugin.js';
-import type { Subscription, Transport } from '../transport/transport.js';
+import { UnavailableError } from '../errors.js';
+import type { IncomingMessage, Subscription, Transport } from '../transport/transport.js';
+import { isPersistentTopic } from '../transport/pulsar-ws-endpoint.js';
+import { Backlog } from './backlog.js';
 import { DEFAULT_LIMITS, type WorkerLimits } from './limits.js';
 import { Outcome, RequestHandler } from './request-handler.js';
 
@@ -34,6 +37,12 @@ export interface WorkerStats {
   failed: number;
   nacked: number;
   deadLettered: number;
+  /** Redelivered copies of requests already answered, acked without running again. */
+  duplicates: number;
+  /** Requests of a non-persistent topic answered `unavailable` because the backlog was full. */
+  shed: number;
+  /** Requests of non-persistent topics taken off the broker and waiting for a slot. */
+  queued: number;
 }
 
 interface Binding {
@@ -58,7 +67,8 @@ export class Worker {
   private intakeStopped = false;
   /** Wake intake loops waiting for a free slot, so stop() need not wait for one. */
   private readonly wakers = new Set<() => void>();
-  private readonly counts = { received: 0, answered: 0, failed: 0, nacked: 0, deadLettered: 0 };
+  private readonly counts = { received: 0, answered: 0, failed: 0, nacked: 0, deadLettered: 0, duplicates: 0, shed: 0 };
+  private readonly backlogs = new Set<Backlog>();
   state: WorkerState = WorkerState.Idle;
 
   constructor(private readonly options: WorkerOptions) {
@@ -71,7 +81,9 @@ export class Worker {
   }
 
   stats(): WorkerStats {
-    return { state: this.state, inFlight: this.inFlight.size, ...this.counts };
+    let queued = 0;
+    for (const b of this.backlogs) queued += b.size;
+    return { state: this.state, inFlight: this.inFlight.size, queued, ...this.counts };
   }
 
   /** The services this worker answers. */
@@ -89,17 +101,19 @@ export class Worker {
           log.info({ service: service.id }, 'service has no plugin here; not consumed');
           continue;
         }
+        const concurrency = service.concurrency ?? this.limits.serviceConcurrency;
         const subscription = await transport.subscribe(
           {
             topic: service.requestQueue,
             subscription: service.subscription,
             type: 'Shared',
-            receiverQueueSize: Math.min(1000, Math.max(service.concurrency ?? this.limits.serviceConcurrency, 1) * 2),
+            // Persistent: a small prefetch leaves the rest with the broker for other workers.
+            // Non-persistent: the broker drops what finds no room, so take all it allows.
+            receiverQueueSize: isPersistentTopic(service.requestQueue) ? Math.min(1000, Math.max(concurrency, 1) * 2) : this.limits.nonPersistentPrefetch,
             nackRedeliveryDelayMs: this.limits.nackDelayMs,
           },
           signal,
         );
-        const concurrency = service.concurrency ?? this.limits.serviceConcurrency;
         const handler = new RequestHandler({
           service,
           catalog: () => this.catalog,
@@ -108,8 +122,10 @@ export class Worker {
           limits: this.limits,
           log: log.child({ service: service.id }),
           hardStop: this.hardStop.signal,
+          redeliverable: subscription.redeliverable,
         });
-        const loop = this.consume(subscription, concurrency, handler).catch((err: unknown) => {
+        const consume = subscription.redeliverable ? this.consume(subscription, concurrency, handler) : this.consumeAll(subscription, concurrency, handler);
+        const loop = consume.catch((err: unknown) => {
           // The subscription itself failed: say so loudly; readiness reports the transport.
           log.error({ err, service: service.id }, 'intake loop failed; service no longer consumed');
         });
@@ -157,10 +173,70 @@ export class Worker {
     this.wakers.delete(wake);
   }
 
+  /**
+   * A non-persistent topic: every message is taken as it comes (the broker would drop what
+   * waits), and what cannot start yet waits in a bounded backlog; past its bound a request is
+   * answered `unavailable` at once. stop() does not leave the loop early: what the
+   * subscription received exists nowhere else, so it is all answered, within the grace
+   * period or, past it, with `unavailable` (the handler runs nothing after the hard stop).
+   */
+  private async consumeAll(subscription: Subscription, concurrency: number, handler: RequestHandler): Promise<void> {
+    const { log } = this.options;
+    const backlog = new Backlog(this.limits.backlogMessages, this.limits.backlogBytes);
+    this.backlogs.add(backlog);
+    let running = 0;
+    let shedLogged = 0;
+    let emptied: (() => void) | undefined;
+    const run = (msg: IncomingMessage): void => {
+      running++;
+      const task = this.global(() => handler.handle(msg))
+        .then((outcome) => this.count(outcome))
+        .catch((err: unknown) => log.error({ err }, 'request handler failed'))
+        .finally(() => {
+          running--;
+          this.inFlight.delete(task);
+          const next = backlog.shift();
+          if (next) run(next);
+          if (backlog.size === 0) emptied?.();
+        });
+      this.inFlight.add(task);
+    };
+    // Past the grace period the backlog is answered at once: nothing of it will run.
+    const flush = (): void => {
+      for (let m = backlog.shift(); m; m = backlog.shift()) run(m);
+      emptied?.();
+    };
+    this.hardStop.signal.addEventListener('abort', flush, { once: true });
+    for await (const msg of subscription) {
+      this.counts.received++;
+      if (running < concurrency || this.hardStop.signal.aborted) run(msg);
+      else if (!backlog.push(msg)) {
+        this.counts.shed++;
+        // One line a second at most: a shedding worker is busy enough.
+        if (Date.now() - shedLogged > 1000) {
+          shedLogged = Date.now();
+          log.warn({ topic: subscription.topic, backlog: backlog.size, backlogBytes: backlog.bytes, shed: this.counts.shed }, 'request backlog full; answering unavailable');
+        }
+        const task = handler
+          .refuse(msg, new UnavailableError('the tool worker is overloaded (its request backlog is full); try again'))
+          .then((outcome) => this.count(outcome))
+          .catch((err: unknown) => log.error({ err }, 'request handler failed'))
+          .finally(() => this.inFlight.delete(task));
+        this.inFlight.add(task);
+      }
+    }
+    // Intake is over; every request of the backlog is started before the loop ends, so that
+    // drain() finds it among those in flight.
+    if (backlog.size > 0) await new Promise<void>((resolve) => (emptied = resolve));
+    this.hardStop.signal.removeEventListener('abort', flush);
+    this.backlogs.delete(backlog);
+  }
+
   private count(outcome: Outcome): void {
     if (outcome === Outcome.Answered) this.counts.answered++;
     else if (outcome === Outcome.Failed) this.counts.failed++;
     else if (outcome === Outcome.Nacked) this.counts.nacked++;
+    else if (outcome === Outcome.Duplicate) this.counts.duplicates++;
     else this.counts.deadLettered++;
   }
 
@@ -179,9 +255,13 @@ export class Worker {
     this.intakeStopped = true;
     for (const wake of this.wakers) wake();
     for (const b of this.bindings) await b.subscription.stop().catch((err: unknown) => log.warn({ err }, 'stop failed'));
-    // Every loop has left (woken above), so inFlight holds every request that was taken.
-    await Promise.all(this.bindings.map((b) => b.loop));
-    const all = Promise.all([...this.inFlight]).then(() => 'done' as const);
+    // Loops of persistent topics leave at once (woken above); those of non-persistent ones
+    // once their backlog has started. Requests keep joining inFlight until then.
+    const all = (async () => {
+      await Promise.all(this.bindings.map((b) => b.loop));
+      while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+      return 'done' as const;
+    })();
     if ((await Promise.race([all, graceOver])) === 'timeout') {
       log.warn({ inFlight: this.inFlight.size }, 'grace period over; aborting in-flight requests');
       this.hardStop.abort();

@@ -203,6 +203,49 @@ export function transportContract(name: string, make: () => Promise<Transport>, 
       await m.ack();
     });
 
+    it('says which subscriptions the broker can redeliver to', async () => {
+      const durable = await subscribe({ topic: opts.topic(true), subscription: 'kind' });
+      const fleeting = await subscribe({ topic: opts.topic(false), subscription: 'kind' });
+      expect(durable.redeliverable).toBe(true);
+      expect(fleeting.redeliverable).toBe(false);
+    });
+
+    it('never brings back a nacked message of a non-persistent topic', async () => {
+      const topic = opts.topic(false);
+      const sub = await subscribe({ topic, subscription: 'np-nack', nackRedeliveryDelayMs: opts.nackDelayMs });
+      const it = sub[Symbol.asyncIterator]();
+      await (await transport.producer(topic)).send({ data: 'once', properties: { id: 'n1' } });
+      await (await take(it, opts.receiveTimeoutMs)).nack();
+      expect(await nothingWithin(it, 1000 + 2 * opts.nackDelayMs)).toBeUndefined();
+    });
+
+    it('still hands out what a non-persistent subscription received when it is stopped', async () => {
+      const topic = opts.topic(false);
+      const sub = await subscribe({ topic, subscription: 'np-stop' });
+      const producer = await transport.producer(topic);
+      for (let i = 0; i < 3; i++) await producer.send({ data: `s${i}` });
+      const it = sub[Symbol.asyncIterator]();
+      const got = [(await take(it, opts.receiveTimeoutMs)).data.toString()];
+      // Let the other two reach the client: the broker has nothing to give back.
+      await new Promise((r) => setTimeout(r, 500));
+      await sub.stop();
+      for (let r = await it.next(); !r.done; r = await it.next()) got.push(r.value.data.toString());
+      expect(got).toEqual(['s0', 's1', 's2']);
+    });
+
+    it('leaves nothing behind for a non-durable subscription once it closes', async () => {
+      const topic = opts.topic(true);
+      const producer = await transport.producer(topic);
+      const passing = await transport.subscribe({ topic, subscription: 'passing', durable: false });
+      await producer.send({ data: 'seen' });
+      await (await take(passing[Symbol.asyncIterator](), opts.receiveTimeoutMs)).ack();
+      await passing.close();
+      // A durable subscription would keep this for its next consumer.
+      await producer.send({ data: 'not kept' });
+      const again = await subscribe({ topic, subscription: 'passing' });
+      expect(await nothingWithin(again[Symbol.asyncIterator](), 1000)).toBeUndefined();
+    });
+
     it('closes idempotently and refuses work afterwards', async () => {
       await transport.close();
       await transport.close();

@@ -75,6 +75,12 @@ export class FakeConsumer implements NativeConsumer {
     return null;
   }
 
+  unsubscribed = false;
+  async unsubscribe(): Promise<null> {
+    this.unsubscribed = true;
+    return this.close();
+  }
+
   isConnected(): boolean {
     return !this.closed;
   }

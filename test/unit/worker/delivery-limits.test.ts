@@ -1,0 +1,156 @@
+/**
+ * Limits on every settle path: nothing runs once its call is aborted, error texts are
+ * bounded, a publish that keeps failing ends on the dead-letter topic instead of looping, a
+ * redelivered copy of an answered request is not run again, and an agent's private response
+ * subscription leaves nothing on the broker.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ToolClient } from '../../../src/client/tool-client.js';
+import { encodeRequest } from '../../../src/envelope/request.js';
+import { MAX_ERROR_TEXT } from '../../../src/envelope/response.js';
+import { TransportError } from '../../../src/errors.js';
+import type { ToolCall } from '../../../src/plugins/plugin.js';
+import { MemoryTransport } from '../../../src/transport/memory-transport.js';
+import type { IncomingMessage, Producer } from '../../../src/transport/transport.js';
+import { DEFAULT_LIMITS, DEAD_LETTER_REASON_PROPERTY } from '../../../src/worker/limits.js';
+import { Outcome, RequestHandler } from '../../../src/worker/request-handler.js';
+import { captureLogger, catalogOf, entry, pluginsOf, service, testRegistry, type Behaviour } from '../../support/harness.js';
+import { startFixture, type Fixture } from '../../support/worker-fixture.js';
+
+const REQ = 'persistent://tg/flow/lim-request';
+const RES = 'non-persistent://tg/response/lim';
+
+let fx: Fixture | undefined;
+afterEach(async () => {
+  await fx?.close();
+  fx = undefined;
+});
+
+describe('after the grace period', () => {
+  it('invokes nothing that was still queued behind the worker-wide limit; it goes back for another worker', async () => {
+    const invoked: string[] = [];
+    const hang: Behaviour = (call: ToolCall) =>
+      (async function* () {
+        invoked.push(call.requestId);
+        await sleep(60_000); // ignores its signal
+        yield 'never';
+      })();
+    const catalog = await catalogOf(
+      ['a', 'b'].map((id) => entry('tool-service', id, service(id, { plugin: { kind: 'test', behaviour: 'h' }, concurrency: 2 }))),
+      testRegistry({ h: hang }),
+    );
+    fx = await startFixture(catalog, { h: hang }, 'non-persistent://tg/response/a', { concurrency: 1, shutdownGraceMs: 100 });
+    for (const id of ['a', 'b']) for (let n = 0; n < 2; n++) await fx.request(`persistent://tg/flow/${id}-request`, { n });
+    await fx.responses.waitFor(() => fx!.worker.stats().inFlight === 4);
+    await fx.worker.stop();
+    expect(invoked).toHaveLength(1);
+    expect(fx.worker.stats().nacked).toBe(4);
+  });
+});
+
+describe('error texts', () => {
+  it('are bounded however much agent input they quote', async () => {
+    const ok: Behaviour = () => (async function* () { yield 'x'; })();
+    const catalog = await catalogOf(
+      [
+        entry('tool-service', 'lim', service('lim', { 'config-params': [{ name: 'style' }], plugin: { kind: 'test', behaviour: 'ok' } })),
+        entry('tool', 't', { type: 'tool-service', name: 't', description: 'd', service: 'lim', style: 'pun', arguments: [] }),
+      ],
+      testRegistry({ ok }),
+    );
+    fx = await startFixture(catalog, { ok }, RES);
+    const id = await fx.request(REQ, {}, { style: '"\\'.repeat(50_000) });
+    const [r] = await fx.responses.final(id);
+    expect(r!.error!.type).toBe('unknown-tool');
+    expect(r!.error!.message.length).toBeLessThanOrEqual(MAX_ERROR_TEXT + 40);
+    expect(r!.error!.message).toMatch(/\.\.\. \(\d+ more characters\)$/);
+  });
+});
+
+/** A memory broker whose response topic refuses every message. */
+class RefusingTransport extends MemoryTransport {
+  refused = 0;
+  override async producer(topic: string): Promise<Producer> {
+    if (topic !== RES) return super.producer(topic);
+    return {
+      topic,
+      send: async () => {
+        this.refused++;
+        throw new TransportError('message too large for the broker', { retriable: false });
+      },
+    };
+  }
+}
+
+describe('a publish that keeps failing', () => {
+  it('is nacked up to the redelivery limit, then dead-lettered with its reason, never looped', async () => {
+    const transport = new RefusingTransport();
+    const ok: Behaviour = () => (async function* () { yield 'x'; })();
+    const catalog = await catalogOf([entry('tool-service', 'lim', service('lim', { plugin: { kind: 'test', behaviour: 'ok' } }))], testRegistry({ ok }));
+    const dead = await transport.subscribe({ topic: `${REQ}-lim-request-DLQ`, subscription: 'ops' });
+    fx = await startFixture(catalog, { ok }, RES, { maxRedeliveries: 2, nackDelayMs: 10 }, transport);
+    const id = await fx.request(REQ, {});
+    const m = (await dead[Symbol.asyncIterator]().next()).value!;
+    expect(m.properties['id']).toBe(id);
+    expect(m.properties[DEAD_LETTER_REASON_PROPERTY]).toBe('the answer could not be published: message too large for the broker');
+    await fx.responses.waitFor(() => fx!.worker.stats().deadLettered === 1);
+    expect(fx.worker.stats()).toMatchObject({ nacked: 2, deadLettered: 1 });
+    // Three deliveries, each trying the answer and then the error that says it failed.
+    expect(transport.refused).toBe(6);
+    await dead.close();
+  });
+});
+
+describe('a redelivered copy of an answered request', () => {
+  it('is acked without running the tool again, counted as a duplicate; an agent retry (a new message) runs', async () => {
+    let runs = 0;
+    const ok: Behaviour = () => (async function* () { runs++; yield 'x'; })();
+    const registry = testRegistry({ ok });
+    const catalog = await catalogOf([entry('tool-service', 'lim', service('lim', { plugin: { kind: 'test', behaviour: 'ok' } }))], registry);
+    const transport = new MemoryTransport();
+    const { log } = captureLogger();
+    const plugins = await pluginsOf(catalog, registry, log);
+    const handler = new RequestHandler({
+      service: catalog.services.get('lim')!,
+      catalog: () => catalog,
+      plugin: plugins.get('lim')!,
+      transport,
+      limits: DEFAULT_LIMITS,
+      log,
+      hardStop: new AbortController().signal,
+      redeliverable: true,
+    });
+    const settled: string[] = [];
+    const delivery = (messageId: string, redeliveryCount: number): IncomingMessage => ({
+      data: encodeRequest({ config: {}, arguments: {} }),
+      properties: { id: 'req-1' },
+      redeliveryCount,
+      messageId,
+      topic: REQ,
+      ack: async () => void settled.push(`ack ${messageId}`),
+      nack: async () => void settled.push(`nack ${messageId}`),
+    });
+    expect(await handler.handle(delivery('m1', 0))).toBe(Outcome.Answered);
+    expect(await handler.handle(delivery('m1', 1))).toBe(Outcome.Duplicate);
+    expect(await handler.handle(delivery('m2', 0))).toBe(Outcome.Answered);
+    expect(runs).toBe(2);
+    expect(settled).toEqual(['ack m1', 'ack m1', 'ack m2']);
+    await transport.close();
+  });
+});
+
+describe('ToolClient', () => {
+  it('leaves no subscription on a response topic once it closes', async () => {
+    const transport = new MemoryTransport();
+    const topic = `persistent://tg/flow/answers-${randomUUID()}`;
+    const client = new ToolClient(transport);
+    const call = client.call({ requestQueue: 'persistent://tg/flow/nobody', responseQueue: topic, timeoutMs: 50 }).catch(() => undefined);
+    await call;
+    expect(transport.subscriptionNames(topic)).toHaveLength(1);
+    await client.close();
+    expect(transport.subscriptionNames(topic)).toEqual([]);
+    await transport.close();
+  });
+});
