@@ -285,3 +285,45 @@ export async function startRawResponder(o: RawResponderOptions): Promise<{ finis
   await Promise.race([ready, finished.then(() => Promise.reject(new Error('raw_responder.py exited before it was ready')))]);
   return { finished };
 }
+
+export interface BurstOptions {
+  readonly python: string;
+  readonly pulsarUrl: string;
+  readonly requestQueue: string;
+  readonly responseQueue: string;
+  readonly count: number;
+  /** Let the producer batch, as TrustGraph's Python producers do. */
+  readonly batched: boolean;
+  readonly config?: Record<string, unknown>;
+  readonly arguments?: Record<string, unknown>;
+  /** Seconds to wait for the last answer. */
+  readonly waitS?: number;
+}
+
+export interface BurstResult {
+  readonly sent: number;
+  readonly answered: number;
+  readonly errors: Record<string, number>;
+  readonly duplicates: number;
+  readonly missing: number;
+}
+
+/** burst.py: publish `count` requests at once with the Python pulsar-client and count the answers. */
+export async function burst(o: BurstOptions): Promise<BurstResult> {
+  const waitS = o.waitS ?? 30;
+  const args = [
+    join(PY_DIR, 'burst.py'),
+    '--pulsar-url', o.pulsarUrl,
+    '--request-queue', o.requestQueue,
+    '--response-queue', o.responseQueue,
+    '--count', String(o.count),
+    '--config', JSON.stringify(o.config ?? {}),
+    '--arguments', JSON.stringify(o.arguments ?? {}),
+    '--wait', String(waitS),
+  ];
+  if (o.batched) args.push('--batched');
+  const child = spawn(o.python, args, { env: pythonEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = await collect(child, (waitS + 60) * 1000, 'burst.py');
+  if (r.code !== 0) throw new Error(`burst.py exited ${r.code}:\n${tail(r.stderr)}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as BurstResult;
+}

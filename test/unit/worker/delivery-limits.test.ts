@@ -146,7 +146,7 @@ describe('ToolClient', () => {
     const transport = new MemoryTransport();
     const topic = `persistent://tg/flow/answers-${randomUUID()}`;
     const client = new ToolClient(transport);
-    const call = client.call({ requestQueue: 'persistent://tg/flow/nobody', responseQueue: topic, timeoutMs: 50 }).catch(() => undefined);
+    const call = client.call({ requestQueue: 'persistent://tg/flow/nobody', responseQueue: topic, config: {}, arguments: {}, timeoutMs: 50 }).catch(() => undefined);
     await call;
     expect(transport.subscriptionNames(topic)).toHaveLength(1);
     await client.close();
