@@ -69,10 +69,9 @@ class MemorySubscriptionState {
 
 class TopicState {
   readonly subscriptions = new Map<string, MemorySubscriptionState>();
-  constructor(readonly name: string) {}
-
-  get persistent(): boolean {
-    return !this.name.startsWith('non-persistent://');
+  readonly persistent: boolean;
+  constructor(readonly name: string) {
+    this.persistent = !name.startsWith('non-persistent://');
   }
 }
 
