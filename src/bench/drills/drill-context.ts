@@ -26,12 +26,12 @@ export function onTopics(t: DrillTopics): { id: string; requestQueue: string; re
   return { id: t.id, requestQueue: t.requestTopic, responseQueue: t.responseTopic };
 }
 
-/** Fresh names for one drill run. */
-export function drillTopics(drill: string, persistentResponses: boolean): DrillTopics {
+/** Fresh names for one drill run; requests on a persistent topic unless told otherwise. */
+export function drillTopics(drill: string, persistentResponses: boolean, persistentRequests = true): DrillTopics {
   const id = `drill-${drill}-${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
   return {
     id,
-    requestTopic: `persistent://tg/flow/${id}-request`,
+    requestTopic: persistentRequests ? `persistent://tg/flow/${id}-request` : `non-persistent://tg/request/${id}`,
     responseTopic: persistentResponses ? `persistent://tg/response/${id}` : `non-persistent://tg/response/${id}`,
   };
 }

@@ -13,6 +13,7 @@ Fault drills against a real broker; each checks counts (never timing) and report
   kill-worker        kill -9 the worker with requests in flight, restart it: every request answered
   broker-restart     stop and restart a broker of the drill's own under load: no request lost
   hostile-envelopes  malformed and hostile requests among good ones: every one accounted for
+  hostile-envelopes-np  the same on a non-persistent request topic (TrustGraph's default)
   plugin-faults      tools that hang, throw, crash their process or return 50 MB: timely errors
 
 Short forms (the CI tests) by default; --long runs the full sizes (1,000 in flight, 10,000

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { persistentTopic } from '../../transport/topic-name.js';
 import { defaultDeadLetterTopic } from '../../transport/transport.js';
 import { transportFor } from '../transport-for.js';
 import { AnswerLedger } from './answer-ledger.js';
@@ -13,6 +14,8 @@ export interface HostileDrillOptions {
   readonly maxPayloadBytes: number;
   /** Bound on the worker's RSS growth over the drill (the "bounded memory" rule). */
   readonly maxRssGrowthBytes: number;
+  /** Requests on a non-persistent topic, TrustGraph's default (responses stay persistent, to count them all). */
+  readonly nonPersistentRequests?: boolean;
 }
 
 export const HOSTILE_DRILL = {
@@ -29,9 +32,10 @@ export const HOSTILE_DRILL = {
  */
 export async function hostileEnvelopesDrill(ctx: DrillContext, o: HostileDrillOptions): Promise<DrillResult> {
   const started = Date.now();
-  const { id, requestTopic, responseTopic } = drillTopics('hostile', true);
+  const { id, requestTopic, responseTopic } = drillTopics(o.nonPersistentRequests ? 'hostile-np' : 'hostile', true, !o.nonPersistentRequests);
   const subscription = `${id}-request`;
-  const dlqTopic = defaultDeadLetterTopic(requestTopic, subscription);
+  // The worker dead-letters to a persistent topic even from a non-persistent request topic.
+  const dlqTopic = persistentTopic(defaultDeadLetterTopic(requestTopic, subscription));
   const worker = await DrillWorker.create({
     broker: ctx.broker,
     log: ctx.log,

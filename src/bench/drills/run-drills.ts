@@ -5,7 +5,7 @@ import { HOSTILE_DRILL, hostileEnvelopesDrill } from './hostile-envelopes-drill.
 import { KILL_DRILL, killWorkerDrill } from './kill-worker-drill.js';
 import { FAULTS_DRILL, pluginFaultsDrill } from './plugin-faults-drill.js';
 
-export const DRILL_NAMES = ['kill-worker', 'broker-restart', 'hostile-envelopes', 'plugin-faults'] as const;
+export const DRILL_NAMES = ['kill-worker', 'broker-restart', 'hostile-envelopes', 'hostile-envelopes-np', 'plugin-faults'] as const;
 export type DrillName = (typeof DRILL_NAMES)[number];
 
 /** Run one drill in the context's form (short for CI, long for the full sizes). */
@@ -17,6 +17,8 @@ export async function runDrill(name: DrillName, ctx: DrillContext): Promise<Dril
       return brokerRestartDrill(ctx, RESTART_DRILL[ctx.form]);
     case 'hostile-envelopes':
       return hostileEnvelopesDrill(ctx, HOSTILE_DRILL[ctx.form]);
+    case 'hostile-envelopes-np':
+      return hostileEnvelopesDrill(ctx, { ...HOSTILE_DRILL[ctx.form], nonPersistentRequests: true });
     case 'plugin-faults':
       return pluginFaultsDrill(ctx, FAULTS_DRILL[ctx.form]);
   }

@@ -5,8 +5,11 @@ import { requireBuild, shortDrillContext } from './drill-support.js';
 beforeAll(requireBuild);
 
 describe('drill: malformed and hostile envelopes among good ones (short form)', () => {
-  it('answers the good, answers the bad with the expected errors, dead-letters the id-less, and stays up', async () => {
-    const r = await hostileEnvelopesDrill(shortDrillContext(), HOSTILE_DRILL.short);
+  it.each([
+    ['persistent', false],
+    ['non-persistent', true],
+  ])('on a %s request topic: answers the good, answers the bad with the expected errors, dead-letters the id-less, and stays up', async (_kind, nonPersistentRequests) => {
+    const r = await hostileEnvelopesDrill(shortDrillContext(), { ...HOSTILE_DRILL.short, nonPersistentRequests });
     const c = r.counts;
     expect(c['sent']).toBe(HOSTILE_DRILL.short.total);
     expect(c['sendFailures']).toBe(0);
