@@ -72,7 +72,7 @@ export class ToolClient {
         type: 'Exclusive',
         receiverQueueSize: 1000,
         // Private to this client: nothing may be left on the broker once it closes.
-        durable: false,
+        unsubscribeOnClose: true,
       });
       this.subscriptions.set(responseQueue, s);
       s.then((sub) => this.route(sub)).catch(() => this.subscriptions.delete(responseQueue));

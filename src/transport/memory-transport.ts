@@ -265,7 +265,7 @@ export class MemoryTransport implements Transport {
     state.enqueue(msg);
   }
 
-  /** Subscriptions that exist on a topic (a non-durable one leaves with its last consumer). */
+  /** Subscriptions that exist on a topic (one unsubscribed on close leaves with its last consumer). */
   subscriptionNames(topic: string): string[] {
     return [...(this.topics.get(topic)?.subscriptions.keys() ?? [])];
   }
@@ -274,8 +274,8 @@ export class MemoryTransport implements Transport {
   detach(consumer: MemoryConsumer, state: MemorySubscriptionState, held: StoredMessage[]): void {
     this.consumers.delete(consumer);
     for (const m of held) m.redeliveryCount++;
-    if (state.consumers.length === 0 && (!state.topic.persistent || state.options.durable === false)) {
-      // A non-persistent or non-durable subscription ends with its last consumer.
+    if (state.consumers.length === 0 && (!state.topic.persistent || state.options.unsubscribeOnClose)) {
+      // A non-persistent subscription, or one unsubscribed on close, ends with its last consumer.
       state.topic.subscriptions.delete(state.name);
       return;
     }

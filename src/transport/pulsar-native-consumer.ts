@@ -201,9 +201,7 @@ export class PulsarNativeSubscription implements Subscription {
     this.detaching ??= (async () => {
       this.detached = true;
       try {
-        // A non-durable subscription must not outlive its consumer; the native client has no
-        // non-durable mode, so it is removed on the way out.
-        if (this.options.durable === false) await this.consumer.unsubscribe();
+        if (this.options.unsubscribeOnClose) await this.consumer.unsubscribe();
         else await this.consumer.close();
       } catch (err) {
         this.log.warn({ err }, 'pulsar consumer close failed');

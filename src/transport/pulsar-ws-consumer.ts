@@ -102,7 +102,6 @@ export class PulsarWsSubscription implements Subscription {
       deadLetterTopic: dl ? (dl.topic ?? defaultDeadLetterTopic(options.topic, options.subscription)) : undefined,
       // Honoured by newer brokers; 3.x ignores it, hence the admin call in open().
       subscriptionInitialPosition: options.initialPosition === 'earliest' ? 'Earliest' : undefined,
-      subscriptionMode: options.durable === false ? 'NonDurable' : undefined,
     });
     this.conn = new PulsarWsConnection({
       ...settings,
@@ -236,6 +235,8 @@ export class PulsarWsSubscription implements Subscription {
   }
 
   private detach(): Promise<void> {
+    // The broker's handler unsubscribes synchronously, before it reads the close frame after it.
+    if (this.options.unsubscribeOnClose && this.conn.isOpen) this.conn.send('{"type":"unsubscribe"}');
     this.detaching ??= this.conn.close().then(() => this.settings.onClosed?.(this));
     return this.detaching;
   }

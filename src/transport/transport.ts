@@ -51,11 +51,11 @@ export interface SubscribeOptions {
   readonly nackRedeliveryDelayMs?: number;
   readonly deadLetter?: DeadLetterPolicy;
   /**
-   * Default true. A non-durable subscription ends with its consumer: nothing is kept for it
-   * on the broker once it closes (an agent's private response subscription must not leave a
-   * backlog behind).
+   * Remove the subscription from the broker when this consumer closes, so that an agent's
+   * private response subscription leaves no backlog behind. While open it stays durable: a
+   * reconnect or a broker restart loses none of its messages. Default false.
    */
-  readonly durable?: boolean;
+  readonly unsubscribeOnClose?: boolean;
 }
 
 /**

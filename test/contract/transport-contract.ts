@@ -233,14 +233,14 @@ export function transportContract(name: string, make: () => Promise<Transport>, 
       expect(got).toEqual(['s0', 's1', 's2']);
     });
 
-    it('leaves nothing behind for a non-durable subscription once it closes', async () => {
+    it('leaves nothing behind for a subscription unsubscribed on close', async () => {
       const topic = opts.topic(true);
       const producer = await transport.producer(topic);
-      const passing = await transport.subscribe({ topic, subscription: 'passing', durable: false });
+      const passing = await transport.subscribe({ topic, subscription: 'passing', unsubscribeOnClose: true });
       await producer.send({ data: 'seen' });
       await (await take(passing[Symbol.asyncIterator](), opts.receiveTimeoutMs)).ack();
       await passing.close();
-      // A durable subscription would keep this for its next consumer.
+      // A subscription left behind would keep this for its next consumer.
       await producer.send({ data: 'not kept' });
       const again = await subscribe({ topic, subscription: 'passing' });
       expect(await nothingWithin(again[Symbol.asyncIterator](), 1000)).toBeUndefined();
