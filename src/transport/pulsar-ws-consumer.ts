@@ -235,9 +235,11 @@ export class PulsarWsSubscription implements Subscription {
   }
 
   private detach(): Promise<void> {
-    // The broker's handler unsubscribes synchronously, before it reads the close frame after it.
-    if (this.options.unsubscribeOnClose && this.conn.isOpen) this.conn.send('{"type":"unsubscribe"}');
-    this.detaching ??= this.conn.close().then(() => this.settings.onClosed?.(this));
+    this.detaching ??= (() => {
+      // The broker's handler unsubscribes synchronously, before it reads the close frame after it.
+      if (this.options.unsubscribeOnClose && this.conn.isOpen) this.conn.send('{"type":"unsubscribe"}');
+      return this.conn.close().then(() => this.settings.onClosed?.(this));
+    })();
     return this.detaching;
   }
 }
