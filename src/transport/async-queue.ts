@@ -1,15 +1,16 @@
+import { Fifo } from './fifo.js';
+
 /**
  * An unbounded FIFO that one consumer takes from with `for await`. Producers never block;
  * the bound lives upstream (a broker's receiver queue or the in-memory dispatcher).
  */
 export class AsyncQueue<T> implements AsyncIterable<T> {
-  private items: T[] = [];
-  private head = 0;
+  private readonly items = new Fifo<T>();
   private waiter: ((r: IteratorResult<T>) => void) | undefined;
   private ended = false;
 
   get size(): number {
-    return this.items.length - this.head;
+    return this.items.size;
   }
 
   get isEnded(): boolean {
@@ -31,12 +32,8 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
   /** End iteration; returns what was queued and not taken. */
   end(): T[] {
     this.ended = true;
-    const rest = this.items.slice(this.head);
-    this.items = [];
-    this.head = 0;
-    const w = this.waiter;
-    this.waiter = undefined;
-    w?.({ value: undefined, done: true });
+    const rest = this.items.drain();
+    this.wakeDone();
     return rest;
   }
 
@@ -46,25 +43,17 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
    */
   finish(): void {
     this.ended = true;
-    if (this.size > 0) return;
+    if (this.size === 0) this.wakeDone();
+  }
+
+  private wakeDone(): void {
     const w = this.waiter;
     this.waiter = undefined;
     w?.({ value: undefined, done: true });
   }
 
-  private take(): T | undefined {
-    const item = this.items[this.head];
-    this.head++;
-    // Compact now and then so a long-lived queue does not keep a growing array.
-    if (this.head > 1024 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return item;
-  }
-
   next(): Promise<IteratorResult<T>> {
-    if (this.size > 0) return Promise.resolve({ value: this.take() as T, done: false });
+    if (this.size > 0) return Promise.resolve({ value: this.items.shift() as T, done: false });
     if (this.ended) return Promise.resolve({ value: undefined, done: true });
     if (this.waiter) return Promise.reject(new Error('AsyncQueue allows one reader at a time'));
     return new Promise((resolve) => {

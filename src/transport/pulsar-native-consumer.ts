@@ -3,7 +3,7 @@ import { errorMessage } from '../errors.js';
 import { abortable } from './abortable.js';
 import { AsyncQueue } from './async-queue.js';
 import { Backoff, sleep } from './backoff.js';
-import { isPersistentTopic } from './pulsar-ws-endpoint.js';
+import { isPersistentTopic } from './topic-name.js';
 import type { NativeClient, NativeConsumer, NativeMessage } from './pulsar-native-client.js';
 import { defaultDeadLetterTopic, type IncomingMessage, type SubscribeOptions, type Subscription } from './transport.js';
 
@@ -64,6 +64,8 @@ class NativeIncomingMessage implements IncomingMessage {
 export class PulsarNativeSubscription implements Subscription {
   private readonly queue = new AsyncQueue<NativeIncomingMessage>();
   private readonly log: Logger;
+  /** See Subscription.redeliverable: false on a non-persistent topic. */
+  readonly redeliverable: boolean;
   private takenUnsettled = 0;
   private stopped = false;
   private detached = false;
@@ -77,6 +79,7 @@ export class PulsarNativeSubscription implements Subscription {
     private readonly settings: PulsarNativeSubscriptionSettings,
   ) {
     this.log = settings.log.child({ topic: options.topic, subscription: options.subscription });
+    this.redeliverable = isPersistentTopic(options.topic);
   }
 
   static async open(
@@ -109,10 +112,6 @@ export class PulsarNativeSubscription implements Subscription {
 
   get subscription(): string {
     return this.options.subscription;
-  }
-
-  get redeliverable(): boolean {
-    return isPersistentTopic(this.options.topic);
   }
 
   get isConnected(): boolean {

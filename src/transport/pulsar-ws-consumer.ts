@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import { AsyncQueue } from './async-queue.js';
 import { createSubscriptionAtEarliest, httpBaseOf } from './pulsar-admin.js';
 import { PulsarWsConnection, type PulsarWsLinkSettings } from './pulsar-ws-connection.js';
-import { endpointUrl, isPersistentTopic } from './pulsar-ws-endpoint.js';
+import { endpointUrl } from './pulsar-ws-endpoint.js';
+import { isPersistentTopic } from './topic-name.js';
 import { defaultDeadLetterTopic, type IncomingMessage, type SubscribeOptions, type Subscription } from './transport.js';
 
 /** The WebSocket service caps the receiver queue at 1000. */

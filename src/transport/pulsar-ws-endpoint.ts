@@ -30,11 +30,6 @@ export function topicPath(topic: string): string {
   return [t.persistence, t.tenant, t.namespace, t.local].map(encodeURIComponent).join('/');
 }
 
-export function isPersistentTopic(topic: string): boolean {
-  const t = parseTopic(topic);
-  return !('error' in t) && t.persistence === 'persistent';
-}
-
 /** The endpoint URL without credentials; undefined query values are left out. */
 export function endpointUrl(
   base: string,

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { AbortedError, PayloadTooLargeError, TransportError } from '../errors.js';
 import { PulsarWsConnection, type PulsarWsLinkSettings } from './pulsar-ws-connection.js';
+import { Fifo } from './fifo.js';
 import { endpointUrl } from './pulsar-ws-endpoint.js';
 import { toBuffer, type OutgoingMessage, type Producer } from './transport.js';
 
@@ -59,8 +60,7 @@ export class PulsarWsProducer implements Producer {
   private readonly log: Logger;
   /** Unconfirmed sends in send order (Map keeps insertion order). */
   private readonly pending = new Map<string, PendingSend>();
-  private backlog: PendingSend[] = [];
-  private backlogHead = 0;
+  private backlog = new Fifo<PendingSend>();
   private inFlight = 0;
   private seq = 0;
   private sweeper: NodeJS.Timeout | undefined;
@@ -146,23 +146,15 @@ export class PulsarWsProducer implements Producer {
   /** Write queued sends while the window has room and the socket is up. */
   private flush(): void {
     const gen = this.conn.generation;
-    while (this.inFlight < this.settings.maxPendingSends && this.backlogHead < this.backlog.length) {
-      const p = this.backlog[this.backlogHead]!;
+    for (let p = this.backlog.peek(); p !== undefined && this.inFlight < this.settings.maxPendingSends; p = this.backlog.peek()) {
       if (p.done) {
-        this.backlogHead++;
+        this.backlog.shift();
         continue;
       }
       if (!this.conn.send(p.frame)) break; // down: onOpen flushes again
-      this.backlogHead++;
+      this.backlog.shift();
       p.writtenOn = gen;
       this.inFlight++;
-    }
-    if (this.backlogHead === this.backlog.length) {
-      this.backlog = [];
-      this.backlogHead = 0;
-    } else if (this.backlogHead > 1024 && this.backlogHead * 2 > this.backlog.length) {
-      this.backlog = this.backlog.slice(this.backlogHead);
-      this.backlogHead = 0;
     }
   }
 
@@ -170,9 +162,9 @@ export class PulsarWsProducer implements Producer {
     if (generation > 1) {
       // Replies for frames written on the old socket will never come: write them all again.
       this.inFlight = 0;
-      this.backlog = [...this.pending.values()];
-      this.backlogHead = 0;
-      if (this.backlog.length > 0) this.log.info({ resending: this.backlog.length }, 'pulsar-ws producer reconnected; resending unconfirmed messages');
+      this.backlog = new Fifo<PendingSend>();
+      for (const p of this.pending.values()) this.backlog.push(p);
+      if (this.backlog.size > 0) this.log.info({ resending: this.backlog.size }, 'pulsar-ws producer reconnected; resending unconfirmed messages');
     }
     this.flush();
   }

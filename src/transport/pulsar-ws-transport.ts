@@ -3,7 +3,8 @@ import type { BackoffOptions } from './backoff.js';
 import { BrokerTransport } from './broker-transport.js';
 import { MergedSubscription } from './merged-subscription.js';
 import { MAX_WS_RECEIVER_QUEUE, PulsarWsSubscription, type PulsarWsSubscriptionSettings } from './pulsar-ws-consumer.js';
-import { isPersistentTopic, webSocketBase } from './pulsar-ws-endpoint.js';
+import { webSocketBase } from './pulsar-ws-endpoint.js';
+import { isPersistentTopic } from './topic-name.js';
 import { PulsarWsProducer, type PulsarWsProducerSettings } from './pulsar-ws-producer.js';
 import type { SubscribeOptions, Subscription } from './transport.js';
 

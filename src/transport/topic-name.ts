@@ -33,6 +33,12 @@ export function parseTopic(input: string): TopicName | { error: string } {
   return { persistence, tenant: space, namespace: cls, local: topic, full: `${persistence}://${space}/${cls}/${topic}` };
 }
 
+/** True for a persistent topic in either form; false for a non-persistent or malformed one. */
+export function isPersistentTopic(topic: string): boolean {
+  const t = parseTopic(topic);
+  return !('error' in t) && t.persistence === 'persistent';
+}
+
 /** The persistent twin of a full topic name (dead letters must outlive their readers' absence). */
 export function persistentTopic(full: string): string {
   return full.startsWith('non-persistent://') ? `persistent://${full.slice('non-persistent://'.length)}` : full;

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ToolService } from '../catalog/descriptors.js';
 import { decodeRequest } from '../envelope/request.js';
-import { boundedText, encodeError, observationText, wireError } from '../envelope/response.js';
+import { boundedText, encodeError, observationText, wireError, type WireError } from '../envelope/response.js';
 import { AbortedError, TimeoutError, UnavailableError, errorMessage, isRetriable } from '../errors.js';
 import { isAsyncIterable, type Plugin } from '../plugins/plugin.js';
 import { prepareArguments } from '../tools/prepare-arguments.js';
@@ -121,10 +121,7 @@ export class RequestHandler {
     const id = msg.properties['id'];
     if (!id) return this.deadLetter(msg, 'request has no id property; no agent could receive an answer');
     try {
-      const e = wireError(err);
-      await (this.ready ?? (await this.producer())).send({ data: encodeError(e.type, e.message), properties: { id } });
-      await msg.ack();
-      return Outcome.Failed;
+      return await this.answerError(msg, wireError(err), { id });
     } catch (publishErr) {
       return this.deadLetter(msg, `${err.message}, and the refusal could not be published: ${errorMessage(publishErr)}`);
     }
@@ -229,7 +226,12 @@ export class RequestHandler {
     const e = wireError(err);
     if (e.message === 'internal error in the tool worker') log.error({ err, service: service.id }, 'tool failed unexpectedly');
     else log.info({ service: service.id, errorType: e.type, errorMessage: e.message }, 'request answered with an error');
-    await (await this.producer()).send({ data: encodeError(e.type, e.message), properties });
+    return this.answerError(msg, e, properties);
+  }
+
+  /** Publish the error as the final answer, then ack. Throws when publishing fails. */
+  private async answerError(msg: IncomingMessage, e: WireError, properties: Record<string, string>): Promise<Outcome> {
+    await (this.ready ?? (await this.producer())).send({ data: encodeError(e.type, e.message), properties });
     await msg.ack();
     return Outcome.Failed;
   }

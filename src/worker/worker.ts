@@ -6,7 +6,7 @@ import type { ToolService } from '../catalog/descriptors.js';
 import type { Plugin } from '../plugins/plugin.js';
 import { UnavailableError } from '../errors.js';
 import type { IncomingMessage, Subscription, Transport } from '../transport/transport.js';
-import { isPersistentTopic } from '../transport/pulsar-ws-endpoint.js';
+import { isPersistentTopic } from '../transport/topic-name.js';
 import { Backlog } from './backlog.js';
 import { DEFAULT_LIMITS, type WorkerLimits } from './limits.js';
 import { Outcome, RequestHandler } from './request-handler.js';
@@ -153,15 +153,13 @@ export class Worker {
     for await (const msg of subscription) {
       this.counts.received++;
       taken++;
-      const task = this.global(() => handler.handle(msg))
-        .then((outcome) => this.count(outcome))
-        .catch((err: unknown) => this.options.log.error({ err }, 'request handler failed'))
-        .finally(() => {
+      this.track(
+        this.global(() => handler.handle(msg)),
+        () => {
           taken--;
-          this.inFlight.delete(task);
           freed?.();
-        });
-      this.inFlight.add(task);
+        },
+      );
       // Take no more than the service may run: the rest stays with the broker.
       while (taken >= concurrency && !this.intakeStopped) {
         await new Promise<void>((resolve) => (freed = resolve));
@@ -189,17 +187,12 @@ export class Worker {
     let emptied: (() => void) | undefined;
     const run = (msg: IncomingMessage): void => {
       running++;
-      const task = this.global(() => handler.handle(msg))
-        .then((outcome) => this.count(outcome))
-        .catch((err: unknown) => log.error({ err }, 'request handler failed'))
-        .finally(() => {
-          running--;
-          this.inFlight.delete(task);
-          const next = backlog.shift();
-          if (next) run(next);
-          if (backlog.size === 0) emptied?.();
-        });
-      this.inFlight.add(task);
+      this.track(this.global(() => handler.handle(msg)), () => {
+        running--;
+        const next = backlog.shift();
+        if (next) run(next);
+        if (backlog.size === 0) emptied?.();
+      });
     };
     // Past the grace period the backlog is answered at once: nothing of it will run.
     const flush = (): void => {
@@ -217,12 +210,7 @@ export class Worker {
           shedLogged = Date.now();
           log.warn({ topic: subscription.topic, backlog: backlog.size, backlogBytes: backlog.bytes, shed: this.counts.shed }, 'request backlog full; answering unavailable');
         }
-        const task = handler
-          .refuse(msg, new UnavailableError('the tool worker is overloaded (its request backlog is full); try again'))
-          .then((outcome) => this.count(outcome))
-          .catch((err: unknown) => log.error({ err }, 'request handler failed'))
-          .finally(() => this.inFlight.delete(task));
-        this.inFlight.add(task);
+        this.track(handler.refuse(msg, new UnavailableError('the tool worker is overloaded (its request backlog is full); try again')));
       }
     }
     // Intake is over; every request of the backlog is started before the loop ends, so that
@@ -230,6 +218,18 @@ export class Worker {
     if (backlog.size > 0) await new Promise<void>((resolve) => (emptied = resolve));
     this.hardStop.signal.removeEventListener('abort', flush);
     this.backlogs.delete(backlog);
+  }
+
+  /** Count a request's outcome and keep it in inFlight (for drain) until it settles; then `done`. */
+  private track(work: Promise<Outcome>, done?: () => void): void {
+    const task: Promise<void> = work
+      .then((outcome) => this.count(outcome))
+      .catch((err: unknown) => this.options.log.error({ err }, 'request handler failed'))
+      .finally(() => {
+        this.inFlight.delete(task);
+        done?.();
+      });
+    this.inFlight.add(task);
   }
 
   private count(outcome: Outcome): void {

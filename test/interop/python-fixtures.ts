@@ -69,13 +69,17 @@ export type CallLine =
   | { n?: number; error: string }
   | { n?: number; timeout: number };
 
-export interface TgCallOptions {
+/** What every request-publishing script (tg_call.py, burst.py) takes: where, and what to send. */
+interface RequestTarget {
   readonly python: string;
   readonly pulsarUrl: string;
   readonly requestQueue: string;
   readonly responseQueue: string;
   readonly config?: Record<string, unknown>;
   readonly arguments?: Record<string, unknown>;
+}
+
+export interface TgCallOptions extends RequestTarget {
   readonly streaming?: boolean;
   /** Seconds, as TrustGraph's client takes them. */
   readonly timeoutS?: number;
@@ -87,23 +91,27 @@ export interface TgCallResult extends ProcessResult {
   readonly lines: CallLine[];
 }
 
-/** Run tg_call.py: TrustGraph's ToolServiceClient.call / call_streaming against a service. */
-export async function tgCall(o: TgCallOptions): Promise<TgCallResult> {
-  const timeoutS = o.timeoutS ?? 20;
+/** Run test/interop/py/<script> with the target's flags and `extra`, within `limitMs`. */
+function runRequestScript(script: string, o: RequestTarget, extra: readonly string[], limitMs: number): Promise<ProcessResult> {
   const args = [
-    join(PY_DIR, 'tg_call.py'),
+    join(PY_DIR, script),
     '--pulsar-host', o.pulsarUrl,
     '--request-queue', o.requestQueue,
     '--response-queue', o.responseQueue,
     '--config', JSON.stringify(o.config ?? {}),
     '--arguments', JSON.stringify(o.arguments ?? {}),
-    '--timeout', String(timeoutS),
-    '--count', String(o.count ?? 1),
+    ...extra,
   ];
-  if (o.streaming) args.push('--streaming');
-  if (o.parallel) args.push('--parallel');
-  const child = spawn(o.python, args, { env: pythonEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  const r = await collect(child, (timeoutS * (o.parallel ? 1 : (o.count ?? 1)) + 30) * 1000, 'tg_call.py');
+  return collect(spawn(o.python, args, { env: pythonEnv(), stdio: ['ignore', 'pipe', 'pipe'] }), limitMs, script);
+}
+
+/** Run tg_call.py: TrustGraph's ToolServiceClient.call / call_streaming against a service. */
+export async function tgCall(o: TgCallOptions): Promise<TgCallResult> {
+  const timeoutS = o.timeoutS ?? 20;
+  const extra = ['--timeout', String(timeoutS), '--count', String(o.count ?? 1)];
+  if (o.streaming) extra.push('--streaming');
+  if (o.parallel) extra.push('--parallel');
+  const r = await runRequestScript('tg_call.py', o, extra, (timeoutS * (o.parallel ? 1 : (o.count ?? 1)) + 30) * 1000);
   const lines: CallLine[] = [];
   for (const line of r.stdout.split('\n')) {
     if (line.trim() === '') continue;
@@ -286,16 +294,10 @@ export async function startRawResponder(o: RawResponderOptions): Promise<{ finis
   return { finished };
 }
 
-export interface BurstOptions {
-  readonly python: string;
-  readonly pulsarUrl: string;
-  readonly requestQueue: string;
-  readonly responseQueue: string;
+export interface BurstOptions extends RequestTarget {
   readonly count: number;
   /** Let the producer batch, as TrustGraph's Python producers do. */
   readonly batched: boolean;
-  readonly config?: Record<string, unknown>;
-  readonly arguments?: Record<string, unknown>;
   /** Seconds to wait for the last answer. */
   readonly waitS?: number;
 }
@@ -311,19 +313,9 @@ export interface BurstResult {
 /** burst.py: publish `count` requests at once with the Python pulsar-client and count the answers. */
 export async function burst(o: BurstOptions): Promise<BurstResult> {
   const waitS = o.waitS ?? 30;
-  const args = [
-    join(PY_DIR, 'burst.py'),
-    '--pulsar-url', o.pulsarUrl,
-    '--request-queue', o.requestQueue,
-    '--response-queue', o.responseQueue,
-    '--count', String(o.count),
-    '--config', JSON.stringify(o.config ?? {}),
-    '--arguments', JSON.stringify(o.arguments ?? {}),
-    '--wait', String(waitS),
-  ];
-  if (o.batched) args.push('--batched');
-  const child = spawn(o.python, args, { env: pythonEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  const r = await collect(child, (waitS + 60) * 1000, 'burst.py');
+  const extra = ['--count', String(o.count), '--wait', String(waitS)];
+  if (o.batched) extra.push('--batched');
+  const r = await runRequestScript('burst.py', o, extra, (waitS + 60) * 1000);
   if (r.code !== 0) throw new Error(`burst.py exited ${r.code}:\n${tail(r.stderr)}`);
   return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as BurstResult;
 }

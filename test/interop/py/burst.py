@@ -21,7 +21,7 @@ import pulsar
 
 def parse():
     p = argparse.ArgumentParser(prog="burst", description=__doc__.splitlines()[0])
-    p.add_argument("--pulsar-url", required=True)
+    p.add_argument("--pulsar-host", required=True)
     p.add_argument("--request-queue", required=True)
     p.add_argument("--response-queue", required=True)
     p.add_argument("--count", type=int, default=500)
@@ -35,7 +35,7 @@ def parse():
 
 def main():
     args = parse()
-    client = pulsar.Client(args.pulsar_url, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
+    client = pulsar.Client(args.pulsar_host, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
     consumer = client.subscribe(
         args.response_queue,
         f"burst-{uuid.uuid4().hex[:8]}",
