@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryTransport } from '../../../src/transport/memory-transport.js';
+import { MergedSubscription } from '../../../src/transport/merged-subscription.js';
+
+const TOPIC = 'non-persistent://tg/request/merged';
+
+describe('MergedSubscription', () => {
+  it('reads every part as one and, once stopped, still hands out what the parts received', async () => {
+    const transport = new MemoryTransport();
+    const parts = [
+      await transport.subscribe({ topic: TOPIC, subscription: 's', receiverQueueSize: 2 }),
+      await transport.subscribe({ topic: TOPIC, subscription: 's', receiverQueueSize: 2 }),
+    ];
+    const merged = new MergedSubscription(parts);
+    const producer = await transport.producer(TOPIC);
+    // 4 fits the two parts' room together, not either part alone.
+    for (let i = 0; i < 4; i++) await producer.send({ data: `m${i}` });
+    await new Promise((r) => setImmediate(r));
+    await merged.stop();
+    const got: string[] = [];
+    for await (const m of merged) got.push(m.data.toString());
+    expect(got.sort()).toEqual(['m0', 'm1', 'm2', 'm3']);
+    expect(merged.redeliverable).toBe(false);
+    await merged.close();
+    await transport.close();
+  });
+
+  it('refuses parts of a topic the broker redelivers: they need flow control it does not give', async () => {
+    const transport = new MemoryTransport();
+    const part = await transport.subscribe({ topic: 'persistent://tg/flow/merged', subscription: 's' });
+    expect(() => new MergedSubscription([part])).toThrow(/non-persistent/);
+    await transport.close();
+  });
+});
