@@ -186,7 +186,13 @@ class MemoryConsumer implements Subscription {
     const back = [...this.unacked, ...this.timers.values()];
     this.unacked.clear();
     this.timers.clear();
-    this.transport.detach(this, this.state, back);
+    this.transport.detach(this, this.state, back, this.remove);
+  }
+
+  private remove = false;
+
+  removeOnClose(): void {
+    this.remove = true;
   }
 }
 
@@ -271,10 +277,11 @@ export class MemoryTransport implements Transport {
   }
 
   /** @internal a consumer left holding these messages */
-  detach(consumer: MemoryConsumer, state: MemorySubscriptionState, held: StoredMessage[]): void {
+  detach(consumer: MemoryConsumer, state: MemorySubscriptionState, held: StoredMessage[], remove: boolean): void {
     this.consumers.delete(consumer);
     for (const m of held) m.redeliveryCount++;
-    if (state.consumers.length === 0 && (!state.topic.persistent || state.options.unsubscribeOnClose)) {
+    // As on a broker, an unsubscribe while others share the subscription is refused.
+    if (state.consumers.length === 0 && (!state.topic.persistent || state.options.unsubscribeOnClose || remove)) {
       // A non-persistent subscription, or one unsubscribed on close, ends with its last consumer.
       state.topic.subscriptions.delete(state.name);
       return;

@@ -45,6 +45,10 @@ export class MergedSubscription implements Subscription {
     await this.pumps;
   }
 
+  removeOnClose(): void {
+    for (const p of this.parts) p.removeOnClose();
+  }
+
   async close(): Promise<void> {
     await this.stop();
     await Promise.all(this.parts.map((p) => p.close()));

@@ -196,11 +196,27 @@ export class PulsarNativeSubscription implements Subscription {
     await this.pumping;
   }
 
+  private remove = false;
+
+  removeOnClose(): void {
+    this.remove = true;
+  }
+
+  /** The broker refuses while other consumers share the subscription: then this one just leaves. */
+  private async unsubscribe(): Promise<void> {
+    try {
+      await this.consumer.unsubscribe();
+    } catch (err) {
+      this.log.info({ err, topic: this.topic }, 'subscription still shared; leaving it to the others');
+      await this.consumer.close();
+    }
+  }
+
   private detach(): Promise<void> {
     this.detaching ??= (async () => {
       this.detached = true;
       try {
-        if (this.options.unsubscribeOnClose) await this.consumer.unsubscribe();
+        if (this.options.unsubscribeOnClose || this.remove) await this.unsubscribe();
         else await this.consumer.close();
       } catch (err) {
         this.log.warn({ err }, 'pulsar consumer close failed');

@@ -235,10 +235,16 @@ export class PulsarWsSubscription implements Subscription {
     await this.detach();
   }
 
+  private remove = false;
+
+  removeOnClose(): void {
+    this.remove = true;
+  }
+
   private detach(): Promise<void> {
     this.detaching ??= (() => {
       // The broker's handler unsubscribes synchronously, before it reads the close frame after it.
-      if (this.options.unsubscribeOnClose && this.conn.isOpen) this.conn.send('{"type":"unsubscribe"}');
+      if ((this.options.unsubscribeOnClose || this.remove) && this.conn.isOpen) this.conn.send('{"type":"unsubscribe"}');
       return this.conn.close().then(() => this.settings.onClosed?.(this));
     })();
     return this.detaching;

@@ -76,12 +76,13 @@ export class PulsarWsTransport extends BrokerTransport<PulsarWsSubscription, Pul
     const room = options.receiverQueueSize ?? MAX_WS_RECEIVER_QUEUE;
     if (room <= MAX_WS_RECEIVER_QUEUE || isPersistentTopic(options.topic)) return super.subscribe(options, signal);
     const count = Math.ceil(room / MAX_WS_RECEIVER_QUEUE);
-    const parts: Subscription[] = [];
-    try {
-      for (let i = 0; i < count; i++) parts.push(await super.subscribe({ ...options, receiverQueueSize: Math.ceil(room / count) }, signal));
-    } catch (err) {
+    // Opened side by side: each is a WebSocket handshake, and a reload waits for them all.
+    const opened = await Promise.allSettled(Array.from({ length: count }, () => super.subscribe({ ...options, receiverQueueSize: Math.ceil(room / count) }, signal)));
+    const parts = opened.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
       await Promise.allSettled(parts.map((p) => p.close()));
-      throw err;
+      throw failed.reason;
     }
     return new MergedSubscription(parts);
   }

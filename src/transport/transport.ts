@@ -80,6 +80,12 @@ export interface Subscription extends AsyncIterable<IncomingMessage> {
   stop(): Promise<void>;
   /** Stop, then detach from the broker. Unsettled messages return to the subscription. */
   close(): Promise<void>;
+  /**
+   * Decided late what `unsubscribeOnClose` decides early: when this consumer detaches, remove
+   * the subscription from the broker (a service dropped from the catalog leaves no backlog).
+   * The broker refuses while other consumers share it; the last one to leave removes it.
+   */
+  removeOnClose(): void;
 }
 
 export interface Producer {
