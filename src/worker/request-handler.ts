@@ -58,13 +58,16 @@ export class RequestHandler {
   constructor(private readonly deps: RequestHandlerDeps) {
     this.answered = deps.redeliverable ? new RecentIds(deps.limits.answeredMemory) : undefined;
     this.debug = deps.log.isLevelEnabled('debug');
-    deps.hardStop.addEventListener(
-      'abort',
-      () => {
-        for (const call of this.active) call.abort(shutdownError());
-      },
-      { once: true },
-    );
+    deps.hardStop.addEventListener('abort', this.abortAll, { once: true });
+  }
+
+  private readonly abortAll = (): void => {
+    for (const call of this.active) call.abort(shutdownError());
+  };
+
+  /** Let go of the worker's hard-stop signal: a service retired by a reload outlives nothing. */
+  dispose(): void {
+    this.deps.hardStop.removeEventListener('abort', this.abortAll);
   }
 
   /** Read once: the level is set at start. */

@@ -4,10 +4,11 @@ import type { Logger } from 'pino';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ToolService } from '../catalog/descriptors.js';
 import type { Plugin } from '../plugins/plugin.js';
-import { UnavailableError } from '../errors.js';
-import type { IncomingMessage, Subscription, Transport } from '../transport/transport.js';
+import type { Transport } from '../transport/transport.js';
 import { isPersistentTopic } from '../transport/topic-name.js';
-import { Backlog } from './backlog.js';
+import type { Backlog } from './backlog.js';
+import type { Binding, Instance } from './binding.js';
+import { consumeAll, consumeTaking, type IntakeHost } from './intake.js';
 import { DEFAULT_LIMITS, type WorkerLimits } from './limits.js';
 import { Outcome, RequestHandler } from './request-handler.js';
 
@@ -45,30 +46,40 @@ export interface WorkerStats {
   queued: number;
 }
 
-interface Binding {
-  readonly service: ToolService;
-  readonly subscription: Subscription;
-  readonly loop: Promise<void>;
+/** What a reload changed, by service id. */
+export interface CatalogChange {
+  readonly added: string[];
+  readonly replaced: string[];
+  readonly removed: string[];
+}
+
+/**
+ * A descriptor change that needs a new instance (topics, plugin, options...). Tools are read
+ * through the catalog on each request, so a change of tools alone needs none.
+ */
+function sameService(a: ToolService, b: ToolService): boolean {
+  return JSON.stringify(a.raw) === JSON.stringify(b.raw);
 }
 
 /**
  * Consumes every served service's request queue (Shared subscription) and answers through
- * its plugin, with in-flight work bounded globally and per service. stop() stops intake,
- * lets in-flight requests finish within the grace period, and nacks what is left.
+ * its plugin, with in-flight work bounded globally and per service. apply() swaps in a new
+ * catalog while running; stop() stops intake, lets in-flight requests finish within the
+ * grace period, and nacks what is left.
  */
 export class Worker {
   private readonly limits: WorkerLimits;
   private readonly global: LimitFunction;
   private readonly hardStop = new AbortController();
-  private readonly bindings: Binding[] = [];
+  private readonly bindings = new Map<string, Binding>();
+  /** Instances and bindings a reload took out of service, until what they hold is settled. */
+  private readonly retiring = new Set<Promise<void>>();
   private readonly inFlight = new Set<Promise<unknown>>();
-  private readonly catalog: Catalog;
+  private catalog: Catalog;
   private stopping: Promise<void> | undefined;
-  private intakeStopped = false;
-  /** Wake intake loops waiting for a free slot, so stop() need not wait for one. */
-  private readonly wakers = new Set<() => void>();
   private readonly counts = { received: 0, answered: 0, failed: 0, nacked: 0, deadLettered: 0, duplicates: 0, shed: 0 };
   private readonly backlogs = new Set<Backlog>();
+  private readonly host: IntakeHost;
   state: WorkerState = WorkerState.Idle;
 
   constructor(private readonly options: WorkerOptions) {
@@ -78,6 +89,15 @@ export class Worker {
     setMaxListeners(0, this.hardStop.signal);
     this.global = pLimit(this.limits.concurrency);
     this.catalog = options.catalog;
+    this.host = {
+      limits: this.limits,
+      log: options.log,
+      hardStop: this.hardStop.signal,
+      counts: this.counts,
+      backlogs: this.backlogs,
+      start: (inst, msg, done) => this.track(inst, this.global(() => inst.handler.handle(msg)), done),
+      refuse: (inst, msg, err) => this.track(inst, inst.handler.refuse(msg, err)),
+    };
   }
 
   stats(): WorkerStats {
@@ -88,12 +108,17 @@ export class Worker {
 
   /** The services this worker answers. */
   served(): ToolService[] {
-    return this.bindings.map((b) => b.service);
+    return [...this.bindings.values()].map((b) => b.current.service);
+  }
+
+  /** The catalog new requests resolve against. */
+  current(): Catalog {
+    return this.catalog;
   }
 
   async start(signal?: AbortSignal): Promise<void> {
     if (this.state !== WorkerState.Idle) throw new Error(`worker cannot start from state ${this.state}`);
-    const { transport, plugins, log } = this.options;
+    const { plugins, log } = this.options;
     try {
       for (const service of this.catalog.services.values()) {
         const plugin = plugins.get(service.id);
@@ -101,135 +126,178 @@ export class Worker {
           log.info({ service: service.id }, 'service has no plugin here; not consumed');
           continue;
         }
-        const concurrency = service.concurrency ?? this.limits.serviceConcurrency;
-        const subscription = await transport.subscribe(
-          {
-            topic: service.requestQueue,
-            subscription: service.subscription,
-            type: 'Shared',
-            // Persistent: a small prefetch leaves the rest with the broker for other workers.
-            // Non-persistent: the broker drops what finds no room, so take all it allows.
-            receiverQueueSize: isPersistentTopic(service.requestQueue) ? Math.min(1000, Math.max(concurrency, 1) * 2) : this.limits.nonPersistentPrefetch,
-            nackRedeliveryDelayMs: this.limits.nackDelayMs,
-          },
-          signal,
-        );
-        const handler = new RequestHandler({
-          service,
-          catalog: () => this.catalog,
-          plugin,
-          transport,
-          limits: this.limits,
-          log: log.child({ service: service.id }),
-          hardStop: this.hardStop.signal,
-          redeliverable: subscription.redeliverable,
-        });
-        const consume = subscription.redeliverable ? this.consume(subscription, concurrency, handler) : this.consumeAll(subscription, concurrency, handler);
-        const loop = consume.catch((err: unknown) => {
-          // The subscription itself failed: say so loudly; readiness reports the transport.
-          log.error({ err, service: service.id }, 'intake loop failed; service no longer consumed');
-        });
-        this.bindings.push({ service, subscription, loop });
-        log.info({ service: service.id, topic: service.requestQueue, subscription: service.subscription, plugin: plugin.kind }, 'consuming');
+        this.bindings.set(service.id, await this.bind(service, plugin, signal));
       }
       this.state = WorkerState.Running;
     } catch (err) {
       this.state = WorkerState.Failed;
-      await Promise.all(this.bindings.map((b) => b.subscription.close().catch(() => undefined)));
+      await Promise.all([...this.bindings.values()].map((b) => b.subscription.close().catch(() => undefined)));
       throw err;
     }
   }
 
   /**
-   * The service's bound is kept here, by taking no more than it may run, so it needs a counter
-   * rather than a second limiter (a nested p-limit cost a few promises per request). The
-   * global bound, shared by every service, queues in p-limit in arrival order.
+   * Serve `next` from now on. New services start consuming. A changed service gets a new
+   * instance: on the same subscription when it is still consumed where it was (nothing is
+   * closed, so nothing in transit to it is lost), else on a new one opened before the old
+   * stops taking. Removed and replaced instances finish what they hold in the background,
+   * then let go. Tools swap at once for new requests; no request in flight is cut short. If
+   * a plugin or a subscription cannot be made, nothing changes and the error is thrown.
    */
-  private async consume(subscription: Subscription, concurrency: number, handler: RequestHandler): Promise<void> {
-    let freed: (() => void) | undefined;
-    let taken = 0;
-    const wake = () => freed?.();
-    this.wakers.add(wake);
-    for await (const msg of subscription) {
-      this.counts.received++;
-      taken++;
-      this.track(
-        this.global(() => handler.handle(msg)),
-        () => {
-          taken--;
-          freed?.();
-        },
-      );
-      // Take no more than the service may run: the rest stays with the broker.
-      while (taken >= concurrency && !this.intakeStopped) {
-        await new Promise<void>((resolve) => (freed = resolve));
-        freed = undefined;
-      }
-      // Stopping: leave the loop now rather than when a slot frees (that could be a tool's timeout away).
-      if (this.intakeStopped) break;
-    }
-    this.wakers.delete(wake);
-  }
-
-  /**
-   * A non-persistent topic: every message is taken as it comes (the broker would drop what
-   * waits), and what cannot start yet waits in a bounded backlog; past its bound a request is
-   * answered `unavailable` at once. stop() does not leave the loop early: what the
-   * subscription received exists nowhere else, so it is all answered, within the grace
-   * period or, past it, with `unavailable` (the handler runs nothing after the hard stop).
-   */
-  private async consumeAll(subscription: Subscription, concurrency: number, handler: RequestHandler): Promise<void> {
+  async apply(next: Catalog, createPlugin: (service: ToolService) => Promise<Plugin | undefined>, signal?: AbortSignal): Promise<CatalogChange> {
+    if (this.state !== WorkerState.Running) throw new Error(`worker cannot reload in state ${this.state}`);
     const { log } = this.options;
-    const backlog = new Backlog(this.limits.backlogMessages, this.limits.backlogBytes);
-    this.backlogs.add(backlog);
-    let running = 0;
-    let shedLogged = 0;
-    let emptied: (() => void) | undefined;
-    const run = (msg: IncomingMessage): void => {
-      running++;
-      this.track(this.global(() => handler.handle(msg)), () => {
-        running--;
-        const next = backlog.shift();
-        if (next) run(next);
-        if (backlog.size === 0) emptied?.();
-      });
-    };
-    // Past the grace period the backlog is answered at once: nothing of it will run.
-    const flush = (): void => {
-      for (let m = backlog.shift(); m; m = backlog.shift()) run(m);
-      emptied?.();
-    };
-    this.hardStop.signal.addEventListener('abort', flush, { once: true });
-    for await (const msg of subscription) {
-      this.counts.received++;
-      if (running < concurrency || this.hardStop.signal.aborted) run(msg);
-      else if (!backlog.push(msg)) {
-        this.counts.shed++;
-        // One line a second at most: a shedding worker is busy enough.
-        if (Date.now() - shedLogged > 1000) {
-          shedLogged = Date.now();
-          log.warn({ topic: subscription.topic, backlog: backlog.size, backlogBytes: backlog.bytes, shed: this.counts.shed }, 'request backlog full; answering unavailable');
+    const added: string[] = [];
+    const replaced: string[] = [];
+    const removed = [...this.bindings.keys()].filter((id) => !next.services.has(id));
+    const fresh = new Map<string, Binding>();
+    const swaps = new Map<string, { service: ToolService; plugin: Plugin }>();
+    try {
+      for (const service of next.services.values()) {
+        const old = this.bindings.get(service.id);
+        if (old && sameService(old.current.service, service)) continue;
+        const plugin = await createPlugin(service);
+        if (!plugin) {
+          if (old) removed.push(service.id);
+          continue;
         }
-        this.track(handler.refuse(msg, new UnavailableError('the tool worker is overloaded (its request backlog is full); try again')));
+        (old ? replaced : added).push(service.id);
+        if (old && old.topic === service.requestQueue && old.name === service.subscription && old.prefetch === this.prefetch(service)) {
+          swaps.set(service.id, { service, plugin });
+          continue;
+        }
+        try {
+          fresh.set(service.id, await this.bind(service, plugin, signal));
+        } catch (err) {
+          await plugin.close?.().catch(() => undefined);
+          throw err;
+        }
       }
+    } catch (err) {
+      for (const b of fresh.values()) await this.release(b, true);
+      for (const { plugin } of swaps.values()) await plugin.close?.().catch(() => undefined);
+      throw err;
     }
-    // Intake is over; every request of the backlog is started before the loop ends, so that
-    // drain() finds it among those in flight.
-    if (backlog.size > 0) await new Promise<void>((resolve) => (emptied = resolve));
-    this.hardStop.signal.removeEventListener('abort', flush);
-    this.backlogs.delete(backlog);
+    this.catalog = next;
+    for (const [id, { service, plugin }] of swaps) {
+      const b = this.bindings.get(id)!;
+      const old = b.current;
+      b.current = this.instance(service, plugin, b.subscription.redeliverable);
+      b.wake(); // its bound may have grown
+      this.background(this.retireInstance(old));
+    }
+    for (const id of removed) {
+      const old = this.bindings.get(id)!;
+      this.bindings.delete(id);
+      this.background(this.retire(old, true));
+    }
+    for (const [id, b] of fresh) {
+      const old = this.bindings.get(id);
+      // Moved to another topic or subscription: nobody will read the old one again.
+      if (old) this.background(this.retire(old, true));
+      this.bindings.set(id, b);
+    }
+    if (added.length + replaced.length + removed.length > 0) log.info({ added, replaced, removed }, 'services changed');
+    return { added, replaced, removed };
   }
 
-  /** Count a request's outcome and keep it in inFlight (for drain) until it settles; then `done`. */
-  private track(work: Promise<Outcome>, done?: () => void): void {
+  private background(work: Promise<void>): void {
+    const task: Promise<void> = work.finally(() => this.retiring.delete(task));
+    this.retiring.add(task);
+  }
+
+  /** Persistent: a small prefetch leaves the rest with the broker for other workers. Non-persistent: the broker drops what finds no room, so take all it allows. */
+  private prefetch(service: ToolService): number {
+    const concurrency = service.concurrency ?? this.limits.serviceConcurrency;
+    return isPersistentTopic(service.requestQueue) ? Math.min(1000, Math.max(concurrency, 1) * 2) : this.limits.nonPersistentPrefetch;
+  }
+
+  private instance(service: ToolService, plugin: Plugin, redeliverable: boolean): Instance {
+    const { transport, log } = this.options;
+    const handler = new RequestHandler({
+      service,
+      catalog: () => this.catalog,
+      plugin,
+      transport,
+      limits: this.limits,
+      log: log.child({ service: service.id }),
+      hardStop: this.hardStop.signal,
+      redeliverable,
+    });
+    return { service, plugin, handler, concurrency: service.concurrency ?? this.limits.serviceConcurrency, active: 0, idle: undefined };
+  }
+
+  private async bind(service: ToolService, plugin: Plugin, signal?: AbortSignal): Promise<Binding> {
+    const { transport, log } = this.options;
+    const prefetch = this.prefetch(service);
+    const subscription = await transport.subscribe(
+      { topic: service.requestQueue, subscription: service.subscription, type: 'Shared', receiverQueueSize: prefetch, nackRedeliveryDelayMs: this.limits.nackDelayMs },
+      signal,
+    );
+    const binding: Binding = {
+      current: this.instance(service, plugin, subscription.redeliverable),
+      subscription,
+      topic: service.requestQueue,
+      name: service.subscription,
+      prefetch,
+      loop: Promise.resolve(),
+      stopped: false,
+      wake: () => undefined,
+    };
+    const consume = subscription.redeliverable ? consumeTaking(binding, this.host) : consumeAll(binding, this.host);
+    binding.loop = consume.catch((err: unknown) => {
+      // The subscription itself failed: say so loudly; readiness reports the transport.
+      log.error({ err, service: service.id }, 'intake loop failed; service no longer consumed');
+    });
+    log.info({ service: service.id, topic: service.requestQueue, subscription: service.subscription, plugin: plugin.kind }, 'consuming');
+    return binding;
+  }
+
+  /** Let an instance finish what it started, then close its plugin. */
+  private async retireInstance(inst: Instance): Promise<void> {
+    if (inst.active > 0) await new Promise<void>((resolve) => (inst.idle = resolve));
+    inst.handler.dispose();
+    await inst.plugin.close?.().catch((err: unknown) => this.options.log.warn({ err, service: inst.service.id }, 'plugin close failed'));
+    this.options.log.info({ service: inst.service.id }, 'replaced service instance drained');
+  }
+
+  /** Stop a binding's intake, let everything it took settle, then let go of it. */
+  private async retire(b: Binding, unsubscribe: boolean): Promise<void> {
+    const { log } = this.options;
+    if (unsubscribe) b.subscription.removeOnClose();
+    b.stopped = true;
+    b.wake();
+    await b.subscription.stop().catch((err: unknown) => log.warn({ err, service: b.current.service.id }, 'stop failed'));
+    await b.loop;
+    const inst = b.current;
+    if (inst.active > 0) await new Promise<void>((resolve) => (inst.idle = resolve));
+    await this.release(b, false);
+    log.info({ service: inst.service.id, unsubscribed: unsubscribe }, 'retired service instance drained');
+  }
+
+  private async release(b: Binding, unsubscribe: boolean): Promise<void> {
+    const { log } = this.options;
+    const { service, handler, plugin } = b.current;
+    if (unsubscribe) b.subscription.removeOnClose();
+    b.stopped = true;
+    b.wake();
+    await b.subscription.close().catch((err: unknown) => log.warn({ err, service: service.id }, 'close failed'));
+    handler.dispose();
+    await plugin.close?.().catch((err: unknown) => log.warn({ err, service: service.id }, 'plugin close failed'));
+  }
+
+  /** Count a request's outcome and keep it in flight (for drain, and its instance's retire) until it settles; then `done`. */
+  private track(inst: Instance, work: Promise<Outcome>, done?: () => void): void {
     const task: Promise<void> = work
       .then((outcome) => this.count(outcome))
       .catch((err: unknown) => this.options.log.error({ err }, 'request handler failed'))
       .finally(() => {
         this.inFlight.delete(task);
+        if (--inst.active === 0) inst.idle?.();
         done?.();
       });
     this.inFlight.add(task);
+    inst.active++;
   }
 
   private count(outcome: Outcome): void {
@@ -247,18 +315,22 @@ export class Worker {
   }
 
   private async drain(graceMs: number): Promise<void> {
-    const { log, plugins } = this.options;
+    const { log } = this.options;
     this.state = WorkerState.Draining;
     log.info({ inFlight: this.inFlight.size, graceMs }, 'draining');
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceMs)));
-    this.intakeStopped = true;
-    for (const wake of this.wakers) wake();
-    for (const b of this.bindings) await b.subscription.stop().catch((err: unknown) => log.warn({ err }, 'stop failed'));
+    const bindings = [...this.bindings.values()];
+    for (const b of bindings) {
+      b.stopped = true;
+      b.wake();
+    }
+    for (const b of bindings) await b.subscription.stop().catch((err: unknown) => log.warn({ err }, 'stop failed'));
     // Loops of persistent topics leave at once (woken above); those of non-persistent ones
-    // once their backlog has started. Requests keep joining inFlight until then.
+    // once their backlog has started. Requests keep joining inFlight until then. Instances a
+    // reload retired get the same grace.
     const all = (async () => {
-      await Promise.all(this.bindings.map((b) => b.loop));
+      await Promise.all(bindings.map((b) => b.loop));
       while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
       return 'done' as const;
     })();
@@ -268,8 +340,8 @@ export class Worker {
       await all;
     }
     clearTimeout(timer);
-    for (const b of this.bindings) await b.subscription.close().catch((err: unknown) => log.warn({ err }, 'close failed'));
-    for (const p of plugins.values()) await p.close?.().catch((err: unknown) => log.warn({ err }, 'plugin close failed'));
+    await Promise.all([...this.retiring]);
+    for (const b of bindings) await this.release(b, false);
     this.state = WorkerState.Stopped;
     log.info(this.stats(), 'stopped');
   }

@@ -1,0 +1,102 @@
+import type { Logger } from 'pino';
+import { UnavailableError } from '../errors.js';
+import type { IncomingMessage } from '../transport/transport.js';
+import { Backlog } from './backlog.js';
+import type { Binding, Instance } from './binding.js';
+import type { WorkerLimits } from './limits.js';
+
+/** What an intake loop needs of its worker. */
+export interface IntakeHost {
+  readonly limits: WorkerLimits;
+  readonly log: Logger;
+  /** Aborted when the shutdown grace period is over. */
+  readonly hardStop: AbortSignal;
+  readonly counts: { received: number; shed: number };
+  /** The backlogs of non-persistent topics, for the `queued` figure. */
+  readonly backlogs: Set<Backlog>;
+  /** Start a request under the global bound on `inst`; `done` once it has settled. */
+  start(inst: Instance, msg: IncomingMessage, done: () => void): void;
+  /** Answer a request without running it. */
+  refuse(inst: Instance, msg: IncomingMessage, err: UnavailableError): void;
+}
+
+/**
+ * A persistent topic. The service's bound is kept here, by taking no more than it may run, so
+ * it needs a counter rather than a second limiter (a nested p-limit cost a few promises per
+ * request). The global bound, shared by every service, queues in p-limit in arrival order.
+ */
+export async function consumeTaking(b: Binding, host: IntakeHost): Promise<void> {
+  let freed: (() => void) | undefined;
+  let taken = 0;
+  const release = (): void => {
+    taken--;
+    freed?.();
+  };
+  b.wake = () => freed?.();
+  for await (const msg of b.subscription) {
+    host.counts.received++;
+    taken++;
+    host.start(b.current, msg, release);
+    // Take no more than the service may run: the rest stays with the broker.
+    while (taken >= b.current.concurrency && !b.stopped) {
+      await new Promise<void>((resolve) => (freed = resolve));
+      freed = undefined;
+    }
+    // Stopping: leave the loop now rather than when a slot frees (that could be a tool's timeout away).
+    if (b.stopped) break;
+  }
+}
+
+/**
+ * A non-persistent topic: every message is taken as it comes (the broker would drop what
+ * waits), and what cannot start yet waits in a bounded backlog; past its bound a request is
+ * answered `unavailable` at once. stop() does not leave the loop early: what the
+ * subscription received exists nowhere else, so it is all answered, within the grace
+ * period or, past it, with `unavailable` (the handler runs nothing after the hard stop).
+ * A request starts with the instance current when it starts.
+ */
+export async function consumeAll(b: Binding, host: IntakeHost): Promise<void> {
+  const { log, hardStop, counts } = host;
+  const backlog = new Backlog(host.limits.backlogMessages, host.limits.backlogBytes);
+  host.backlogs.add(backlog);
+  let running = 0;
+  let shedLogged = 0;
+  let emptied: (() => void) | undefined;
+  const run = (msg: IncomingMessage): void => {
+    running++;
+    host.start(b.current, msg, settled);
+  };
+  const startWaiting = (): void => {
+    while (running < b.current.concurrency && backlog.size > 0) run(backlog.shift()!);
+    if (backlog.size === 0) emptied?.();
+  };
+  const settled = (): void => {
+    running--;
+    startWaiting();
+  };
+  b.wake = startWaiting;
+  // Past the grace period the backlog is answered at once: nothing of it will run.
+  const flush = (): void => {
+    for (let m = backlog.shift(); m; m = backlog.shift()) run(m);
+    emptied?.();
+  };
+  hardStop.addEventListener('abort', flush, { once: true });
+  for await (const msg of b.subscription) {
+    counts.received++;
+    if (running < b.current.concurrency || hardStop.aborted) run(msg);
+    else if (!backlog.push(msg)) {
+      counts.shed++;
+      // One line a second at most: a shedding worker is busy enough.
+      if (Date.now() - shedLogged > 1000) {
+        shedLogged = Date.now();
+        log.warn({ topic: b.subscription.topic, backlog: backlog.size, backlogBytes: backlog.bytes, shed: counts.shed }, 'request backlog full; answering unavailable');
+      }
+      host.refuse(b.current, msg, new UnavailableError('the tool worker is overloaded (its request backlog is full); try again'));
+    }
+  }
+  // Intake is over; every request of the backlog is started before the loop ends, so that
+  // drain() finds it among those in flight.
+  if (backlog.size > 0) await new Promise<void>((resolve) => (emptied = resolve));
+  hardStop.removeEventListener('abort', flush);
+  host.backlogs.delete(backlog);
+}
