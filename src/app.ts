@@ -1,7 +1,10 @@
 import type { Logger } from 'pino';
 import { buildCatalog } from './catalog/build-catalog.js';
 import type { Catalog } from './catalog/catalog.js';
-import { DirectoryConfigStore } from './catalog/config-store.js';
+import type { ToolService } from './catalog/descriptors.js';
+import { ConfigFollower, type ConfigStatus } from './config/config-follower.js';
+import { createConfigSource } from './config/create-config-source.js';
+import { DirectoryConfigStore } from './config/directory-store.js';
 import { ToolClient } from './client/tool-client.js';
 import { HttpSurface } from './http/http-server.js';
 import { defaultRegistry } from './plugins/default-registry.js';
@@ -18,11 +21,16 @@ export interface AppDeps {
   readonly secrets: Secrets;
   readonly log: Logger;
   readonly registry?: PluginRegistry;
+  /** Aborts a start that waits (for a config service that does not answer yet). */
+  readonly signal?: AbortSignal;
 }
 
 export interface App {
   readonly worker: Worker;
+  /** The catalog being served now. */
   readonly catalog: Catalog;
+  /** Where the catalog comes from, its version, and the last refused change. */
+  config(): ConfigStatus;
   readonly client: ToolClient;
   /** Where the HTTP surface listens, when it is on. */
   readonly http: { host: string; port: number } | undefined;
@@ -30,41 +38,76 @@ export interface App {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** Load and validate descriptors with the plugins that will serve them. */
+/** Load and validate the descriptors of the config directory with the plugins that will serve them. */
 export async function loadCatalog(settings: Settings, registry: PluginRegistry, ctx: PluginContext): Promise<Catalog> {
   const store = new DirectoryConfigStore(settings.configDir);
   return buildCatalog(await store.entries(), registry, ctx);
 }
 
-/** Build and start everything a worker process runs, on a transport the caller made. */
+/**
+ * Build and start everything a worker process runs, on a transport the caller made. The
+ * catalog follows the config source live: a valid change is applied without a restart.
+ */
 export async function startApp(deps: AppDeps): Promise<App> {
   const { settings, transport, secrets, log } = deps;
   const registry = deps.registry ?? defaultRegistry();
   const ctx: PluginContext = { log: log.child({ component: 'plugins' }), configDir: settings.configDir, secrets, settings: settings.pluginSettings };
-  const catalog = await loadCatalog(settings, registry, ctx);
-  const plugins = new Map<string, Plugin>();
-  for (const s of catalog.services.values()) {
-    if (!s.plugin) continue;
-    plugins.set(s.id, await registry.get(s.plugin.kind)!.create(s, { ...ctx, log: log.child({ component: 'plugin', service: s.id }) }));
+  const createPlugin = async (s: ToolService): Promise<Plugin | undefined> =>
+    s.plugin ? registry.get(s.plugin.kind)!.create(s, { ...ctx, log: log.child({ component: 'plugin', service: s.id }) }) : undefined;
+  const follower = new ConfigFollower({
+    source: createConfigSource(settings, transport, log.child({ component: 'config' })),
+    build: (entries) => buildCatalog(entries, registry, ctx),
+    log: log.child({ component: 'config' }),
+  });
+  let worker: Worker;
+  try {
+    // A directory is the operator's own: a bad one stops the start, where it is seen. A shared
+    // config service may be fixed later: then the worker waits for a valid catalog.
+    const catalog = await follower.start({ serveEmpty: settings.configSource === 'trustgraph', signal: deps.signal });
+    const plugins = new Map<string, Plugin>();
+    for (const s of catalog.services.values()) {
+      const p = await createPlugin(s);
+      if (p) plugins.set(s.id, p);
+    }
+    worker = new Worker({ transport, catalog, plugins, log: log.child({ component: 'worker' }), limits: settings.limits });
+    await worker.start(deps.signal);
+  } catch (err) {
+    await follower.close();
+    throw err;
   }
-  const worker = new Worker({ transport, catalog, plugins, log: log.child({ component: 'worker' }), limits: settings.limits });
-  await worker.start();
+  follower.follow(async (next) => {
+    await worker.apply(next, createPlugin);
+  });
   const client = new ToolClient(transport, log.child({ component: 'client' }));
   let http: HttpSurface | undefined;
   let address: App['http'];
   if (settings.httpPort !== undefined) {
-    http = new HttpSurface({ host: settings.httpHost, port: settings.httpPort, worker, transport, client, catalog: () => catalog, log: log.child({ component: 'http' }) });
+    http = new HttpSurface({
+      host: settings.httpHost,
+      port: settings.httpPort,
+      worker,
+      transport,
+      client,
+      catalog: () => worker.current(),
+      config: () => follower.status(),
+      log: log.child({ component: 'http' }),
+    });
     address = await http.start();
   }
   let stopping: Promise<void> | undefined;
   return {
     worker,
-    catalog,
+    get catalog() {
+      return worker.current();
+    },
+    config: () => follower.status(),
     client,
     http: address,
     stop(graceMs) {
       stopping ??= (async () => {
-        // Stop accepting gateway calls first; running ones get the worker's grace to finish.
+        // No reload once stopping; then stop accepting gateway calls; running ones get the
+        // worker's grace to finish.
+        await follower.close();
         const httpClosed = http?.close((graceMs ?? settings.limits.shutdownGraceMs) + 2000);
         await worker.stop(graceMs);
         await httpClosed;

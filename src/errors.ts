@@ -132,3 +132,10 @@ export function isRetriable(err: unknown): boolean {
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/** TrustGraph's config service answered with an error, or could not be reached. */
+export class ConfigServiceError extends ToolwireError {
+  constructor(message: string, options?: ToolwireErrorOptions) {
+    super(ErrorCode.Config, message, options);
+  }
+}

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { CONFIG_NOTIFY_TOPIC, CONFIG_REQUEST_TOPIC, CONFIG_RESPONSE_TOPIC, type ConfigQueues } from './config/trustgraph/config-wire.js';
 import type { TransportKind } from './transport/create-transport.js';
+import { parseTopic } from './transport/topic-name.js';
 import { DEFAULT_LIMITS, type WorkerLimits } from './worker/limits.js';
 
 
@@ -8,6 +10,13 @@ const int = (def: number) => z.coerce.number().int().nonnegative().default(def);
 /** Every environment variable the worker reads, in one place. */
 const envSchema = z.object({
   TOOLWIRE_CONFIG_DIR: z.string().default('config'),
+  TOOLWIRE_CONFIG_SOURCE: z.enum(['directory', 'trustgraph']).default('directory'),
+  TOOLWIRE_CONFIG_WORKSPACE: z.string().min(1).default('default'),
+  TOOLWIRE_CONFIG_POLL_MS: z.coerce.number().int().nonnegative().optional(),
+  // TrustGraph's --config-request-queue / --config-response-queue / --config-push-queue.
+  TOOLWIRE_CONFIG_REQUEST_QUEUE: z.string().default(CONFIG_REQUEST_TOPIC),
+  TOOLWIRE_CONFIG_RESPONSE_QUEUE: z.string().default(CONFIG_RESPONSE_TOPIC),
+  TOOLWIRE_CONFIG_PUSH_QUEUE: z.string().default(CONFIG_NOTIFY_TOPIC),
   TOOLWIRE_TRANSPORT: z.enum(['memory', 'pulsar', 'pulsar-ws', 'auto']).optional(),
   PULSAR_URL: z.string().optional(),
   PULSAR_ADMIN_URL: z.string().optional(),
@@ -34,6 +43,14 @@ const envSchema = z.object({
 
 export interface Settings {
   readonly configDir: string;
+  /** Where descriptors come from: the directory, or TrustGraph's config service on the broker. */
+  readonly configSource: 'directory' | 'trustgraph';
+  /** The TrustGraph workspace whose descriptors are read. */
+  readonly configWorkspace: string;
+  /** How often the source is read in case a change went unnoticed; undefined: the source's default. */
+  readonly configPollMs: number | undefined;
+  /** The config service's topics, full names. */
+  readonly configQueues: ConfigQueues;
   readonly transport: TransportKind;
   readonly pulsarUrl: string | undefined;
   readonly pulsarAdminUrl: string | undefined;
@@ -54,6 +71,12 @@ const PLUGIN_PREFIXES = ['DIFY_', 'SLIM_', 'TOOLWIRE_PLUGIN_'];
 /** What a plugin's child process (dify-slim) may inherit; nothing else of the worker's environment. */
 const CHILD_BASICS = ['PATH', 'HOME', 'TMPDIR', 'LANG'];
 
+function fullTopic(name: string, value: string): string {
+  const t = parseTopic(value);
+  if ('error' in t) throw new Error(`invalid environment: ${name}: ${t.error}`);
+  return t.full;
+}
+
 /** Read settings from an environment (main.ts and the CLI pass process.env). */
 export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings> = {}): Settings {
   const r = envSchema.safeParse(env);
@@ -66,6 +89,14 @@ export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings
   const pulsarUrl = overrides.pulsarUrl ?? e.PULSAR_URL;
   return {
     configDir: e.TOOLWIRE_CONFIG_DIR,
+    configSource: e.TOOLWIRE_CONFIG_SOURCE,
+    configWorkspace: e.TOOLWIRE_CONFIG_WORKSPACE,
+    configPollMs: e.TOOLWIRE_CONFIG_POLL_MS,
+    configQueues: {
+      request: fullTopic('TOOLWIRE_CONFIG_REQUEST_QUEUE', e.TOOLWIRE_CONFIG_REQUEST_QUEUE),
+      response: fullTopic('TOOLWIRE_CONFIG_RESPONSE_QUEUE', e.TOOLWIRE_CONFIG_RESPONSE_QUEUE),
+      push: fullTopic('TOOLWIRE_CONFIG_PUSH_QUEUE', e.TOOLWIRE_CONFIG_PUSH_QUEUE),
+    },
     transport: e.TOOLWIRE_TRANSPORT ?? (pulsarUrl || e.PULSAR_ADMIN_URL ? 'auto' : 'memory'),
     pulsarUrl,
     pulsarAdminUrl: e.PULSAR_ADMIN_URL,

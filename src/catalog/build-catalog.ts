@@ -5,7 +5,7 @@ import type { PluginRegistry } from '../plugins/registry.js';
 import { missingRuntimeParameters } from '../tools/prepare-arguments.js';
 import { parseTopic } from '../transport/topic-name.js';
 import { Catalog } from './catalog.js';
-import type { ConfigEntry } from './config-store.js';
+import type { ConfigEntry } from '../config/config-store.js';
 import { ConfigType, toolSchema, toolServiceSchema, type Tool, type ToolService } from './descriptors.js';
 
 function issues(source: string, prefix: string, error: z.ZodError): string[] {
@@ -27,11 +27,20 @@ function topic(source: string, field: string, value: string, problems: string[])
   return t.full;
 }
 
+export interface BuildOptions {
+  /**
+   * Leave out the plugins' load-time checks, which look at this machine (a module file, a
+   * secret, a binary): an operator's machine checking a fleet's shared config has none of
+   * the workers' own. Each worker still runs them before it serves a change.
+   */
+  readonly portable?: boolean;
+}
+
 /**
  * Validate every descriptor against the schemas, against each other and against the
  * plugins, and build the catalog. All problems are collected; each names file and field.
  */
-export async function buildCatalog(entries: readonly ConfigEntry[], registry: PluginRegistry, ctx: PluginContext): Promise<Catalog> {
+export async function buildCatalog(entries: readonly ConfigEntry[], registry: PluginRegistry, ctx: PluginContext, options: BuildOptions = {}): Promise<Catalog> {
   const problems: string[] = [];
   const services: ToolService[] = [];
   const tools: Tool[] = [];
@@ -141,7 +150,7 @@ export async function buildCatalog(entries: readonly ConfigEntry[], registry: Pl
     });
   }
 
-  if (problems.length === 0) {
+  if (problems.length === 0 && !options.portable) {
     for (const s of services) {
       const factory = s.plugin ? registry.get(s.plugin.kind) : undefined;
       if (factory?.check) problems.push(...(await factory.check(s, tools.filter((t) => t.service === s.id), ctx)));

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Catalog } from '../catalog/catalog.js';
+import type { ConfigStatus } from '../config/config-follower.js';
 import type { ToolClient } from '../client/tool-client.js';
 import { toolInputSchema } from '../tools/json-schema.js';
 import type { Transport } from '../transport/transport.js';
@@ -15,6 +16,8 @@ export interface HttpSurfaceOptions {
   readonly transport: Transport;
   readonly client: ToolClient;
   readonly catalog: () => Catalog;
+  /** Where descriptors come from and which version is served; absent in tests of the surface alone. */
+  readonly config?: () => ConfigStatus;
   readonly log: Logger;
   readonly maxBodyBytes?: number;
 }
@@ -71,12 +74,19 @@ export class HttpSurface {
     const { worker, transport } = this.o;
     if (req.method === 'GET' && url.pathname === '/healthz') return json(res, 200, { status: 'ok' });
     if (req.method === 'GET' && url.pathname === '/readyz') {
-      const ready = worker.state === 'running' && transport.connected;
-      return json(res, ready ? 200 : 503, { status: ready ? 'ready' : 'not-ready', worker: worker.state, transport: transport.connected ? 'connected' : 'disconnected' });
+      const config = this.o.config?.();
+      // Until a valid catalog has been read (a config service with none yet) there is nothing to serve.
+      const ready = worker.state === 'running' && transport.connected && (!config || config.version !== undefined);
+      return json(res, ready ? 200 : 503, {
+        status: ready ? 'ready' : 'not-ready',
+        worker: worker.state,
+        transport: transport.connected ? 'connected' : 'disconnected',
+        ...(config ? { config } : {}),
+      });
     }
     if (req.method === 'GET' && url.pathname === '/metrics') {
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
-      return void res.end(metricsText(worker.stats(), transport.connected));
+      return void res.end(metricsText(worker.stats(), transport.connected, this.o.config?.()));
     }
     if (req.method === 'GET' && url.pathname === '/v1/tools') {
       const tools = [...this.o.catalog().tools.values()].map((t) => ({
@@ -85,7 +95,8 @@ export class HttpSurface {
         service: t.service,
         input_schema: toolInputSchema(t.parameters),
       }));
-      return json(res, 200, { tools });
+      const config = this.o.config?.();
+      return json(res, 200, { tools, ...(config ? { config: { version: config.version, rejected: config.rejected } } : {}) });
     }
     const m = /^\/v1\/tools\/([^/]+)\/invoke$/.exec(url.pathname);
     if (m) {

@@ -1,7 +1,8 @@
+import type { ConfigStatus } from '../config/config-follower.js';
 import type { WorkerStats } from '../worker/worker.js';
 
 /** Prometheus text exposition of the worker's counters. */
-export function metricsText(s: WorkerStats, connected: boolean): string {
+export function metricsText(s: WorkerStats, connected: boolean, config?: ConfigStatus): string {
   const lines = [
     '# HELP toolwire_requests_total Requests taken from the broker, by outcome.',
     '# TYPE toolwire_requests_total counter',
@@ -26,5 +27,17 @@ export function metricsText(s: WorkerStats, connected: boolean): string {
     '# TYPE toolwire_transport_connected gauge',
     `toolwire_transport_connected ${connected ? 1 : 0}`,
   ];
+  if (config) {
+    lines.push(
+      '# HELP toolwire_config_reloads_total Config versions read, by what became of them.',
+      '# TYPE toolwire_config_reloads_total counter',
+      `toolwire_config_reloads_total{result="applied"} ${config.reloads.applied}`,
+      `toolwire_config_reloads_total{result="rejected"} ${config.reloads.rejected}`,
+      `toolwire_config_reloads_total{result="failed"} ${config.reloads.failed}`,
+      '# HELP toolwire_config_rejected 1 while the newest config read is refused and an older one serves.',
+      '# TYPE toolwire_config_rejected gauge',
+      `toolwire_config_rejected ${config.rejected ? 1 : 0}`,
+    );
+  }
   return `${lines.join('\n')}\n`;
 }

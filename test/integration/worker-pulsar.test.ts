@@ -218,7 +218,12 @@ describe('toolwire call -> the gateway of a `toolwire run` process on the broker
     base = serving!.http!;
     persistentTopics.push(`persistent://tg/flow/echo-request-${tag}-run`);
     const ready = await fetch(`${base}/readyz`);
-    expect(await ready.json()).toEqual({ status: 'ready', worker: 'running', transport: 'connected' });
+    expect(await ready.json()).toEqual({
+      status: 'ready',
+      worker: 'running',
+      transport: 'connected',
+      config: { source: expect.stringMatching(/^directory /), version: expect.stringMatching(/^[0-9a-f]{12}$/), appliedAt: expect.any(String), reloads: { applied: 1, rejected: 0, failed: 0 } },
+    });
   }, 90_000);
 
   afterAll(async () => {

@@ -319,3 +319,151 @@ export async function burst(o: BurstOptions): Promise<BurstResult> {
   if (r.code !== 0) throw new Error(`burst.py exited ${r.code}:\n${tail(r.stderr)}`);
   return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as BurstResult;
 }
+
+/** The ready line of config_service.py. */
+export interface ConfigServiceReady {
+  readonly ready: true;
+  /** Base URL of the gateway stand-in (give it to the TG CLI as `-u`), or null without one. */
+  readonly gateway: string | null;
+  readonly pid: number;
+  readonly id: string;
+  readonly workspaces: string[];
+  /** Full Pulsar topic names of the system queues, e.g. non-persistent://tg/request/config. */
+  readonly request: string;
+  readonly response: string;
+  readonly notify: string;
+  /** From process start (after imports) to ready. */
+  readonly seconds: number;
+}
+
+export interface ConfigServiceOptions {
+  readonly python: string;
+  readonly pulsarUrl: string;
+  /** Serve POST <gatewayUrl>api/v1/config (implied by gatewayToken). */
+  readonly gateway?: boolean;
+  /** Require `Authorization: Bearer <token>` at the gateway (else 401 {"error":"auth failure"}). */
+  readonly gatewayToken?: string;
+  /**
+   * Queue name: request:tg:<topic>, response:tg:<topic>, notify:tg:<topic>
+   * (default "config", TrustGraph's own). Give fixtures that run at once their own topic:
+   * with the same one they share the request subscription and clash on the notify one.
+   */
+  readonly topic?: string;
+  /** Service id = subscription name (default "config-svc"). */
+  readonly id?: string;
+  /** Workspaces registered in __workspaces__ before start (default ["default"]). */
+  readonly workspaces?: readonly string[];
+  readonly readyTimeoutMs?: number;
+}
+
+export interface ConfigServiceFixture {
+  readonly info: ConfigServiceReady;
+  readonly gatewayUrl?: string;
+  /** SIGTERM, wait for the exit (SIGKILL after 15 s). */
+  stop(): Promise<ProcessResult>;
+  stderr(): string;
+}
+
+/**
+ * config_service.py: TrustGraph's real config service (trustgraph-flow) over an in-memory
+ * table, optionally with a gateway stand-in built from TrustGraph's gateway code, so that
+ * tg-put-config-item and friends (tgConfigCli) can talk to it. About 3-4 s to ready.
+ */
+export async function startConfigService(o: ConfigServiceOptions): Promise<ConfigServiceFixture> {
+  const args = [join(PY_DIR, 'config_service.py'), '--pulsar-host', o.pulsarUrl];
+  if (o.gateway || o.gatewayToken !== undefined) args.push('--gateway');
+  if (o.gatewayToken !== undefined) args.push('--gateway-token', o.gatewayToken);
+  if (o.topic !== undefined) args.push('--config-topic', o.topic);
+  if (o.id !== undefined) args.push('--id', o.id);
+  if (o.workspaces !== undefined) args.push('--workspaces', o.workspaces.join(','));
+  const child = spawn(o.python, args, { env: pythonEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (c: string) => (stderr = (stderr + c).slice(-20_000)));
+  const exited = new Promise<ProcessResult>((resolve) => {
+    child.once('close', (code, signal) => resolve({ code, signal, stdout: '', stderr }));
+  });
+
+  const limitMs = o.readyTimeoutMs ?? 60_000;
+  const info = await new Promise<ConfigServiceReady>((resolve, reject) => {
+    let buffered = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`config_service.py did not become ready within ${limitMs} ms:\n${tail(stderr)}`));
+    }, limitMs);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.stdout?.setEncoding('utf8').on('data', (c: string) => {
+      buffered += c;
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl).trim();
+        buffered = buffered.slice(nl + 1);
+        if (line === '') continue;
+        let event: { ready?: boolean; failed?: string };
+        try {
+          event = JSON.parse(line) as { ready?: boolean; failed?: string };
+        } catch {
+          continue;
+        }
+        if (event.ready === true) {
+          clearTimeout(timer);
+          resolve(event as ConfigServiceReady);
+        } else if (event.failed !== undefined) {
+          clearTimeout(timer);
+          reject(new Error(`config_service.py failed: ${event.failed}\n${tail(stderr)}`));
+        }
+      }
+    });
+    void exited.then((r) => {
+      clearTimeout(timer);
+      reject(new Error(`config_service.py exited (${r.code ?? r.signal}) before it was ready:\n${tail(stderr)}`));
+    });
+  });
+
+  return {
+    info,
+    ...(info.gateway ? { gatewayUrl: info.gateway } : {}),
+    stderr: () => stderr,
+    async stop(): Promise<ProcessResult> {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        try {
+          return await exited;
+        } finally {
+          clearTimeout(timer);
+        }
+      }
+      return exited;
+    },
+  };
+}
+
+/** TrustGraph's config console scripts (trustgraph-cli). */
+export type TgConfigScript =
+  | 'tg-put-config-item'
+  | 'tg-get-config-item'
+  | 'tg-delete-config-item'
+  | 'tg-list-config-items'
+  | 'tg-show-config';
+
+/**
+ * Run one of TrustGraph's config CLIs from the venv, e.g.
+ * `tgConfigCli(python, 'tg-put-config-item', ['-u', gatewayUrl, '--type', 'tool', '--key', 'x', '--value', '{}'])`.
+ * `env` is laid over the environment (TRUSTGRAPH_URL, TRUSTGRAPH_TOKEN, TRUSTGRAPH_WORKSPACE
+ * are the scripts' defaults for -u, -t, -w). Mind that these scripts catch their own errors:
+ * a failure prints "Exception: ..." on stdout and still exits 0.
+ */
+export function tgConfigCli(
+  python: string,
+  name: TgConfigScript,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  limitMs = 30_000,
+): Promise<ProcessResult> {
+  const child = spawn(venvScript(python, name), [...args], { env: { ...pythonEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return collect(child, limitMs, name);
+}

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import { buildCatalog } from '../../src/catalog/build-catalog.js';
 import type { Catalog } from '../../src/catalog/catalog.js';
-import type { ConfigEntry } from '../../src/catalog/config-store.js';
+import type { ConfigEntry } from '../../src/config/config-store.js';
 import { defaultRegistry } from '../../src/plugins/default-registry.js';
 import type { Plugin, PluginContext } from '../../src/plugins/plugin.js';
 import type { PluginRegistry } from '../../src/plugins/registry.js';

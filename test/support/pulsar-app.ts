@@ -53,11 +53,13 @@ export interface PulsarAppOptions {
   readonly registry?: PluginRegistry;
   readonly limits?: Partial<WorkerLimits>;
   readonly ws?: PulsarWsOptions;
+  /** More settings, as environment variables (TOOLWIRE_CONFIG_SOURCE...). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** The worker process's app (no HTTP surface) on a pulsar-ws transport; app.stop() closes the transport. */
 export async function startPulsarApp(o: PulsarAppOptions): Promise<App> {
-  const env = { TOOLWIRE_CONFIG_DIR: o.configDir, TOOLWIRE_HTTP_PORT: 'off', TOOLWIRE_TRANSPORT: 'pulsar-ws', PULSAR_ADMIN_URL: o.adminUrl };
+  const env = { TOOLWIRE_CONFIG_DIR: o.configDir, TOOLWIRE_HTTP_PORT: 'off', TOOLWIRE_TRANSPORT: 'pulsar-ws', PULSAR_ADMIN_URL: o.adminUrl, ...o.env };
   const base = readSettings(env);
   const settings = readSettings(env, { limits: { ...base.limits, shutdownGraceMs: 5_000, ...o.limits } });
   const transport = await wsTransport(o.adminUrl, o.log, o.ws);

@@ -15,6 +15,9 @@ Fault drills against a real broker; each checks counts (never timing) and report
   hostile-envelopes  malformed and hostile requests among good ones: every one accounted for
   hostile-envelopes-np  the same on a non-persistent request topic (TrustGraph's default)
   plugin-faults      tools that hang, throw, crash their process or return 50 MB: timely errors
+  config-reload      100 live changes through TrustGraph's config service under load: each
+                     served without a restart, no call of an unchanged tool lost (put-to-answer times)
+  config-reload-dir  the same with a watched config directory
 
 Short forms (the CI tests) by default; --long runs the full sizes (1,000 in flight, 10,000
 envelopes...). The broker-restart drill never touches the shared broker: it starts its own

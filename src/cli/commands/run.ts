@@ -15,6 +15,9 @@ With no broker named it runs embedded (in-memory transport); the HTTP gateway th
 
 Options (each also an environment variable):
   -d, --config-dir DIR    descriptors directory            TOOLWIRE_CONFIG_DIR (./config)
+      --config-source S   directory | trustgraph (TrustGraph's config service on the
+                          broker)                          TOOLWIRE_CONFIG_SOURCE (directory)
+  -w, --workspace W       TrustGraph workspace to read     TOOLWIRE_CONFIG_WORKSPACE (default)
   -T, --transport KIND    memory | pulsar | pulsar-ws | auto TOOLWIRE_TRANSPORT
                           (default: auto when a broker URL is set, else memory)
       --pulsar-url URL    pulsar://host:6650                PULSAR_URL
@@ -25,7 +28,12 @@ Options (each also an environment variable):
 Other settings: PULSAR_TOKEN, TOOLWIRE_CONCURRENCY, TOOLWIRE_SERVICE_CONCURRENCY,
 TOOLWIRE_TIMEOUT_MS, TOOLWIRE_MAX_PAYLOAD_BYTES, TOOLWIRE_MAX_OBSERVATION_BYTES,
 TOOLWIRE_MAX_REDELIVERIES, TOOLWIRE_NACK_DELAY_MS, TOOLWIRE_SHUTDOWN_GRACE_MS,
-TOOLWIRE_SECRETS_FILE, LOG_LEVEL, and the plugins' DIFY_* / SLIM_* settings (see README).
+TOOLWIRE_CONFIG_POLL_MS, TOOLWIRE_SECRETS_FILE, LOG_LEVEL, and the plugins' DIFY_* / SLIM_*
+settings (see README).
+
+Descriptors are followed live: a change to the directory or in TrustGraph's config service
+is validated whole and applied without a restart; an invalid one is refused (logged, in
+/readyz and /metrics) and the last good catalog keeps serving.
 
 SIGTERM or SIGINT: stop taking requests, let those in flight finish within the grace
 period, nack the rest for another worker, close. A second signal exits at once.
@@ -40,6 +48,8 @@ export const runCommand: Command = {
       io.argv,
       {
         'config-dir': { type: 'string', short: 'd' },
+        'config-source': { type: 'string' },
+        workspace: { type: 'string', short: 'w' },
         transport: { type: 'string', short: 'T' },
         'pulsar-url': { type: 'string' },
         'admin-url': { type: 'string' },
@@ -55,6 +65,8 @@ export const runCommand: Command = {
     }
     const env = { ...io.env };
     if (values['config-dir']) env['TOOLWIRE_CONFIG_DIR'] = values['config-dir'];
+    if (values['config-source']) env['TOOLWIRE_CONFIG_SOURCE'] = values['config-source'];
+    if (values.workspace) env['TOOLWIRE_CONFIG_WORKSPACE'] = values.workspace;
     if (values.transport) env['TOOLWIRE_TRANSPORT'] = values.transport;
     if (values['pulsar-url']) env['PULSAR_URL'] = values['pulsar-url'];
     if (values['admin-url']) env['PULSAR_ADMIN_URL'] = values['admin-url'];
@@ -77,18 +89,20 @@ export const runCommand: Command = {
     const transport = await openTransport(settings, log, io.signal);
     let app;
     try {
-      app = await startApp({ settings, transport, secrets, log });
+      app = await startApp({ settings, transport, secrets, log, signal: io.signal });
     } catch (err) {
       await transport.close();
       if (err instanceof ConfigError) {
-        io.stderr.write(`cannot start: ${err.problems.length} problem(s) in ${settings.configDir}\n`);
+        io.stderr.write(`cannot start: ${err.problems.length} problem(s) in ${settings.configSource === 'directory' ? settings.configDir : 'the config'}\n`);
         for (const p of err.problems) io.stderr.write(`  ${p}\n`);
         return 1;
       }
+      // Stopped while waiting for a config service that never answered.
+      if (io.signal.aborted) return 0;
       throw err;
     }
     log.info(
-      { transport: transport.kind, services: app.worker.served().map((s) => s.id), tools: [...app.catalog.tools.keys()], http: app.http ? `http://${app.http.host}:${app.http.port}` : 'off' },
+      { transport: transport.kind, config: app.config().source, version: app.config().version, services: app.worker.served().map((s) => s.id), tools: [...app.catalog.tools.keys()], http: app.http ? `http://${app.http.host}:${app.http.port}` : 'off' },
       'toolwire is serving',
     );
     await new Promise<void>((resolve) => {

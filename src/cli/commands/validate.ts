@@ -1,5 +1,5 @@
 import { buildCatalog } from '../../catalog/build-catalog.js';
-import { DirectoryConfigStore } from '../../catalog/config-store.js';
+import { DirectoryConfigStore } from '../../config/directory-store.js';
 import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../logging.js';
 import { defaultRegistry } from '../../plugins/default-registry.js';

@@ -32,21 +32,21 @@ describe('toolwire validate and config', () => {
     const value = JSON.stringify({ type: 'tool-service', name: 'pun-on-demand', description: 'd', service: 'joke-service', style: 'one-liner' });
     expect((await runCli(['config', 'put', '-d', dir, '--type', 'tool', '--key', 'pun-on-demand', '--stdin'], {}, value)).code).toBe(0);
     expect((await runCli(['config', 'list', '-d', dir, '--type', 'tool'])).stdout.split('\n')).toContain('pun-on-demand');
-    expect(JSON.parse((await runCli(['config', 'get', '-d', dir, '-t', 'tool', '-k', 'pun-on-demand'])).stdout)).toMatchObject({ style: 'one-liner' });
-    expect((await runCli(['config', 'delete', '-d', dir, '-t', 'tool', '-k', 'pun-on-demand'])).code).toBe(0);
-    expect((await runCli(['config', 'get', '-d', dir, '-t', 'tool', '-k', 'pun-on-demand'])).code).toBe(1);
+    expect(JSON.parse((await runCli(['config', 'get', '-d', dir, '--type', 'tool', '-k', 'pun-on-demand'])).stdout)).toMatchObject({ style: 'one-liner' });
+    expect((await runCli(['config', 'delete', '-d', dir, '--type', 'tool', '-k', 'pun-on-demand'])).code).toBe(0);
+    expect((await runCli(['config', 'get', '-d', dir, '--type', 'tool', '-k', 'pun-on-demand'])).code).toBe(1);
   });
 
   it('refuses to put an item that would break the catalog', async () => {
-    const r = await runCli(['config', 'put', '-d', dir, '-t', 'tool', '-k', 'x', '-v', '{"name":"x","service":"nowhere"}']);
+    const r = await runCli(['config', 'put', '-d', dir, '--type', 'tool', '-k', 'x', '-v', '{"name":"x","service":"nowhere"}']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/not written.*\n.*unknown tool-service "nowhere"/);
-    expect((await runCli(['config', 'list', '-d', dir, '-t', 'tool'])).stdout).not.toMatch(/^x$/m);
+    expect((await runCli(['config', 'list', '-d', dir, '--type', 'tool'])).stdout).not.toMatch(/^x$/m);
   });
 
   it('explains usage errors', async () => {
-    expect((await runCli(['config', 'put', '-d', dir, '-t', 'tool', '-k', 'x'])).stderr).toMatch(/exactly one of --value and --stdin/);
-    expect((await runCli(['config', 'put', '-t', 'tool', '-k', 'x', '-v', '{bad'])).stderr).toMatch(/not valid JSON/);
+    expect((await runCli(['config', 'put', '-d', dir, '--type', 'tool', '-k', 'x'])).stderr).toMatch(/exactly one of --value and --stdin/);
+    expect((await runCli(['config', 'put', '--type', 'tool', '-k', 'x', '-v', '{bad'])).stderr).toMatch(/not valid JSON/);
     expect((await runCli(['nonsense'])).code).toBe(2);
     for (const c of ['run', 'validate', 'call', 'config']) {
       const r = await runCli([c, '--help']);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { buildCatalog } from '../../../src/catalog/build-catalog.js';
-import type { ConfigEntry } from '../../../src/catalog/config-store.js';
+import type { ConfigEntry } from '../../../src/config/config-store.js';
 import { ConfigError } from '../../../src/errors.js';
 import { PluginRegistry } from '../../../src/plugins/registry.js';
 import type { PluginContext } from '../../../src/plugins/plugin.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DestinationStream } from 'pino';
 import { buildCatalog } from '../../../../src/catalog/build-catalog.js';
 import type { Catalog } from '../../../../src/catalog/catalog.js';
-import type { ConfigEntry } from '../../../../src/catalog/config-store.js';
+import type { ConfigEntry } from '../../../../src/config/config-store.js';
 import { createLogger } from '../../../../src/logging.js';
 import { isAsyncIterable, type Plugin, type PluginContext, type PluginFactory } from '../../../../src/plugins/plugin.js';
 import { PluginRegistry } from '../../../../src/plugins/registry.js';

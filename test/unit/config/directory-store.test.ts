@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DirectoryConfigStore } from '../../../src/catalog/config-store.js';
+import { DirectoryConfigStore } from '../../../src/config/directory-store.js';
 
 describe('DirectoryConfigStore', () => {
   let dir: string;
@@ -15,7 +15,7 @@ describe('DirectoryConfigStore', () => {
 
   it('puts, gets, lists and deletes items as JSON files', async () => {
     const store = new DirectoryConfigStore(dir);
-    await store.put('tool', 'tell-joke', '{"name":"tell-joke"}');
+    await store.put([{ type: 'tool', key: 'tell-joke', value: '{"name":"tell-joke"}' }]);
     expect(await store.keys('tool')).toEqual(['tell-joke']);
     expect((await store.get('tool', 'tell-joke'))?.value).toEqual({ name: 'tell-joke' });
     expect(JSON.parse(await readFile(join(dir, 'tool', 'tell-joke.json'), 'utf8'))).toEqual({ name: 'tell-joke' });
@@ -35,8 +35,8 @@ describe('DirectoryConfigStore', () => {
 
   it('refuses a value that is not JSON and a key that would escape the directory', async () => {
     const store = new DirectoryConfigStore(dir);
-    await expect(store.put('tool', 'x', '{nope')).rejects.toThrow();
-    await expect(store.put('tool', '../evil', '{}')).rejects.toThrow(/invalid config key/);
+    await expect(store.put([{ type: 'tool', key: 'x', value: '{nope' }])).rejects.toThrow();
+    await expect(store.put([{ type: 'tool', key: '../evil', value: '{}' }])).rejects.toThrow(/invalid config key/);
     expect(await store.keys('tool')).toEqual([]);
   });
 
@@ -49,8 +49,8 @@ describe('DirectoryConfigStore names', () => {
   it('refuses types and keys that would leave the directory', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'toolwire-store-'));
     const store = new DirectoryConfigStore(join(dir, 'inner'));
-    await expect(store.put('..', 'escaped', '{}')).rejects.toThrow(/invalid config type/);
-    await expect(store.put('tool', '..', '{}')).rejects.toThrow(/invalid config key/);
+    await expect(store.put([{ type: '..', key: 'escaped', value: '{}' }])).rejects.toThrow(/invalid config type/);
+    await expect(store.put([{ type: 'tool', key: '..', value: '{}' }])).rejects.toThrow(/invalid config key/);
     await expect(store.keys('../..')).rejects.toThrow(/invalid config type/);
     await expect(store.get('.', 'x')).rejects.toThrow(/invalid config type/);
     expect(await new DirectoryConfigStore(dir).entries()).toEqual([]);

@@ -1,32 +1,9 @@
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-
-/** One config item: TrustGraph's `type -> key -> value` model. */
-export interface ConfigEntry {
-  readonly type: string;
-  readonly key: string;
-  /** Parsed JSON (or YAML) value, or the parse error. */
-  readonly value: unknown;
-  readonly error?: string;
-  /** Where it came from, for error messages. */
-  readonly source: string;
-}
-
-/** Where descriptors live. The directory store is the first; a Pulsar config topic can follow. */
-export interface ConfigStore {
-  entries(signal?: AbortSignal): Promise<ConfigEntry[]>;
-  keys(type: string): Promise<string[]>;
-  get(type: string, key: string): Promise<ConfigEntry | undefined>;
-  /** `value` is JSON text; it is checked to parse before anything is written. */
-  put(type: string, key: string, value: string): Promise<void>;
-  /** Returns false when there was nothing to delete. */
-  delete(type: string, key: string): Promise<boolean>;
-}
+import { checkName, type ConfigEntry, type ConfigItem, type ConfigStore } from './config-store.js';
 
 const EXTENSIONS = ['.json', '.yaml', '.yml'] as const;
-// A name is one path segment: no separators, and never `.` or `..`.
-const KEY = /^(?!\.{1,2}$)[A-Za-z0-9_.@-]+$/;
 
 /** `<dir>/<type>/<key>.json` (YAML accepted for reading). */
 export class DirectoryConfigStore implements ConfigStore {
@@ -52,7 +29,7 @@ export class DirectoryConfigStore implements ConfigStore {
   }
 
   private async files(type: string): Promise<string[]> {
-    if (!KEY.test(type)) throw new Error(`invalid config type "${type}"`);
+    checkName(type);
     try {
       const names = await readdir(join(this.dir, type));
       return names.filter((n) => EXTENSIONS.some((e) => n.endsWith(e))).sort();
@@ -62,14 +39,22 @@ export class DirectoryConfigStore implements ConfigStore {
     }
   }
 
-  async entries(): Promise<ConfigEntry[]> {
-    let types: string[];
+  /** The type directories: symlinks followed (a Kubernetes ConfigMap mount is made of them), dot-names skipped (its `..data`). */
+  async types(): Promise<string[]> {
+    let names: string[];
     try {
-      types = (await readdir(this.dir, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+      names = (await readdir(this.dir)).filter((n) => !n.startsWith('.')).sort();
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw err;
     }
+    const dirs: string[] = [];
+    for (const n of names) if ((await stat(join(this.dir, n)).catch(() => undefined))?.isDirectory()) dirs.push(n);
+    return dirs;
+  }
+
+  async entries(only?: readonly string[]): Promise<ConfigEntry[]> {
+    const types = (await this.types()).filter((t) => !only || only.includes(t));
     const out: ConfigEntry[] = [];
     for (const type of types) for (const f of await this.files(type)) out.push(await this.read(type, f));
     return out;
@@ -85,9 +70,14 @@ export class DirectoryConfigStore implements ConfigStore {
     return file ? this.read(type, file) : undefined;
   }
 
-  async put(type: string, key: string, value: string): Promise<void> {
-    checkName(type, key);
-    const parsed: unknown = JSON.parse(value);
+  /** One file per item; each written whole (a reader never sees half a file). */
+  async put(items: readonly ConfigItem[]): Promise<void> {
+    for (const { type, key } of items) checkName(type, key);
+    const parsed = items.map((i) => JSON.parse(i.value) as unknown);
+    for (const [n, { type, key }] of items.entries()) await this.write(type, key, parsed[n]);
+  }
+
+  private async write(type: string, key: string, parsed: unknown): Promise<void> {
     const dir = join(this.dir, type);
     await mkdir(dir, { recursive: true });
     for (const f of await this.files(type)) {
@@ -111,9 +101,4 @@ export class DirectoryConfigStore implements ConfigStore {
     }
     return found;
   }
-}
-
-function checkName(type: string, key: string): void {
-  if (!KEY.test(type)) throw new Error(`invalid config type "${type}"`);
-  if (!KEY.test(key)) throw new Error(`invalid config key "${key}": use letters, digits, and . _ @ -`);
 }

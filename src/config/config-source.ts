@@ -1,0 +1,35 @@
+import { createHash } from 'node:crypto';
+import { ConfigType } from '../catalog/descriptors.js';
+import type { ConfigEntry } from './config-store.js';
+
+/** The descriptor types a worker reads; a change to either re-reads both. */
+export const DESCRIPTOR_TYPES: readonly string[] = [ConfigType.ToolService, ConfigType.Tool];
+
+/** What a source held at one moment. */
+export interface ConfigSnapshot {
+  /** The source's own version (TrustGraph's counter, a directory's content hash). */
+  readonly version: string;
+  readonly entries: readonly ConfigEntry[];
+}
+
+/** Where a worker's descriptors come from, read whole and watched for changes. */
+export interface ConfigSource {
+  /** For logs and /readyz: what and where, never a credential. */
+  readonly description: string;
+  /**
+   * Start noticing changes. `changed` may be called for nothing (a poll, a change of another
+   * type); the reader compares what it reads. Called before the first read, so that a change
+   * made between the two is not missed.
+   */
+  watch(changed: () => void, signal?: AbortSignal): Promise<void>;
+  read(signal?: AbortSignal): Promise<ConfigSnapshot>;
+  close(): Promise<void>;
+}
+
+/** The content of entries as a short hash: equal descriptors give equal fingerprints. */
+export function fingerprint(entries: readonly ConfigEntry[]): string {
+  const h = createHash('sha256');
+  const sorted = [...entries].sort((a, b) => (a.type === b.type ? (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) : a.type < b.type ? -1 : 1));
+  for (const e of sorted) h.update(JSON.stringify([e.type, e.key, e.value ?? null, e.error ?? null])).update('\n');
+  return h.digest('hex').slice(0, 12);
+}

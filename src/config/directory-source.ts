@@ -1,0 +1,81 @@
+import { watch, type FSWatcher } from 'node:fs';
+import { realpath } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { DESCRIPTOR_TYPES, fingerprint, type ConfigSnapshot, type ConfigSource } from './config-source.js';
+import { DirectoryConfigStore } from './directory-store.js';
+
+/**
+ * A descriptor directory, watched. inotify watches the directory and each type directory it
+ * resolves to; a Kubernetes ConfigMap mount swaps its `..data` symlink instead of writing
+ * files, which shows as an event on the directory itself, after which the type directories
+ * are watched again at their new places. A slow poll catches what events miss (network
+ * filesystems, a directory made after start).
+ */
+export class DirectorySource implements ConfigSource {
+  readonly description: string;
+  private readonly store: DirectoryConfigStore;
+  private readonly watchers = new Map<string, { real: string; watcher: FSWatcher }>();
+  private poll: NodeJS.Timeout | undefined;
+  private changed: (() => void) | undefined;
+  private closed = false;
+
+  constructor(
+    readonly dir: string,
+    private readonly log: Logger,
+    private readonly pollMs = 2000,
+  ) {
+    this.store = new DirectoryConfigStore(dir);
+    this.description = `directory ${dir}`;
+  }
+
+  async read(): Promise<ConfigSnapshot> {
+    const entries = await this.store.entries(DESCRIPTOR_TYPES);
+    return { version: fingerprint(entries), entries };
+  }
+
+  async watch(changed: () => void): Promise<void> {
+    this.changed = changed;
+    await this.arm();
+    if (this.pollMs > 0) {
+      this.poll = setInterval(() => void this.arm().then(() => this.changed?.()), this.pollMs);
+      this.poll.unref();
+    }
+  }
+
+  /** Watch the directory and the type directories where they are now. */
+  private async arm(): Promise<void> {
+    for (const path of [this.dir, ...DESCRIPTOR_TYPES.map((t) => join(this.dir, t))]) {
+      const real = await realpath(path).catch(() => undefined);
+      if (this.closed) return;
+      const current = this.watchers.get(path);
+      if (current && current.real === real) continue;
+      current?.watcher.close();
+      this.watchers.delete(path);
+      if (!real) continue;
+      try {
+        const watcher = watch(real, { persistent: false }, () => this.onEvent());
+        watcher.on('error', () => {
+          watcher.close();
+          if (this.watchers.get(path)?.watcher === watcher) this.watchers.delete(path);
+        });
+        this.watchers.set(path, { real, watcher });
+      } catch (err) {
+        this.log.debug({ err, path }, 'cannot watch; the poll covers it');
+      }
+    }
+  }
+
+  private onEvent(): void {
+    this.changed?.();
+    // A swapped symlink moves the type directories: watch them where they are now.
+    void this.arm().catch((err: unknown) => this.log.debug({ err }, 're-arming watches failed'));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.poll);
+    for (const { watcher } of this.watchers.values()) watcher.close();
+    this.watchers.clear();
+  }
+}

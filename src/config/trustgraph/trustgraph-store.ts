@@ -1,0 +1,86 @@
+import { ConfigServiceError } from '../../errors.js';
+import { checkName, type ConfigEntry, type ConfigItem, type ConfigStore } from '../config-store.js';
+import { responseError, type ConfigApi, type ConfigRequest, type ConfigResponse } from './config-wire.js';
+
+/** The items of some types with the config service's version they were read at. */
+export interface VersionedEntries {
+  readonly version: number;
+  readonly entries: ConfigEntry[];
+}
+
+/** One workspace of TrustGraph's config service, as a ConfigStore. */
+export class TrustGraphConfigStore implements ConfigStore {
+  constructor(
+    private readonly api: ConfigApi,
+    readonly workspace: string,
+  ) {}
+
+  private async call(req: Omit<ConfigRequest, 'workspace'>, signal?: AbortSignal): Promise<ConfigResponse> {
+    const r = await this.api.request({ ...req, workspace: this.workspace }, signal);
+    const error = responseError(r);
+    if (error) throw new ConfigServiceError(`the ${this.api.description} refused ${req.operation}: ${error}`);
+    return r;
+  }
+
+  private entry(type: string, key: string, text: string): ConfigEntry {
+    const source = `trustgraph:${this.workspace}/${type}/${key}`;
+    try {
+      return { type, key, value: JSON.parse(text) as unknown, source };
+    } catch (err) {
+      return { type, key, value: undefined, error: `not valid JSON: ${(err as Error).message}`, source };
+    }
+  }
+
+  /**
+   * Every item of `types`, one request per type as TrustGraph's processors read them. The
+   * version is read with each; if it moved between the reads, they are made again, so the
+   * items belong to one version.
+   */
+  async read(types: readonly string[], signal?: AbortSignal): Promise<VersionedEntries> {
+    for (let attempt = 0; ; attempt++) {
+      const entries: ConfigEntry[] = [];
+      const versions = new Set<number>();
+      for (const type of types) {
+        const r = await this.call({ operation: 'getvalues', type }, signal);
+        versions.add(r.version ?? 0);
+        for (const v of r.values ?? []) entries.push(this.entry(type, v.key, v.value ?? ''));
+      }
+      if (versions.size <= 1 || attempt >= 4) return { version: Math.max(0, ...versions), entries };
+    }
+  }
+
+  async entries(types: readonly string[] = ['tool-service', 'tool'], signal?: AbortSignal): Promise<ConfigEntry[]> {
+    return (await this.read(types, signal)).entries;
+  }
+
+  async keys(type: string): Promise<string[]> {
+    checkName(type);
+    return [...((await this.call({ operation: 'list', type })).directory ?? [])].sort();
+  }
+
+  async get(type: string, key: string): Promise<ConfigEntry | undefined> {
+    checkName(type, key);
+    const v = (await this.call({ operation: 'get', keys: [{ type, key }] })).values?.[0];
+    // A missing key comes back as a value of null.
+    return v?.value === undefined || v.value === null ? undefined : this.entry(type, key, v.value);
+  }
+
+  /** One request for all items: the service applies them together and sends one poke. */
+  async put(items: readonly ConfigItem[]): Promise<void> {
+    for (const i of items) {
+      checkName(i.type, i.key);
+      JSON.parse(i.value);
+    }
+    await this.call({ operation: 'put', values: items.map((i) => ({ type: i.type, key: i.key, value: i.value })) });
+  }
+
+  async delete(type: string, key: string): Promise<boolean> {
+    if (!(await this.get(type, key))) return false;
+    await this.call({ operation: 'delete', keys: [{ type, key }] });
+    return true;
+  }
+
+  close(): Promise<void> {
+    return this.api.close();
+  }
+}

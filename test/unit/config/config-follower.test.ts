@@ -1,0 +1,157 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import type { Catalog } from '../../../src/catalog/catalog.js';
+import { ConfigFollower } from '../../../src/config/config-follower.js';
+import type { ConfigSnapshot, ConfigSource } from '../../../src/config/config-source.js';
+import type { ConfigEntry } from '../../../src/config/config-store.js';
+import { ConfigError } from '../../../src/errors.js';
+import { captureLogger, catalogOf, entry, service } from '../../support/harness.js';
+
+/** A source the test moves by hand: what it holds, and a count of reads. */
+class HandSource implements ConfigSource {
+  readonly description = 'hand source';
+  entries: ConfigEntry[] = [];
+  version = 1;
+  reads = 0;
+  /** While set, a read waits for it. */
+  hold: Promise<void> | undefined;
+  private changed: (() => void) | undefined;
+
+  async watch(changed: () => void): Promise<void> {
+    this.changed = changed;
+  }
+
+  async read(): Promise<ConfigSnapshot> {
+    this.reads++;
+    // What the read returns is what the source held when it began.
+    const snap = { version: String(this.version), entries: [...this.entries] };
+    await this.hold;
+    return snap;
+  }
+
+  set(entries: ConfigEntry[]): void {
+    this.entries = entries;
+    this.version++;
+    this.changed?.();
+  }
+
+  poke(): void {
+    this.changed?.();
+  }
+
+  async close(): Promise<void> {}
+}
+
+const svc = entry('tool-service', 's', service('s', { 'config-params': ['kind'] }));
+const tool = (name: string, k = name) => entry('tool', name, { name, service: 's', kind: k });
+
+async function until(pred: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 300 && !pred(); i++) await sleep(10);
+  if (!pred()) throw new Error(`never: ${what}`);
+}
+
+function follower(source: HandSource) {
+  const { log, lines } = captureLogger();
+  const applied: Catalog[] = [];
+  const f = new ConfigFollower({ source, build: (entries) => catalogOf([...entries]), log, settleMs: 20 });
+  return { f, applied, lines, apply: async (c: Catalog) => void applied.push(c) };
+}
+
+describe('ConfigFollower', () => {
+  it('reads a burst of changes once', async () => {
+    const source = new HandSource();
+    source.entries = [svc, tool('a')];
+    const { f, applied, apply } = follower(source);
+    await f.start({ serveEmpty: false });
+    f.follow(apply);
+    for (let n = 0; n < 10; n++) source.set([svc, tool('a'), ...Array.from({ length: n + 1 }, (_, i) => tool(`t${i}`))]);
+    await until(() => applied.length === 1, 'one reload');
+    await sleep(100);
+    expect(applied).toHaveLength(1);
+    expect([...applied[0]!.tools.keys()]).toHaveLength(11);
+    expect(source.reads).toBe(2);
+    expect(f.status()).toMatchObject({ version: '11', rejected: undefined, reloads: { applied: 2, rejected: 0, failed: 0 } });
+    await f.close();
+  });
+
+  it('reads once more after changes that came while it was reading', async () => {
+    const source = new HandSource();
+    source.entries = [svc, tool('a')];
+    const { f, applied, apply } = follower(source);
+    await f.start({ serveEmpty: false });
+    f.follow(apply);
+    let release!: () => void;
+    source.hold = new Promise((resolve) => (release = resolve));
+    source.set([svc, tool('a'), tool('b')]);
+    await until(() => source.reads === 2, 'a read under way');
+    source.set([svc, tool('a'), tool('b'), tool('c')]);
+    source.set([svc, tool('a'), tool('b'), tool('c'), tool('d')]);
+    source.hold = undefined;
+    release();
+    await until(() => applied.length === 2, 'the second reload');
+    await sleep(100);
+    expect(source.reads).toBe(3);
+    expect([...applied[1]!.tools.keys()].sort()).toEqual(['a', 'b', 'c', 'd']);
+    await f.close();
+  });
+
+  it('refuses an invalid change, logs each problem once, and clears the refusal when the source is fixed', async () => {
+    const source = new HandSource();
+    source.entries = [svc, tool('a')];
+    const { f, applied, apply, lines } = follower(source);
+    await f.start({ serveEmpty: false });
+    f.follow(apply);
+    source.set([svc, tool('a'), entry('tool', 'bad', { name: 'bad', service: 'nowhere' })]);
+    await until(() => f.status().rejected !== undefined, 'refused');
+    // The same content read again (a poll, a poke for another type) is not refused again.
+    source.poke();
+    source.poke();
+    await sleep(100);
+    const status = f.status();
+    expect(status.version).toBe('1');
+    expect(status.rejected).toMatchObject({ version: '2', problems: [expect.stringMatching(/^tool\/bad\.json: service: unknown tool-service "nowhere"/)] });
+    expect(status.reloads.rejected).toBe(1);
+    expect(applied).toHaveLength(0);
+    expect(lines().filter((l) => l.includes('refused'))).toHaveLength(1);
+    source.set([svc, tool('a'), tool('b')]);
+    await until(() => applied.length === 1, 'applied after the fix');
+    expect(f.status()).toMatchObject({ version: '3', rejected: undefined });
+    await f.close();
+  });
+
+  it('reports a change it could not apply and applies it on the next read', async () => {
+    const source = new HandSource();
+    source.entries = [svc, tool('a')];
+    const { f, applied } = follower(source);
+    await f.start({ serveEmpty: false });
+    let fail = true;
+    f.follow(async (c) => {
+      if (fail) throw new Error('the broker refused the subscription');
+      applied.push(c);
+    });
+    source.set([svc, tool('a'), tool('b')]);
+    await until(() => f.status().reloads.failed === 1, 'failed');
+    expect(f.status().rejected?.problems).toEqual(['could not be applied: the broker refused the subscription']);
+    fail = false;
+    source.poke();
+    await until(() => applied.length === 1, 'applied on the next read');
+    expect(f.status().rejected).toBeUndefined();
+    await f.close();
+  });
+
+  it('starts on an invalid source only when asked to serve nothing until it is valid', async () => {
+    const source = new HandSource();
+    source.entries = [tool('orphan')];
+    await expect(follower(source).f.start({ serveEmpty: false })).rejects.toBeInstanceOf(ConfigError);
+    const { f, applied, apply } = follower(source);
+    const first = await f.start({ serveEmpty: true });
+    expect(first.services.size).toBe(0);
+    expect(f.status().version).toBeUndefined();
+    expect(f.status().rejected?.problems[0]).toMatch(/unknown tool-service "s"/);
+    f.follow(apply);
+    source.set([svc, tool('orphan')]);
+    await until(() => applied.length === 1, 'applied once valid');
+    expect(f.status().version).toBe('2');
+    await f.close();
+  });
+});
