@@ -14,6 +14,8 @@ export interface ToolCall {
   /** Prepared and coerced against the tool's declared parameters. */
   readonly arguments: Readonly<Record<string, unknown>>;
   readonly user?: string;
+  /** The agent reads the answer as a stream: chunks are worth sending as they come. */
+  readonly stream: boolean;
   /** Aborted on timeout or shutdown; pass it to every blocking call. */
   readonly signal: AbortSignal;
   readonly log: Logger;

@@ -162,6 +162,7 @@ export class RequestHandler {
         config,
         arguments: args,
         ...(request.user !== undefined ? { user: request.user } : {}),
+        stream,
         // Getters: the AbortController and the child logger are made only for a plugin that reads them.
         get signal() {
           return call.signal;

@@ -1,6 +1,14 @@
 import { ConfigServiceError } from '../../errors.js';
-import { checkName, type ConfigEntry, type ConfigItem, type ConfigStore } from '../config-store.js';
+import type { ConfigEntry, ConfigItem, ConfigStore } from '../config-store.js';
 import { responseError, type ConfigApi, type ConfigRequest, type ConfigResponse } from './config-wire.js';
+
+/** TrustGraph's names are free text (its own types include `processor:<id>`); only empty names and control characters are refused. */
+const hasControl = (s: string): boolean => [...s].some((c) => c.charCodeAt(0) < 0x20);
+
+function checkName(type: string, key?: string): void {
+  if (type === '' || hasControl(type)) throw new Error(`invalid config type ${JSON.stringify(type)}`);
+  if (key !== undefined && (key === '' || hasControl(key))) throw new Error(`invalid config key ${JSON.stringify(key)}`);
+}
 
 /** The items of some types with the config service's version they were read at. */
 export interface VersionedEntries {

@@ -1,6 +1,6 @@
 import type { Secrets } from '../../secrets.js';
-import type { BlobSink } from '../dify/blob-sink.js';
-import { DirectoryBlobSink, DiscardingBlobSink } from '../dify/blob-sink.js';
+import type { BlobSink } from '../blob-sink.js';
+import { DirectoryBlobSink, DiscardingBlobSink } from '../blob-sink.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../dify/retry.js';
 import { SettingsReader } from '../dify/settings-reader.js';
 

@@ -1,5 +1,5 @@
 import type { Secrets } from '../../secrets.js';
-import { DirectoryBlobSink, DiscardingBlobSink, type BlobSink } from '../dify/blob-sink.js';
+import { DirectoryBlobSink, DiscardingBlobSink, type BlobSink } from '../blob-sink.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../dify/retry.js';
 import { SettingsReader } from '../dify/settings-reader.js';
 

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { PayloadTooLargeError } from '../../errors.js';
 import { BLOB_FILE_MAX_BYTES, BlobChunkMerger, type BlobLimits } from './blob-merger.js';
-import type { BlobSink } from './blob-sink.js';
+import type { BlobSink } from '../blob-sink.js';
 import { isKnown, type InvokeMessage, type LogMessage } from './invoke-message.js';
 import { pythonJsonDumps } from './python-json.js';
 import { redact } from '../../redact.js';

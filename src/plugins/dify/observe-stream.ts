@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { ToolFailedError, type ToolwireError } from '../../errors.js';
 import { agentError } from './agent-error.js';
 import type { BlobLimits } from './blob-merger.js';
-import type { BlobSink } from './blob-sink.js';
+import type { BlobSink } from '../blob-sink.js';
 import type { DifyError } from './dify-error.js';
 import { parseInvokeMessage } from './invoke-message.js';
 import { ObservationBuilder } from './observation-builder.js';

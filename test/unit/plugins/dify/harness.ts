@@ -86,6 +86,7 @@ export async function harness(o: HarnessOptions): Promise<Harness> {
         config: tool.config,
         arguments: prepareArguments(tool.parameters, tool.runtimeParameters, args),
         user: opts.user,
+        stream: false,
         signal: opts.signal ?? new AbortController().signal,
         log: ctx.log.child({ requestId, tool: name }),
       });

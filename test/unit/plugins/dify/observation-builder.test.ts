@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { PayloadTooLargeError } from '../../../../src/errors.js';
-import { DiscardingBlobSink } from '../../../../src/plugins/dify/blob-sink.js';
+import { DiscardingBlobSink } from '../../../../src/plugins/blob-sink.js';
 import type { InvokeMessage } from '../../../../src/plugins/dify/invoke-message.js';
 import { ObservationBuilder } from '../../../../src/plugins/dify/observation-builder.js';
 
