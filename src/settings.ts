@@ -25,6 +25,7 @@ const envSchema = z.object({
   TOOLWIRE_HTTP_HOST: z.string().default('127.0.0.1'),
   TOOLWIRE_HTTP_PORT: z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).default(8787),
   TOOLWIRE_SECRETS_FILE: z.string().optional(),
+  TOOLWIRE_HTTP_TOKEN: z.string().regex(/^(env|file):.+$/, 'must be a secret reference: env:NAME or file:key').optional(),
   TOOLWIRE_CONCURRENCY: int(DEFAULT_LIMITS.concurrency),
   TOOLWIRE_SERVICE_CONCURRENCY: int(DEFAULT_LIMITS.serviceConcurrency),
   TOOLWIRE_TIMEOUT_MS: int(DEFAULT_LIMITS.timeoutMs),
@@ -60,6 +61,8 @@ export interface Settings {
   /** undefined turns the HTTP surface off; 0 picks a free port. */
   readonly httpPort: number | undefined;
   readonly secretsFile: string | undefined;
+  /** The bearer token the HTTP gateway and `mcp serve --http` require: a secret reference. */
+  readonly httpToken: string | undefined;
   readonly limits: WorkerLimits;
   readonly logLevel: string;
   readonly logFormat: 'json' | 'pretty' | undefined;
@@ -67,7 +70,7 @@ export interface Settings {
   readonly pluginSettings: Readonly<Record<string, string | undefined>>;
 }
 
-const PLUGIN_PREFIXES = ['DIFY_', 'SLIM_', 'TOOLWIRE_PLUGIN_'];
+const PLUGIN_PREFIXES = ['DIFY_', 'SLIM_', 'MCP_', 'TOOLWIRE_PLUGIN_'];
 /** What a plugin's child process (dify-slim) may inherit; nothing else of the worker's environment. */
 const CHILD_BASICS = ['PATH', 'HOME', 'TMPDIR', 'LANG'];
 
@@ -105,6 +108,7 @@ export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings
     httpHost: e.TOOLWIRE_HTTP_HOST,
     httpPort: e.TOOLWIRE_HTTP_PORT === 'off' ? undefined : e.TOOLWIRE_HTTP_PORT,
     secretsFile: e.TOOLWIRE_SECRETS_FILE,
+    httpToken: e.TOOLWIRE_HTTP_TOKEN,
     limits: {
       concurrency: e.TOOLWIRE_CONCURRENCY || DEFAULT_LIMITS.concurrency,
       serviceConcurrency: e.TOOLWIRE_SERVICE_CONCURRENCY || DEFAULT_LIMITS.serviceConcurrency,

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+
+/** A value in a descriptor that may be a secret reference (`env:NAME`, `file:key`) or literal text. */
+const valueOrRef = z.string();
+/** Only a reference: a credential never sits in a descriptor. */
+const secretRef = z.string().regex(/^(env|file):.+$/, 'must be a secret reference: env:NAME or file:key');
+
+const stdioOptions = z.object({
+  transport: z.literal('stdio'),
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  /** Relative to the config directory. */
+  cwd: z.string().optional(),
+  /** The child's environment beyond PATH, HOME, TMPDIR, LANG: values or secret references. Nothing else is inherited. */
+  env: z.record(z.string(), valueOrRef).default({}),
+});
+
+const httpOptions = z.object({
+  transport: z.literal('http'),
+  url: z.url({ protocol: /^https?$/ }),
+  /** Header values may be secret references. */
+  headers: z.record(z.string(), valueOrRef).default({}),
+  /** Sent as `Authorization: Bearer`. */
+  token: secretRef.optional(),
+});
+
+/** The `plugin` object of an `mcp` tool-service (minus `kind`). */
+export const mcpServiceOptions = z.discriminatedUnion('transport', [stdioOptions, httpOptions]);
+export type McpServiceOptions = z.infer<typeof mcpServiceOptions>;
+
+/** `plugin-options` of a tool: the MCP tool it calls (default: the tool's own name). */
+export const mcpToolOptions = z.object({ tool: z.string().min(1).optional() });
+export type McpToolOptions = z.infer<typeof mcpToolOptions>;

@@ -1,0 +1,161 @@
+import { isAbsolute, join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport as McpTransport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { CallToolResult, Progress, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import { AbortedError, ConfigError, UnavailableError, errorMessage } from '../../errors.js';
+import type { Secrets } from '../../secrets.js';
+import { Backoff, sleep } from '../../transport/backoff.js';
+import { isolatingFetch } from './isolating-fetch.js';
+import type { McpServiceOptions } from './mcp-options.js';
+
+/** What a session needs from the worker: its settings and secrets, never a request's. */
+export interface McpSessionContext {
+  readonly serviceId: string;
+  readonly configDir: string;
+  readonly secrets: Secrets;
+  /** The worker's own environment basics (PATH, HOME, TMPDIR, LANG), the only ones a child inherits. */
+  readonly basics: Readonly<Record<string, string | undefined>>;
+  readonly log: Logger;
+}
+
+const REF = /^(env|file):/;
+
+function resolve(value: string, what: string, secrets: Secrets): string {
+  if (!REF.test(value)) return value;
+  const v = secrets.resolve(value);
+  if (v === undefined) throw new ConfigError([`${what}: the secret reference ${value} does not resolve on this worker`]);
+  return v;
+}
+
+/** The transport to the server, built from the descriptor and the worker's secrets; throws ConfigError for a reference that does not resolve. */
+export function mcpTransport(o: McpServiceOptions, ctx: McpSessionContext): McpTransport {
+  if (o.transport === 'stdio') {
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(ctx.basics)) if (v !== undefined) env[k] = v;
+    for (const [k, v] of Object.entries(o.env)) env[k] = resolve(v, `plugin.env.${k}`, ctx.secrets);
+    const t = new StdioClientTransport({ command: o.command, args: o.args, cwd: o.cwd === undefined ? ctx.configDir : isAbsolute(o.cwd) ? o.cwd : join(ctx.configDir, o.cwd), env, stderr: 'pipe' });
+    // The server's own log, kept at debug: it is a third party's text.
+    t.stderr?.on('data', (d: Buffer) => ctx.log.debug({ stderr: d.toString('utf8').slice(0, 2000) }, 'mcp server stderr'));
+    return t;
+  }
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(o.headers)) headers[k] = resolve(v, `plugin.headers.${k}`, ctx.secrets);
+  if (o.token) headers['authorization'] = `Bearer ${resolve(o.token, 'plugin.token', ctx.secrets)}`;
+  return new StreamableHTTPClientTransport(new URL(o.url), { requestInit: { headers, redirect: 'error' }, fetch: isolatingFetch() });
+}
+
+/** The server's whole tool list, page by page. */
+export async function listAllTools(client: Client, signal?: AbortSignal): Promise<McpTool[]> {
+  const tools: McpTool[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor === undefined ? {} : { cursor }, { signal });
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return tools;
+}
+
+/** Connect, initialize, and hand back the client; the caller closes it. */
+export async function connectMcp(o: McpServiceOptions, ctx: McpSessionContext, signal?: AbortSignal): Promise<Client> {
+  const client = new Client({ name: 'toolwire', version: '1' });
+  await client.connect(mcpTransport(o, ctx), { signal });
+  return client;
+}
+
+/**
+ * One long-lived MCP session per service. It connects on open; when the server goes away
+ * (a stdio child that died, an HTTP server that stopped answering) the calls in flight fail
+ * with a retriable error and the next call connects again, with backoff between attempts.
+ */
+export class McpSession {
+  private client: Client | undefined;
+  private connecting: Promise<Client> | undefined;
+  private readonly backoff = new Backoff({ initialDelayMs: 200, maxDelayMs: 10_000 });
+  private closed = false;
+  /** How many times a session was opened (the first, then each reconnect). */
+  connects = 0;
+
+  constructor(
+    private readonly options: McpServiceOptions,
+    private readonly ctx: McpSessionContext,
+  ) {}
+
+  /** Wait for a connected client, connecting (again) if needed; bounded by `signal`. */
+  private ready(signal?: AbortSignal): Promise<Client> {
+    if (this.closed) return Promise.reject(new AbortedError('the MCP session is closed'));
+    if (this.client) return Promise.resolve(this.client);
+    this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
+    if (!signal) return this.connecting;
+    return Promise.race([
+      this.connecting,
+      new Promise<never>((_, reject) => {
+        if (signal.aborted) reject(new AbortedError('aborted while connecting to the MCP server'));
+        signal.addEventListener('abort', () => reject(new AbortedError('aborted while connecting to the MCP server')), { once: true });
+      }),
+    ]);
+  }
+
+  private async connect(): Promise<Client> {
+    for (let attempt = 0; ; attempt++) {
+      if (this.closed) throw new AbortedError('the MCP session is closed');
+      if (attempt > 0) await sleep(this.backoff.next());
+      try {
+        const client = await connectMcp(this.options, this.ctx);
+        this.connects++;
+        this.backoff.reset();
+        client.onclose = () => {
+          if (this.client === client) this.client = undefined;
+          if (!this.closed) this.ctx.log.warn({ service: this.ctx.serviceId }, 'MCP server connection closed; the next call reconnects');
+        };
+        if (this.closed) {
+          await client.close();
+          throw new AbortedError('the MCP session is closed');
+        }
+        this.client = client;
+        return client;
+      } catch (err) {
+        if (err instanceof ConfigError || err instanceof AbortedError) throw err;
+        this.ctx.log.warn({ err: errorMessage(err), service: this.ctx.serviceId, attempt }, 'cannot reach the MCP server; retrying');
+      }
+    }
+  }
+
+  /** Open the session now (at start), so a broken server shows before the first request. */
+  async open(signal?: AbortSignal): Promise<void> {
+    await this.ready(signal);
+  }
+
+  async listTools(signal?: AbortSignal): Promise<McpTool[]> {
+    return listAllTools(await this.ready(signal), signal);
+  }
+
+  /**
+   * `tools/call`. The signal cancels it (the SDK sends notifications/cancelled); the SDK's own
+   * request timeout is set past the tool's, which the worker enforces through the signal.
+   */
+  async call(name: string, args: Record<string, unknown>, o: { signal: AbortSignal; timeoutMs: number; onProgress?: (p: Progress) => void }): Promise<CallToolResult> {
+    const client = await this.ready(o.signal);
+    try {
+      return (await client.callTool({ name, arguments: args }, undefined, {
+        signal: o.signal,
+        timeout: o.timeoutMs + 1000,
+        ...(o.onProgress ? { onprogress: o.onProgress, resetTimeoutOnProgress: false } : {}),
+      })) as CallToolResult;
+    } catch (err) {
+      if (o.signal.aborted) throw o.signal.reason instanceof Error ? o.signal.reason : new AbortedError('call aborted');
+      throw new UnavailableError(`the MCP server failed the call: ${errorMessage(err)}`, { cause: err });
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const c = this.client;
+    this.client = undefined;
+    await c?.close().catch(() => undefined);
+    await this.connecting?.catch(() => undefined);
+  }
+}
