@@ -6,6 +6,7 @@ import { ConfigFollower, type ConfigStatus } from './config/config-follower.js';
 import { createConfigSource } from './config/create-config-source.js';
 import { DirectoryConfigStore } from './config/directory-store.js';
 import { ToolClient } from './client/tool-client.js';
+import { ConfigError } from './errors.js';
 import { HttpSurface } from './http/http-server.js';
 import { defaultRegistry } from './plugins/default-registry.js';
 import type { Plugin, PluginContext } from './plugins/plugin.js';
@@ -31,11 +32,19 @@ export interface App {
   readonly catalog: Catalog;
   /** Where the catalog comes from, its version, and the last refused change. */
   config(): ConfigStatus;
+  /** Calls `listener` after each live change of the catalog; returns how to stop. */
+  onCatalogChange(listener: () => void): () => void;
   readonly client: ToolClient;
   /** Where the HTTP surface listens, when it is on. */
   readonly http: { host: string; port: number } | undefined;
   /** Drain the worker, then close the HTTP surface, the client and the transport. Idempotent. */
   stop(graceMs?: number): Promise<void>;
+}
+
+function resolveToken(ref: string, secrets: Secrets): string {
+  const token = secrets.resolve(ref);
+  if (!token) throw new ConfigError([`TOOLWIRE_HTTP_TOKEN: the reference ${ref} does not resolve`]);
+  return token;
 }
 
 /** Load and validate the descriptors of the config directory with the plugins that will serve them. */
@@ -51,6 +60,7 @@ export async function loadCatalog(settings: Settings, registry: PluginRegistry, 
 export async function startApp(deps: AppDeps): Promise<App> {
   const { settings, transport, secrets, log } = deps;
   const registry = deps.registry ?? defaultRegistry();
+  const httpToken = settings.httpToken ? resolveToken(settings.httpToken, secrets) : undefined;
   const ctx: PluginContext = { log: log.child({ component: 'plugins' }), configDir: settings.configDir, secrets, settings: settings.pluginSettings };
   const createPlugin = async (s: ToolService): Promise<Plugin | undefined> =>
     s.plugin ? registry.get(s.plugin.kind)!.create(s, { ...ctx, log: log.child({ component: 'plugin', service: s.id }) }) : undefined;
@@ -91,6 +101,7 @@ export async function startApp(deps: AppDeps): Promise<App> {
       catalog: () => worker.current(),
       config: () => follower.status(),
       log: log.child({ component: 'http' }),
+      ...(httpToken ? { token: httpToken } : {}),
     });
     address = await http.start();
   }
@@ -101,6 +112,7 @@ export async function startApp(deps: AppDeps): Promise<App> {
       return worker.current();
     },
     config: () => follower.status(),
+    onCatalogChange: (listener) => follower.onApplied(listener),
     client,
     http: address,
     stop(graceMs) {

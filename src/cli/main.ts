@@ -2,6 +2,7 @@ import { benchCommand } from './commands/bench.js';
 import { callCommand } from './commands/call.js';
 import { configCommand } from './commands/config.js';
 import { difyCommand } from './commands/dify-import.js';
+import { mcpCommand } from './commands/mcp.js';
 import { pulsarCommand } from './commands/pulsar-bootstrap.js';
 import { runCommand } from './commands/run.js';
 import { validateCommand } from './commands/validate.js';
@@ -9,7 +10,7 @@ import { UsageError } from './args.js';
 import type { Command, CommandIo } from './command.js';
 
 /** Commands with sub-commands of their own are grouped under one name. */
-const COMMANDS: readonly Command[] = [runCommand, validateCommand, callCommand, configCommand, pulsarCommand, difyCommand, benchCommand];
+const COMMANDS: readonly Command[] = [runCommand, validateCommand, callCommand, configCommand, pulsarCommand, difyCommand, mcpCommand, benchCommand];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

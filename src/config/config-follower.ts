@@ -49,6 +49,7 @@ export class ConfigFollower {
   private running: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly closing = new AbortController();
+  private readonly listeners = new Set<() => void>();
 
   constructor(private readonly deps: ConfigFollowerDeps) {}
 
@@ -86,6 +87,12 @@ export class ConfigFollower {
         await sleep(delay, options.signal);
       }
     }
+  }
+
+  /** Calls `listener` after each change applied (not the first catalog); returns how to stop. */
+  onApplied(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** From now on, hand every valid change to `apply`. */
@@ -146,6 +153,7 @@ export class ConfigFollower {
     }
     this.applied(snap.version, print);
     log.info({ version: snap.version, services: catalog.services.size, tools: catalog.tools.size }, 'config change applied');
+    for (const l of this.listeners) l();
   }
 
   private applied(version: string, print: string): void {

@@ -7,6 +7,7 @@ import type { ToolClient } from '../client/tool-client.js';
 import { toolInputSchema } from '../tools/json-schema.js';
 import type { Transport } from '../transport/transport.js';
 import type { Worker } from '../worker/worker.js';
+import { hasBearer, isLoopback } from './bearer.js';
 import { metricsText } from './metrics.js';
 
 export interface HttpSurfaceOptions {
@@ -20,6 +21,8 @@ export interface HttpSurfaceOptions {
   readonly config?: () => ConfigStatus;
   readonly log: Logger;
   readonly maxBodyBytes?: number;
+  /** Required as a bearer token on /v1/ routes. Without one, those routes answer only on loopback. */
+  readonly token?: string;
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {
@@ -88,6 +91,8 @@ export class HttpSurface {
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
       return void res.end(metricsText(worker.stats(), transport.connected, this.o.config?.()));
     }
+    // Health, readiness and metrics stay open for probes and scrapers; tools and calls do not.
+    if (url.pathname.startsWith('/v1/') && !this.authorized(req, res)) return;
     if (req.method === 'GET' && url.pathname === '/v1/tools') {
       const tools = [...this.o.catalog().tools.values()].map((t) => ({
         name: t.name,
@@ -112,6 +117,18 @@ export class HttpSurface {
       return call.finally(() => this.calls.delete(call));
     }
     json(res, 404, { error: `no route ${req.method} ${url.pathname}` });
+  }
+
+  private authorized(req: IncomingMessage, res: ServerResponse): boolean {
+    const { token, host } = this.o;
+    if (token) {
+      if (hasBearer(req, token)) return true;
+      res.writeHead(401, { 'www-authenticate': 'Bearer', 'content-type': 'application/json' }).end(JSON.stringify({ error: 'a bearer token is required' }));
+      return false;
+    }
+    if (isLoopback(host)) return true;
+    json(res, 401, { error: `this gateway listens on ${host}, beyond loopback, and has no token: set TOOLWIRE_HTTP_TOKEN (a secret reference) to open /v1/` });
+    return false;
   }
 
   private async invoke(name: string, req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -7,6 +7,7 @@ import type { Command, CommandIo } from '../command.js';
 
 const HELP = `Usage: toolwire bench [options]
        toolwire bench drills [--long] [options]   (fault drills; see 'toolwire bench drills --help')
+       toolwire bench mcp [options]               (the mcp plugin against the MCP SDK, and mcp serve)
 
 Load generator that behaves as agents (K requests in flight, each waiting for its answer,
 correlated by the id property) and measures, in one run against one broker, each on fresh
@@ -119,6 +120,34 @@ async function hotPathCommand(io: CommandIo): Promise<number> {
   return 0;
 }
 
+const MCP_HELP = `Usage: toolwire bench mcp [--sequential N] [--concurrency K] [--calls N] [--rounds R]
+
+server-everything's echo (the MCP project's reference server, stdio) called directly with
+the MCP SDK's Client, against the same call made as an agent makes it, through a worker
+(memory transport) and the mcp plugin; rounds alternated, the best of each reported. Then
+'mcp serve' (streamable HTTP, embedded worker) under K concurrent client calls.
+Defaults: 1000 sequential, K 64, 5000 concurrent calls, 3 rounds.
+`;
+
+async function mcpBenchCommand(io: CommandIo): Promise<number> {
+  const { values } = parse(io.argv, { sequential: { type: 'string' }, concurrency: { type: 'string' }, calls: { type: 'string' }, rounds: { type: 'string' } }, false);
+  if (values.help) {
+    io.stdout.write(MCP_HELP);
+    return 0;
+  }
+  const { runMcpBench } = await import('../../bench/mcp-bench.js');
+  const r = await runMcpBench({
+    sequential: num(values.sequential, '--sequential', 1) ?? 1000,
+    concurrency: num(values.concurrency, '--concurrency', 1) ?? 64,
+    concurrentCalls: num(values.calls, '--calls', 1) ?? 5000,
+    rounds: num(values.rounds, '--rounds', 1) ?? 3,
+  });
+  const round = (x: number) => Math.round(x * 100) / 100;
+  const fig = (f: { p50Ms: number; p90Ms: number; callsPerSec: number }) => ({ p50Ms: round(f.p50Ms), p90Ms: round(f.p90Ms), callsPerSec: Math.round(f.callsPerSec) });
+  io.stdout.write(`${JSON.stringify({ direct: fig(r.direct), plugin: fig(r.plugin), serve: fig(r.serve), p50Ratio: round(r.p50Ratio), throughputRatio: round(r.throughputRatio) })}\n`);
+  return 0;
+}
+
 async function profileSummaryCommand(io: CommandIo): Promise<number> {
   const { positionals, values } = parse(io.argv, { top: { type: 'string' } });
   if (values.help || positionals.length === 0) {
@@ -139,6 +168,7 @@ export const benchCommand: Command = {
     if (sub === 'drills') return (await import('../../bench/drills/drills-command.js')).drillsCommand.run({ ...io, argv: io.argv.slice(1) });
     if (sub === 'serve-floor') return serveFloorCommand({ ...io, argv: io.argv.slice(1) });
     if (sub === 'hot-path') return hotPathCommand({ ...io, argv: io.argv.slice(1) });
+    if (sub === 'mcp') return mcpBenchCommand({ ...io, argv: io.argv.slice(1) });
     if (sub === 'profile-summary') return profileSummaryCommand({ ...io, argv: io.argv.slice(1) });
     const { allScenarios } = await import('../../bench/bench-runner.js');
     const { ensureBroker, ensurePython } = await import('../../bench/environment-setup.js');

@@ -22,7 +22,8 @@ tool's topics and config values from the descriptors.
   -a, --args JSON        the tool's arguments (default {})
   -s, --stream           ask for a streamed answer (chunks printed as they come)
   -u, --user NAME        the user field older TrustGraph agents send
-      --url URL          gateway base URL (default $TOOLWIRE_URL or http://127.0.0.1:8787)
+      --url URL          gateway base URL (default $TOOLWIRE_URL or http://127.0.0.1:8787);
+                         its bearer token is read from $TOOLWIRE_HTTP_TOKEN (a secret reference)
   -T, --transport KIND   pulsar | pulsar-ws | auto: go through the broker
       --pulsar-url URL   broker URL (implies --transport auto)
       --admin-url URL    broker admin/WebSocket URL
@@ -39,13 +40,13 @@ function emit(io: CommandIo, r: ToolResponse): boolean {
   return true;
 }
 
-async function viaGateway(io: CommandIo, base: string, tool: string, body: unknown, timeoutMs: number): Promise<number> {
+async function viaGateway(io: CommandIo, base: string, tool: string, body: unknown, timeoutMs: number, token: string | undefined): Promise<number> {
   const signal = AbortSignal.any([io.signal, AbortSignal.timeout(timeoutMs)]);
   let res: Response;
   try {
     res = await fetch(`${base.replace(/\/$/, '')}/v1/tools/${encodeURIComponent(tool)}/invoke`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
       body: JSON.stringify(body),
       signal,
     });
@@ -95,7 +96,10 @@ export const callCommand: Command = {
     const direct = values.transport !== undefined || values['pulsar-url'] !== undefined;
     if (!direct) {
       const body = { arguments: args, stream: values.stream === true, ...(values.user ? { user: values.user } : {}) };
-      return viaGateway(io, values.url ?? io.env['TOOLWIRE_URL'] ?? 'http://127.0.0.1:8787', tool, body, timeoutMs);
+      // The gateway's token, when it has one: the same secret reference the worker reads.
+      const ref = io.env['TOOLWIRE_HTTP_TOKEN'];
+      const token = ref ? loadSecrets(io.env, io.env['TOOLWIRE_SECRETS_FILE']).resolve(ref) : undefined;
+      return viaGateway(io, values.url ?? io.env['TOOLWIRE_URL'] ?? 'http://127.0.0.1:8787', tool, body, timeoutMs, token);
     }
 
     const env = { ...io.env };

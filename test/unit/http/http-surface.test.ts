@@ -53,3 +53,34 @@ describe('HTTP surface', () => {
     expect((await fetch(`${base}/nowhere`)).status).toBe(404);
   });
 });
+
+describe('HTTP surface behind a token, and beyond loopback', () => {
+  it('asks for the bearer token on /v1/ and leaves health, readiness and metrics open', async () => {
+    const settings = readSettings({ TOOLWIRE_CONFIG_DIR: 'config', TOOLWIRE_HTTP_PORT: '0', TOOLWIRE_HTTP_TOKEN: 'env:GATEWAY_TOKEN' });
+    const app = await startApp({ settings, transport: new MemoryTransport(), secrets: loadSecrets({ GATEWAY_TOKEN: 'open-sesame' }), log: captureLogger().log });
+    const base = `http://${app.http!.host}:${app.http!.port}`;
+    try {
+      expect((await fetch(`${base}/v1/tools`)).status).toBe(401);
+      expect((await fetch(`${base}/v1/tools`, { headers: { authorization: 'Bearer open-sesamE' } })).status).toBe(401);
+      expect((await fetch(`${base}/v1/tools/echo/invoke`, { method: 'POST', body: '{"arguments":{"text":"x"}}' })).status).toBe(401);
+      expect((await fetch(`${base}/v1/tools`, { headers: { authorization: 'Bearer open-sesame' } })).status).toBe(200);
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+      expect((await fetch(`${base}/metrics`)).status).toBe(200);
+    } finally {
+      await app.stop(100);
+    }
+  });
+
+  it('keeps /v1/ closed when it listens beyond loopback without a token', async () => {
+    const settings = readSettings({ TOOLWIRE_CONFIG_DIR: 'config', TOOLWIRE_HTTP_PORT: '0', TOOLWIRE_HTTP_HOST: '0.0.0.0' });
+    const app = await startApp({ settings, transport: new MemoryTransport(), secrets: loadSecrets({}), log: captureLogger().log });
+    try {
+      const r = await fetch(`http://127.0.0.1:${app.http!.port}/v1/tools`);
+      expect(r.status).toBe(401);
+      expect(((await r.json()) as { error: string }).error).toMatch(/beyond loopback, and has no token: set TOOLWIRE_HTTP_TOKEN/);
+      expect((await fetch(`http://127.0.0.1:${app.http!.port}/healthz`)).status).toBe(200);
+    } finally {
+      await app.stop(100);
+    }
+  });
+});

@@ -1,0 +1,283 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { startApp } from '../../app.js';
+import { buildCatalog } from '../../catalog/build-catalog.js';
+import type { Catalog } from '../../catalog/catalog.js';
+import { ToolClient } from '../../client/tool-client.js';
+import { ConfigFollower } from '../../config/config-follower.js';
+import { createConfigSource } from '../../config/create-config-source.js';
+import { ConfigError } from '../../errors.js';
+import { createLogger } from '../../logging.js';
+import { fleetMcpServer, InFlight, type FleetDeps } from '../../mcp-server/fleet-mcp-server.js';
+import { McpHttpServer } from '../../mcp-server/mcp-http.js';
+import { defaultRegistry } from '../../plugins/default-registry.js';
+import { toolDescriptors } from '../../plugins/mcp/mcp-descriptors.js';
+import type { McpServiceOptions } from '../../plugins/mcp/mcp-options.js';
+import { connectMcp, listAllTools } from '../../plugins/mcp/mcp-session.js';
+import { loadSecrets } from '../../secrets.js';
+import { readSettings, settingSecrets, type Settings } from '../../settings.js';
+import { commandGroup } from '../command-group.js';
+import type { Command, CommandIo } from '../command.js';
+import { openTransport } from '../open-transport.js';
+import { parse, UsageError } from '../args.js';
+
+const IMPORT_HELP = `Usage: toolwire mcp import --service ID (--command CMD [--arg A]... | --url URL) [options]
+
+Connects to an MCP server, lists its tools (every page) and writes a tool-service
+descriptor for it and a tool descriptor per tool: name, description, and arguments from the
+tool's inputSchema (types, required, enums, descriptions; nested objects and arrays keep
+their JSON Schema). Ready for 'toolwire config import DIR'.
+
+Server:
+      --command CMD        a stdio server: the command ...
+      --arg A              ... and its arguments (repeat)
+      --env NAME=VALUE     its environment (repeat); VALUE may be env:NAME or file:key
+      --cwd DIR            its working directory (a worker resolves a relative one from
+                           its config directory)
+      --url URL            a streamable HTTP server
+      --token-ref REF      its bearer token, as a secret reference (env:NAME or file:key)
+Descriptors:
+      --service ID         the tool-service id (required)
+      --request-queue Q    default non-persistent://tg/request/<id>
+      --response-queue Q   default non-persistent://tg/response/<id>
+      --prefix P           tool names are P<mcp tool name> (default none)
+      --include LIST       only these MCP tools (comma-separated)
+      --exclude LIST       all but these
+      --out DIR            write DIR/tool-service/<id>.json and DIR/tool/<name>.json
+                           (default: print them as one JSON document)
+`;
+
+function list(v: string | undefined): Set<string> | undefined {
+  return v === undefined ? undefined : new Set(v.split(',').map((s) => s.trim()).filter(Boolean));
+}
+
+const mcpImportCommand: Command = {
+  name: 'import',
+  summary: "tool descriptors from an MCP server's tools/list",
+  help: IMPORT_HELP,
+  async run(io) {
+    const { values } = parse(
+      io.argv,
+      {
+        command: { type: 'string' },
+        arg: { type: 'string', multiple: true },
+        env: { type: 'string', multiple: true },
+        cwd: { type: 'string' },
+        url: { type: 'string' },
+        'token-ref': { type: 'string' },
+        service: { type: 'string' },
+        'request-queue': { type: 'string' },
+        'response-queue': { type: 'string' },
+        prefix: { type: 'string' },
+        include: { type: 'string' },
+        exclude: { type: 'string' },
+        out: { type: 'string' },
+      },
+      false,
+    );
+    if (values.help) {
+      io.stdout.write(IMPORT_HELP);
+      return 0;
+    }
+    const id = values.service;
+    if (!id) throw new UsageError('--service is required');
+    if ((values.command === undefined) === (values.url === undefined)) throw new UsageError('give exactly one of --command (stdio) and --url (streamable HTTP)');
+    const env: Record<string, string> = {};
+    for (const e of values.env ?? []) {
+      const eq = e.indexOf('=');
+      if (eq <= 0) throw new UsageError(`--env ${e}: expected NAME=VALUE`);
+      env[e.slice(0, eq)] = e.slice(eq + 1);
+    }
+    const plugin: McpServiceOptions = values.command
+      ? { transport: 'stdio', command: values.command, args: values.arg ?? [], env, ...(values.cwd ? { cwd: values.cwd } : {}) }
+      : { transport: 'http', url: values.url!, headers: {}, ...(values['token-ref'] ? { token: values['token-ref'] } : {}) };
+    const settings = readSettings(io.env);
+    const log = createLogger({ level: 'warn', pretty: false });
+    const basics: Record<string, string | undefined> = { PATH: io.env['PATH'], HOME: io.env['HOME'], TMPDIR: io.env['TMPDIR'], LANG: io.env['LANG'] };
+    let client;
+    try {
+      // Relative paths are the operator's, from here; a worker resolves them from its config directory.
+      client = await connectMcp(plugin, { serviceId: id, configDir: process.cwd(), secrets: loadSecrets(io.env, settings.secretsFile), basics, log }, AbortSignal.any([io.signal, AbortSignal.timeout(30_000)]));
+    } catch (err) {
+      if (err instanceof ConfigError) throw new UsageError(err.problems.join('; '));
+      throw err;
+    }
+    let tools;
+    try {
+      tools = await listAllTools(client, io.signal);
+    } finally {
+      await client.close();
+    }
+    const include = list(values.include);
+    const exclude = list(values.exclude);
+    const picked = tools.filter((t) => (!include || include.has(t.name)) && !exclude?.has(t.name));
+    const service = {
+      id,
+      'request-queue': values['request-queue'] ?? `non-persistent://tg/request/${id}`,
+      'response-queue': values['response-queue'] ?? `non-persistent://tg/response/${id}`,
+      'config-params': [{ name: 'tool', required: true }],
+      plugin: { kind: 'mcp', ...plugin },
+    };
+    const descriptors = toolDescriptors(picked, { service: id, prefix: values.prefix ?? '' });
+    if (!values.out) {
+      io.stdout.write(`${JSON.stringify({ 'tool-service': service, tools: descriptors }, null, 2)}\n`);
+      return 0;
+    }
+    await mkdir(join(values.out, 'tool-service'), { recursive: true });
+    await mkdir(join(values.out, 'tool'), { recursive: true });
+    await writeFile(join(values.out, 'tool-service', `${id}.json`), `${JSON.stringify(service, null, 2)}\n`);
+    for (const d of descriptors) await writeFile(join(values.out, 'tool', `${String(d['name'])}.json`), `${JSON.stringify(d, null, 2)}\n`);
+    io.stderr.write(`${descriptors.length} tool(s) of ${tools.length} written to ${values.out}\n`);
+    return 0;
+  },
+};
+
+const SERVE_HELP = `Usage: toolwire mcp serve [--http PORT] [options]
+
+Serves the fleet's tools as one MCP server: tools/list is the catalog (followed live, with
+tools/list_changed), tools/call publishes a request the way an agent does, so whichever
+worker takes it answers. Stream chunks become progress notifications (when the client asks
+for progress); error answers become isError results; a cancelled call is aborted.
+
+On the embedded transport (no broker named) it runs the worker in this process too.
+
+  (default)             MCP over stdio (logs go to stderr)
+      --http PORT       MCP over streamable HTTP on /mcp instead
+      --host H          default 127.0.0.1; anything else needs TOOLWIRE_HTTP_TOKEN, the
+                        bearer token every client must send (a secret reference)
+      --max-in-flight N calls at once, over all clients (default 64)
+      --timeout-ms N    a call's time (default TOOLWIRE_TIMEOUT_MS)
+  -d, --config-dir DIR, --config-source S, -w, --workspace W, -T, --transport KIND,
+      --pulsar-url URL, --admin-url URL    as for 'toolwire run'
+`;
+
+/** The catalog to serve and where calls go: a worker in process (embedded), or the fleet's config and broker. */
+async function fleet(settings: Settings, io: CommandIo, log: ReturnType<typeof createLogger>): Promise<{ deps: Omit<FleetDeps, 'maxInFlight' | 'callTimeoutMs' | 'log'>; close(): Promise<void> }> {
+  const secrets = loadSecrets(io.env, settings.secretsFile);
+  const transport = await openTransport(settings, log, io.signal);
+  if (transport.kind === 'memory') {
+    const app = await startApp({ settings: { ...settings, httpPort: undefined }, transport, secrets, log, signal: io.signal });
+    return { deps: { catalog: () => app.catalog, onCatalogChange: (l) => app.onCatalogChange(l), client: app.client }, close: () => app.stop() };
+  }
+  const registry = defaultRegistry();
+  const follower = new ConfigFollower({
+    source: createConfigSource(settings, transport, log.child({ component: 'config' })),
+    // Not a worker: the plugins' machine-bound checks are the workers' business.
+    build: (entries) => buildCatalog(entries, registry, { log, configDir: settings.configDir, secrets, settings: settings.pluginSettings }, { portable: true }),
+    log: log.child({ component: 'config' }),
+  });
+  let current: Catalog = await follower.start({ serveEmpty: true, signal: io.signal });
+  follower.follow(async (c) => {
+    current = c;
+  });
+  const client = new ToolClient(transport, log.child({ component: 'client' }));
+  return {
+    deps: { catalog: () => current, onCatalogChange: (l) => follower.onApplied(l), client },
+    close: async () => {
+      await follower.close();
+      await client.close();
+      await transport.close();
+    },
+  };
+}
+
+const mcpServeCommand: Command = {
+  name: 'serve',
+  summary: "the fleet's tools as one MCP server (stdio or streamable HTTP)",
+  help: SERVE_HELP,
+  async run(io) {
+    const { values } = parse(
+      io.argv,
+      {
+        http: { type: 'string' },
+        host: { type: 'string' },
+        'max-in-flight': { type: 'string' },
+        'timeout-ms': { type: 'string' },
+        'config-dir': { type: 'string', short: 'd' },
+        'config-source': { type: 'string' },
+        workspace: { type: 'string', short: 'w' },
+        transport: { type: 'string', short: 'T' },
+        'pulsar-url': { type: 'string' },
+        'admin-url': { type: 'string' },
+      },
+      false,
+    );
+    if (values.help) {
+      io.stdout.write(SERVE_HELP);
+      return 0;
+    }
+    const env = { ...io.env };
+    if (values['config-dir']) env['TOOLWIRE_CONFIG_DIR'] = values['config-dir'];
+    if (values['config-source']) env['TOOLWIRE_CONFIG_SOURCE'] = values['config-source'];
+    if (values.workspace) env['TOOLWIRE_CONFIG_WORKSPACE'] = values.workspace;
+    if (values.transport) env['TOOLWIRE_TRANSPORT'] = values.transport;
+    if (values['pulsar-url']) env['PULSAR_URL'] = values['pulsar-url'];
+    if (values['admin-url']) env['PULSAR_ADMIN_URL'] = values['admin-url'];
+    let settings: Settings;
+    try {
+      settings = readSettings(env);
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    const positive = (v: string | undefined, name: string, def: number): number => {
+      if (v === undefined) return def;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${name} must be a positive integer`);
+      return n;
+    };
+    const maxInFlight = positive(values['max-in-flight'], '--max-in-flight', 64);
+    const callTimeoutMs = positive(values['timeout-ms'], '--timeout-ms', settings.limits.timeoutMs);
+    const secrets = loadSecrets(env, settings.secretsFile);
+    const token = settings.httpToken ? secrets.resolve(settings.httpToken) : undefined;
+    if (settings.httpToken && !token) throw new UsageError(`TOOLWIRE_HTTP_TOKEN: the reference ${settings.httpToken} does not resolve`);
+    // Logs on stderr always: in stdio mode stdout is the protocol.
+    const log = createLogger({ level: settings.logLevel, pretty: false, secrets: () => [...secrets.values(), ...settingSecrets(settings), ...(token ? [token] : [])] });
+    // 0: a free port, named in the log line that says where it serves.
+    const port = values.http === undefined ? undefined : values.http === '0' ? 0 : positive(values.http, '--http', 0);
+    const host = values.host ?? '127.0.0.1';
+    let f;
+    try {
+      f = await fleet(settings, io, log);
+    } catch (err) {
+      if (err instanceof ConfigError) {
+        io.stderr.write(`cannot start: ${err.problems.join('\n  ')}\n`);
+        return 1;
+      }
+      throw err;
+    }
+    const deps: FleetDeps = { ...f.deps, log, maxInFlight, callTimeoutMs };
+    let stopServing: () => Promise<void>;
+    if (port === undefined) {
+      const { server, dispose } = fleetMcpServer(deps, new InFlight());
+      const transport = new StdioServerTransport();
+      await server.connect(transport);
+      log.info({ tools: deps.catalog().tools.size }, 'serving MCP on stdio');
+      stopServing = async () => {
+        dispose();
+        await server.close();
+      };
+    } else {
+      let http: McpHttpServer;
+      try {
+        http = new McpHttpServer(deps, { host, port, token });
+      } catch (err) {
+        await f.close();
+        if (err instanceof ConfigError) throw new UsageError(err.problems.join('; '));
+        throw err;
+      }
+      const at = await http.start();
+      log.info({ url: `http://${at.host}:${at.port}/mcp`, auth: token ? 'bearer token' : 'none (loopback only)', tools: deps.catalog().tools.size }, 'serving MCP on streamable HTTP');
+      stopServing = () => http.close();
+    }
+    await new Promise<void>((resolve) => {
+      if (io.signal.aborted) resolve();
+      else io.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    await stopServing();
+    await f.close();
+    return 0;
+  },
+};
+
+export const mcpCommand: Command = commandGroup('mcp', 'MCP both ways: import an MCP server\'s tools, serve the fleet as an MCP server', [mcpImportCommand, mcpServeCommand]);
