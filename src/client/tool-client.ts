@@ -5,7 +5,8 @@ import { decodeResponse, type ToolResponse } from '../envelope/response.js';
 import { AbortedError, ErrorCode, TimeoutError, ToolwireError } from '../errors.js';
 import { AsyncQueue } from '../transport/async-queue.js';
 import type { Subscription, Transport } from '../transport/transport.js';
-import { SEQ_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY } from '../worker/limits.js';
+import { cancelTopic } from '../transport/topic-name.js';
+import { CANCEL_PROPERTY, SEQ_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY } from '../worker/limits.js';
 
 export interface CallOptions extends ToolRequest {
   readonly requestQueue: string;
@@ -112,26 +113,43 @@ export class ToolClient {
       queue.end();
     };
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    let sent = false;
+    let settled = false;
     try {
       const properties: Record<string, string> = { id };
       if (options.stream) properties[STREAM_PROPERTY] = 'true';
       if (options.tool) properties[TOOL_PROPERTY] = options.tool;
       const producer = await this.transport.producer(options.requestQueue, options.signal);
       await producer.send({ data: encodeRequest(options), properties }, options.signal);
+      sent = true;
       let expected = 0;
       for await (const { response: r, seq } of queue) {
         if (seq !== undefined) {
           if (seq !== expected) throw brokenStream(expected, seq);
           expected++;
         }
+        if (r.endOfStream || r.error) settled = true;
         yield r;
-        if (r.endOfStream || r.error) return;
+        if (settled) return;
       }
       throw failure ?? new AbortedError('call ended without a final answer');
     } finally {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
       this.pending.delete(id);
+      // Given up on (aborted, timed out, or left by the caller): let the worker stop the work.
+      if (sent && !settled) void this.cancel(options.requestQueue, id);
+    }
+  }
+
+  /** Best effort: a cancel that cannot be sent leaves the call to its timeout. */
+  private async cancel(requestQueue: string, id: string): Promise<void> {
+    const topic = cancelTopic(requestQueue);
+    if (!topic || this.closed) return;
+    try {
+      await (await this.transport.producer(topic)).send({ data: '', properties: { [CANCEL_PROPERTY]: id } });
+    } catch (err) {
+      this.log?.debug({ err, requestId: id }, 'cancel not sent');
     }
   }
 

@@ -39,6 +39,16 @@ export function isPersistentTopic(topic: string): boolean {
   return !('error' in t) && t.persistence === 'persistent';
 }
 
+/**
+ * Where agents say they stopped waiting for requests of a request topic's namespace: one
+ * non-persistent topic per namespace, read by every worker on a subscription of its own. Our
+ * extension; TrustGraph's agents never cancel. Undefined for a malformed topic.
+ */
+export function cancelTopic(requestTopic: string): string | undefined {
+  const t = parseTopic(requestTopic);
+  return 'error' in t ? undefined : `non-persistent://${t.tenant}/${t.namespace}/toolwire-cancel`;
+}
+
 /** The persistent twin of a full topic name (dead letters must outlive their readers' absence). */
 export function persistentTopic(full: string): string {
   return full.startsWith('non-persistent://') ? `persistent://${full.slice('non-persistent://'.length)}` : full;

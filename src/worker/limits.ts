@@ -64,5 +64,10 @@ export const STREAM_PROPERTY = 'toolwire-stream';
 export const SEQ_PROPERTY = 'toolwire-seq';
 /** The message property naming a tool outright (used by our gateway and CLI). */
 export const TOOL_PROPERTY = 'toolwire-tool';
+/**
+ * On a message of a namespace's cancel topic (cancelTopic): the id of a request whose agent
+ * no longer waits. Every worker reads that topic; the one running the request aborts it.
+ */
+export const CANCEL_PROPERTY = 'toolwire-cancel';
 /** Set on a dead-lettered request, saying why it could not be answered. */
 export const DEAD_LETTER_REASON_PROPERTY = 'toolwire-dead-letter-reason';

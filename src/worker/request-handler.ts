@@ -50,7 +50,7 @@ export class RequestHandler {
   private responses: Promise<Producer> | undefined;
 
   /** Calls in flight, aborted together on hard stop: one listener per handler, not one per request. */
-  private readonly active = new Set<CallAbort>();
+  private readonly active = new Map<string, CallAbort>();
 
   /** Messages answered here; only a topic that redelivers needs it. */
   private readonly answered: RecentIds | undefined;
@@ -62,8 +62,15 @@ export class RequestHandler {
   }
 
   private readonly abortAll = (): void => {
-    for (const call of this.active) call.abort(shutdownError());
+    for (const call of this.active.values()) call.abort(shutdownError());
   };
+
+  /** The agent of request `id` stopped waiting: abort its call if it runs here. True if it did. */
+  cancel(id: string): boolean {
+    const call = this.active.get(id);
+    call?.abort(new AbortedError('the agent cancelled the call'));
+    return call !== undefined;
+  }
 
   /** Let go of the worker's hard-stop signal: a service retired by a reload outlives nothing. */
   dispose(): void {
@@ -148,7 +155,7 @@ export class RequestHandler {
       const timeoutMs = tool?.timeoutMs ?? service.timeoutMs ?? limits.timeoutMs;
       // Queued behind the concurrency limit past the grace period: nothing may run now.
       if (hardStop.aborted) throw shutdownError();
-      this.active.add(call);
+      this.active.set(id, call);
       call.deadline(timeoutMs, () => new TimeoutError(`tool ${toolName ?? service.id} did not finish within ${timeoutMs} ms`));
 
       const streamProp = msg.properties[STREAM_PROPERTY];
@@ -203,7 +210,7 @@ export class RequestHandler {
       return this.fail(msg, err, properties, sink?.started ?? false, logFor());
     } finally {
       call.dispose();
-      this.active.delete(call);
+      if (this.active.get(id) === call) this.active.delete(id);
     }
   }
 

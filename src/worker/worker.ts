@@ -1,15 +1,17 @@
+import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ToolService } from '../catalog/descriptors.js';
 import type { Plugin } from '../plugins/plugin.js';
-import type { Transport } from '../transport/transport.js';
+import { cancelTopic } from '../transport/topic-name.js';
+import type { Subscription, Transport } from '../transport/transport.js';
 import { isPersistentTopic } from '../transport/topic-name.js';
 import type { Backlog } from './backlog.js';
 import type { Binding, Instance } from './binding.js';
 import { consumeAll, consumeTaking, type IntakeHost } from './intake.js';
-import { DEFAULT_LIMITS, type WorkerLimits } from './limits.js';
+import { CANCEL_PROPERTY, DEFAULT_LIMITS, type WorkerLimits } from './limits.js';
 import { Outcome, RequestHandler } from './request-handler.js';
 
 export const WorkerState = {
@@ -80,6 +82,8 @@ export class Worker {
   private readonly counts = { received: 0, answered: 0, failed: 0, nacked: 0, deadLettered: 0, duplicates: 0, shed: 0 };
   private readonly backlogs = new Set<Backlog>();
   private readonly host: IntakeHost;
+  /** Per cancel topic (one per namespace of request topics), this worker's subscription to it. */
+  private readonly cancels = new Map<string, Promise<Subscription | undefined>>();
   state: WorkerState = WorkerState.Idle;
 
   constructor(private readonly options: WorkerOptions) {
@@ -227,8 +231,48 @@ export class Worker {
     return { service, plugin, handler, concurrency: service.concurrency ?? this.limits.serviceConcurrency, active: 0, idle: undefined };
   }
 
+  /**
+   * Read the cancel topic of a request topic's namespace, once per namespace. Best effort: a
+   * worker that cannot read it still serves, and a cancelled call then ends at its timeout.
+   */
+  private listenForCancels(requestTopic: string): Promise<Subscription | undefined> {
+    const topic = cancelTopic(requestTopic);
+    if (!topic) return Promise.resolve(undefined);
+    let sub = this.cancels.get(topic);
+    if (!sub) {
+      const { transport, log } = this.options;
+      sub = transport.subscribe({ topic, subscription: `toolwire-cancel-${randomUUID()}`, type: 'Exclusive', receiverQueueSize: 1000, unsubscribeOnClose: true }).then(
+        (s) => {
+          void this.readCancels(s);
+          return s;
+        },
+        (err: unknown) => {
+          log.warn({ err, topic }, 'cannot read cancellations; cancelled calls run to their timeout');
+          this.cancels.delete(topic);
+          return undefined;
+        },
+      );
+      this.cancels.set(topic, sub);
+    }
+    return sub;
+  }
+
+  private async readCancels(sub: Subscription): Promise<void> {
+    try {
+      for await (const m of sub) {
+        void m.ack();
+        const id = m.properties[CANCEL_PROPERTY];
+        if (id === undefined) continue;
+        for (const b of this.bindings.values()) if (b.current.handler.cancel(id)) break;
+      }
+    } catch (err) {
+      this.options.log.warn({ err, topic: sub.topic }, 'cancellations no longer read');
+    }
+  }
+
   private async bind(service: ToolService, plugin: Plugin, signal?: AbortSignal): Promise<Binding> {
     const { transport, log } = this.options;
+    await this.listenForCancels(service.requestQueue);
     const prefetch = this.prefetch(service);
     const subscription = await transport.subscribe(
       { topic: service.requestQueue, subscription: service.subscription, type: 'Shared', receiverQueueSize: prefetch, nackRedeliveryDelayMs: this.limits.nackDelayMs },
@@ -342,6 +386,7 @@ export class Worker {
     clearTimeout(timer);
     await Promise.all([...this.retiring]);
     for (const b of bindings) await this.release(b, false);
+    for (const c of this.cancels.values()) await (await c)?.close().catch(() => undefined);
     this.state = WorkerState.Stopped;
     log.info(this.stats(), 'stopped');
   }
