@@ -3,7 +3,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } fr
 import type { Logger } from 'pino';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ToolClient } from '../client/tool-client.js';
-import { errorMessage } from '../errors.js';
+import { TimeoutError, errorMessage } from '../errors.js';
 import { toolInputSchema } from '../tools/json-schema.js';
 
 export interface FleetDeps {
@@ -71,7 +71,8 @@ export function fleetMcpServer(deps: FleetDeps, inFlight: InFlight): { server: S
       return { content: [{ type: 'text', text: parts.join('') }] };
     } catch (err) {
       if (extra.signal.aborted) return failed('aborted: the client cancelled the call');
-      return failed(`unavailable: ${errorMessage(err)}`);
+      // The client's own timeout says `timeout`; a broker that cannot be reached, `unavailable`.
+      return failed(`${err instanceof TimeoutError ? err.code : 'unavailable'}: ${errorMessage(err)}`);
     } finally {
       inFlight.count--;
     }
