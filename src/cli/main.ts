@@ -1,16 +1,22 @@
-import { benchCommand } from './commands/bench.js';
-import { callCommand } from './commands/call.js';
-import { configCommand } from './commands/config.js';
-import { difyCommand } from './commands/dify-import.js';
-import { mcpCommand } from './commands/mcp.js';
-import { pulsarCommand } from './commands/pulsar-bootstrap.js';
-import { runCommand } from './commands/run.js';
-import { validateCommand } from './commands/validate.js';
 import { UsageError } from './args.js';
 import type { Command, CommandIo } from './command.js';
 
-/** Commands with sub-commands of their own are grouped under one name. */
-const COMMANDS: readonly Command[] = [runCommand, validateCommand, callCommand, configCommand, pulsarCommand, difyCommand, mcpCommand, benchCommand];
+/**
+ * Every command, loaded only when it runs: a command module pulls in what it needs (the
+ * worker, plugins, the MCP SDK...), and loading them all made every CLI call, `toolwire
+ * call` included, pay half a second before doing anything. Each summary is its command's own
+ * (a test keeps them equal).
+ */
+export const COMMANDS: readonly { readonly name: string; readonly summary: string; load(): Promise<Command> }[] = [
+  { name: 'run', summary: 'run the worker (embedded by default, or on Pulsar)', load: async () => (await import('./commands/run.js')).runCommand },
+  { name: 'validate', summary: 'check every descriptor in a config directory', load: async () => (await import('./commands/validate.js')).validateCommand },
+  { name: 'call', summary: 'call a tool as an agent does and print its observation', load: async () => (await import('./commands/call.js')).callCommand },
+  { name: 'config', summary: 'put, get, list, delete or import descriptors (tg-put-config-item flags)', load: async () => (await import('./commands/config.js')).configCommand },
+  { name: 'pulsar', summary: "broker chores: create TrustGraph's tenant and namespaces (bootstrap)", load: async () => (await import('./commands/pulsar-bootstrap.js')).pulsarCommand },
+  { name: 'dify', summary: 'Dify plugin chores: build tool descriptors (import)', load: async () => (await import('./commands/dify-import.js')).difyCommand },
+  { name: 'mcp', summary: "MCP both ways: import an MCP server's tools, serve the fleet as an MCP server", load: async () => (await import('./commands/mcp.js')).mcpCommand },
+  { name: 'bench', summary: 'benchmark toolwire against the floor and the Python peer; fault drills', load: async () => (await import('./commands/bench.js')).benchCommand },
+];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -33,13 +39,13 @@ export async function main(io: CommandIo): Promise<number> {
     io.stdout.write(usage());
     return name ? 0 : 2;
   }
-  const command = COMMANDS.find((c) => c.name === name);
-  if (!command) {
+  const entry = COMMANDS.find((c) => c.name === name);
+  if (!entry) {
     io.stderr.write(`unknown command "${name}"\n\n${usage()}`);
     return 2;
   }
   try {
-    return await command.run({ ...io, argv: rest });
+    return await (await entry.load()).run({ ...io, argv: rest });
   } catch (err) {
     if (err instanceof UsageError) {
       io.stderr.write(`toolwire ${name}: ${err.message}\n`);

@@ -1,0 +1,11 @@
+import { describe, expect, it } from 'vitest';
+import { COMMANDS } from '../../../src/cli/main.js';
+
+describe('the CLI command table', () => {
+  it('names and describes each command as the command itself does (they load only when run)', async () => {
+    for (const entry of COMMANDS) {
+      const command = await entry.load();
+      expect({ name: command.name, summary: command.summary }).toEqual({ name: entry.name, summary: entry.summary });
+    }
+  });
+});
