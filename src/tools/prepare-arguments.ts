@@ -8,7 +8,9 @@ import type { Parameter } from './parameter.js';
  * check and coercion of every declared parameter. Undeclared keys pass through unchanged.
  *
  * One deliberate difference from Dify: a request cannot override a parameter whose form is
- * not `llm`. Those are the operator's settings; the model does not get to change them.
+ * not `llm`, nor a runtime value of a key the tool does not declare. Those are the
+ * operator's settings; the model does not get to change them. (A runtime value of a declared
+ * `llm` parameter is a default the model may replace, as in Dify.)
  */
 export function prepareArguments(
   parameters: readonly Parameter[],
@@ -17,8 +19,7 @@ export function prepareArguments(
 ): Record<string, unknown> {
   if (parameters.length === 0 && Object.keys(runtime).length === 0) return requested as Record<string, unknown>;
   const out: Record<string, unknown> = { ...runtime };
-  const hidden = new Set<string>();
-  for (const p of parameters) if (p.form !== 'llm') hidden.add(p.name);
+  const hidden = hiddenKeys(parameters, runtime);
   for (const key of Object.keys(requested)) {
     if (!hidden.has(key)) out[key] = requested[key];
   }
@@ -35,6 +36,19 @@ export function prepareArguments(
     out[p.name] = coerceParameter(p, v);
   }
   return out;
+}
+
+/** Per tool (its declarations and runtime values are the same objects on every request): the keys a request may not set. */
+const hiddenCache = new WeakMap<readonly Parameter[], { runtime: Readonly<Record<string, unknown>>; hidden: ReadonlySet<string> }>();
+
+function hiddenKeys(parameters: readonly Parameter[], runtime: Readonly<Record<string, unknown>>): ReadonlySet<string> {
+  const cached = hiddenCache.get(parameters);
+  if (cached?.runtime === runtime) return cached.hidden;
+  const hidden = new Set<string>(Object.keys(runtime));
+  for (const p of parameters) if (p.form === 'llm') hidden.delete(p.name);
+  for (const p of parameters) if (p.form !== 'llm') hidden.add(p.name);
+  hiddenCache.set(parameters, { runtime, hidden });
+  return hidden;
 }
 
 /** Required non-llm parameters with neither a runtime value nor a default (Dify's load-time check). */

@@ -26,6 +26,11 @@ describe('prepareArguments', () => {
     expect(out['region']).toBe('eu');
   });
 
+  it('keeps a runtime value of an undeclared key even when the request names it', () => {
+    const out = prepareArguments(params, { region: 'eu', api_base: 'https://internal.example' }, { query: 'q', api_base: 'https://attacker.example' });
+    expect(out['api_base']).toBe('https://internal.example');
+  });
+
   it('fills a missing parameter from its default, then coerces it', () => {
     const p = [param({ name: 'n', type: 'number', default: '3' })];
     expect(prepareArguments(p, {}, {})).toEqual({ n: 3 });
