@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import { AbortedError, TransportError, errorMessage, isRetriable } from '../errors.js';
 import { Backoff, sleep, type BackoffOptions } from './backoff.js';
-import { UpgradeRefusedError, upgradeError, withToken, type WsRole } from './pulsar-ws-endpoint.js';
+import { UpgradeRefusedError, upgradeError, type WsRole } from './pulsar-ws-endpoint.js';
 
 export interface ConnectionHandlers {
   /** A socket is open. `generation` counts opens from 1; a higher one means a reconnect. */
@@ -176,7 +176,9 @@ export class PulsarWsConnection {
   private dial(signal: AbortSignal): Promise<void> {
     if (signal.aborted) return Promise.reject(new AbortedError(`aborted opening ${this.what}`, { cause: signal.reason }));
     return new Promise<void>((resolve, reject) => {
-      const ws = new WebSocket(withToken(this.opts.url, this.opts.token), {
+      // The token goes in a header: in the URL's query it would land in broker and proxy access logs.
+      const ws = new WebSocket(this.opts.url, {
+        ...(this.opts.token ? { headers: { authorization: `Bearer ${this.opts.token}` } } : {}),
         handshakeTimeout: this.opts.handshakeTimeoutMs,
         perMessageDeflate: false,
       });

@@ -3,7 +3,7 @@ import { parseTopic } from './topic-name.js';
 
 /**
  * Addresses of Pulsar's WebSocket API and the errors its HTTP upgrade answers with.
- * The token is never part of what these return for logs: it is added at dial time.
+ * The token is never part of these URLs: it travels in the upgrade's Authorization header.
  */
 export type WsRole = 'consumer' | 'producer';
 
@@ -44,12 +44,6 @@ export function endpointUrl(
   for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
   const qs = params.toString();
   return qs ? `${path}?${qs}` : path;
-}
-
-/** The URL to dial: the endpoint plus the token query parameter the WebSocket service reads. */
-export function withToken(url: string, token: string | undefined): string {
-  if (!token) return url;
-  return `${url}${url.includes('?') ? '&' : '?'}token=${encodeURIComponent(token)}`;
 }
 
 const ENTITIES: Readonly<Record<string, string>> = { '&quot;': '"', '&amp;': '&', '&lt;': '<', '&gt;': '>', '&#39;': "'" };

@@ -19,6 +19,8 @@ export class FakePulsarWs {
   readonly received: Received[] = [];
   /** Paths of accepted upgrades, in order. */
   readonly connections: string[] = [];
+  /** The Authorization header of each accepted upgrade, in the same order. */
+  readonly authorizations: (string | undefined)[] = [];
   /** Answer upgrades with this status instead of accepting them. */
   refuseWith: { status: number; body?: string } | undefined;
   /** Swallow producer frames without replying. */
@@ -42,7 +44,10 @@ export class FakePulsarWs {
         socket.end(`HTTP/1.1 ${refuse.status} Refused\r\nContent-Type: text/html\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
         return;
       }
-      this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, req.url ?? ''));
+      this.wss.handleUpgrade(req, socket, head, (ws) => {
+        this.authorizations.push(req.headers.authorization);
+        this.accept(ws, req.url ?? '');
+      });
     });
   }
 

@@ -33,9 +33,10 @@ describe('PulsarWsConnection write batching', () => {
     fake = undefined;
   });
 
-  const open = async (): Promise<[FakePulsarWs, PulsarWsConnection]> => {
+  const open = async (token?: string): Promise<[FakePulsarWs, PulsarWsConnection]> => {
     fake = await FakePulsarWs.start();
     conn = new PulsarWsConnection({
+      ...(token ? { token } : {}),
       url: `${fake.url.replace('http', 'ws')}/ws/v2/producer/persistent/public/default/cork`,
       role: 'producer',
       topic: TOPIC,
@@ -49,6 +50,12 @@ describe('PulsarWsConnection write batching', () => {
     await conn.open();
     return [fake, conn];
   };
+
+  it('sends the token in the Authorization header, never in the URL (where access logs would keep it)', async () => {
+    const [f] = await open('s3cret+/=');
+    expect(f.authorizations).toEqual(['Bearer s3cret+/=']);
+    expect(f.connections[0]).not.toMatch(/token|s3cret/);
+  });
 
   it('sends the frames of one turn in one socket write, in order, and flushes after the turn', async () => {
     const [server, c] = await open();

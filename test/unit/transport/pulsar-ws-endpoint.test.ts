@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/errors.js';
-import { endpointUrl, upgradeError, upgradeReason, webSocketBase, withToken } from '../../../src/transport/pulsar-ws-endpoint.js';
+import { endpointUrl, upgradeError, upgradeReason, webSocketBase } from '../../../src/transport/pulsar-ws-endpoint.js';
 
 describe('pulsar-ws endpoints', () => {
   it('maps the web URL to a WebSocket base', () => {
@@ -17,12 +17,6 @@ describe('pulsar-ws endpoints', () => {
     );
     expect(endpointUrl('ws://h:8080', 'producer', 'request:tg:joke', undefined, {})).toBe('ws://h:8080/ws/v2/producer/non-persistent/tg/request/joke');
     expect(() => endpointUrl('ws://h:8080', 'producer', 'bogus', undefined, {})).toThrow(ConfigError);
-  });
-
-  it('adds the token as a query parameter', () => {
-    expect(withToken('ws://h/x', 'a+b')).toBe('ws://h/x?token=a%2Bb');
-    expect(withToken('ws://h/x?y=1', 't')).toBe('ws://h/x?y=1&token=t');
-    expect(withToken('ws://h/x', undefined)).toBe('ws://h/x');
   });
 
   it("reads the reason out of Jetty's error page", () => {
