@@ -21,8 +21,10 @@ export function loadSecrets(env: NodeJS.ProcessEnv, secretsFile?: string): Secre
   return {
     resolve(ref) {
       let v: string | undefined;
-      if (ref.startsWith('env:')) v = env[ref.slice(4)];
-      else if (ref.startsWith('file:')) v = fromFile[ref.slice(5)];
+      // Names come from descriptors: `constructor` must not find Object's.
+      const name = ref.slice(ref.indexOf(':') + 1);
+      if (ref.startsWith('env:')) v = Object.hasOwn(env, name) ? env[name] : undefined;
+      else if (ref.startsWith('file:')) v = Object.hasOwn(fromFile, name) ? fromFile[name] : undefined;
       if (v) used.add(v);
       return v;
     },

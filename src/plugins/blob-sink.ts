@@ -34,7 +34,8 @@ function extensionFor(info: BlobInfo): string {
   const fromName = info.filename ? extname(info.filename) : '';
   // Only a plain extension: the name comes from the plugin and must not steer the path.
   if (/^\.[A-Za-z0-9]{1,10}$/.test(fromName)) return fromName;
-  return EXTENSIONS[info.mimeType] ?? '.bin';
+  // The type comes from a tool: `constructor` must not find Object's.
+  return Object.hasOwn(EXTENSIONS, info.mimeType) ? EXTENSIONS[info.mimeType]! : '.bin';
 }
 
 /** Writes each file under a directory of the worker's choosing, with a fresh name. */

@@ -35,7 +35,7 @@ function stderrError(stderr: string): { code: string; message: string } {
 }
 
 function slimError(code: string, message: string): DifyError {
-  return unwrapErrorMessage(message, CODE_TYPES[code] ?? 'SlimError', { code });
+  return unwrapErrorMessage(message, (Object.hasOwn(CODE_TYPES, code) ? CODE_TYPES[code] : undefined) ?? 'SlimError', { code });
 }
 
 /**

@@ -18,7 +18,7 @@ async function loadTool(o: ModuleOptions, configDir: string): Promise<ModuleTool
   let mod: Record<string, unknown>;
   if (o.module.startsWith('builtin:')) {
     const name = o.module.slice('builtin:'.length);
-    const load = BUILTIN_TOOLS[name];
+    const load = Object.hasOwn(BUILTIN_TOOLS, name) ? BUILTIN_TOOLS[name] : undefined;
     if (!load) throw new Error(`unknown builtin module "${name}" (available: ${Object.keys(BUILTIN_TOOLS).join(', ')})`);
     mod = await load();
   } else if (o.module.startsWith('.') || isAbsolute(o.module)) {
