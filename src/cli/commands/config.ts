@@ -9,8 +9,9 @@ import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../logging.js';
 import { defaultRegistry } from '../../plugins/default-registry.js';
 import { loadSecrets } from '../../secrets.js';
-import { readSettings, type Settings } from '../../settings.js';
+import type { Settings } from '../../settings.js';
 import { openTransport } from '../open-transport.js';
+import { settingOptions, settingsFromFlags } from '../setting-flags.js';
 import { parse, readStdin, UsageError } from '../args.js';
 import type { Command, CommandIo } from '../command.js';
 
@@ -137,8 +138,7 @@ export const configCommand: Command = {
       store: { type: 'string' },
       'api-url': { type: 'string', short: 'u' },
       token: { type: 'string', short: 't' },
-      'pulsar-url': { type: 'string' },
-      'admin-url': { type: 'string' },
+      ...settingOptions('pulsar-url', 'admin-url'),
       force: { type: 'boolean' },
     });
     const op = positionals[0];
@@ -147,15 +147,7 @@ export const configCommand: Command = {
       return values.help ? 0 : 2;
     }
     if (!['put', 'get', 'list', 'delete', 'import'].includes(op)) throw new UsageError(`unknown config operation "${op}" (put, get, list, delete, import)`);
-    const env = { ...io.env };
-    if (values['pulsar-url']) env['PULSAR_URL'] = values['pulsar-url'];
-    if (values['admin-url']) env['PULSAR_ADMIN_URL'] = values['admin-url'];
-    let settings: Settings;
-    try {
-      settings = readSettings(env);
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
+    const { settings } = settingsFromFlags(io.env, values);
     const kind = storeKind(values);
     const type = values.type;
     const needType = (): string => {

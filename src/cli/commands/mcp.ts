@@ -20,6 +20,7 @@ import { readSettings, settingSecrets, type Settings } from '../../settings.js';
 import { commandGroup } from '../command-group.js';
 import type { Command, CommandIo } from '../command.js';
 import { openTransport } from '../open-transport.js';
+import { settingOptions, settingsFromFlags } from '../setting-flags.js';
 import { parse, UsageError } from '../args.js';
 
 const IMPORT_HELP = `Usage: toolwire mcp import --service ID (--command CMD [--arg A]... | --url URL) [options]
@@ -194,12 +195,7 @@ const mcpServeCommand: Command = {
         host: { type: 'string' },
         'max-in-flight': { type: 'string' },
         'timeout-ms': { type: 'string' },
-        'config-dir': { type: 'string', short: 'd' },
-        'config-source': { type: 'string' },
-        workspace: { type: 'string', short: 'w' },
-        transport: { type: 'string', short: 'T' },
-        'pulsar-url': { type: 'string' },
-        'admin-url': { type: 'string' },
+        ...settingOptions('config-dir', 'config-source', 'workspace', 'transport', 'pulsar-url', 'admin-url'),
       },
       false,
     );
@@ -207,19 +203,7 @@ const mcpServeCommand: Command = {
       io.stdout.write(SERVE_HELP);
       return 0;
     }
-    const env = { ...io.env };
-    if (values['config-dir']) env['TOOLWIRE_CONFIG_DIR'] = values['config-dir'];
-    if (values['config-source']) env['TOOLWIRE_CONFIG_SOURCE'] = values['config-source'];
-    if (values.workspace) env['TOOLWIRE_CONFIG_WORKSPACE'] = values.workspace;
-    if (values.transport) env['TOOLWIRE_TRANSPORT'] = values.transport;
-    if (values['pulsar-url']) env['PULSAR_URL'] = values['pulsar-url'];
-    if (values['admin-url']) env['PULSAR_ADMIN_URL'] = values['admin-url'];
-    let settings: Settings;
-    try {
-      settings = readSettings(env);
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
+    const { env, settings } = settingsFromFlags(io.env, values);
     const positive = (v: string | undefined, name: string, def: number): number => {
       if (v === undefined) return def;
       const n = Number(v);

@@ -2,9 +2,10 @@ import { startApp } from '../../app.js';
 import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../logging.js';
 import { loadSecrets } from '../../secrets.js';
-import { readSettings, settingSecrets, type Settings } from '../../settings.js';
+import { settingSecrets } from '../../settings.js';
 import { openTransport } from '../open-transport.js';
-import { parse, UsageError } from '../args.js';
+import { settingOptions, settingsFromFlags } from '../setting-flags.js';
+import { parse } from '../args.js';
 import type { Command } from '../command.js';
 
 const HELP = `Usage: toolwire run [options]
@@ -47,12 +48,7 @@ export const runCommand: Command = {
     const { values } = parse(
       io.argv,
       {
-        'config-dir': { type: 'string', short: 'd' },
-        'config-source': { type: 'string' },
-        workspace: { type: 'string', short: 'w' },
-        transport: { type: 'string', short: 'T' },
-        'pulsar-url': { type: 'string' },
-        'admin-url': { type: 'string' },
+        ...settingOptions('config-dir', 'config-source', 'workspace', 'transport', 'pulsar-url', 'admin-url'),
         bootstrap: { type: 'boolean' },
         'http-port': { type: 'string' },
         'log-format': { type: 'string' },
@@ -63,22 +59,11 @@ export const runCommand: Command = {
       io.stdout.write(HELP);
       return 0;
     }
-    const env = { ...io.env };
-    if (values['config-dir']) env['TOOLWIRE_CONFIG_DIR'] = values['config-dir'];
-    if (values['config-source']) env['TOOLWIRE_CONFIG_SOURCE'] = values['config-source'];
-    if (values.workspace) env['TOOLWIRE_CONFIG_WORKSPACE'] = values.workspace;
-    if (values.transport) env['TOOLWIRE_TRANSPORT'] = values.transport;
-    if (values['pulsar-url']) env['PULSAR_URL'] = values['pulsar-url'];
-    if (values['admin-url']) env['PULSAR_ADMIN_URL'] = values['admin-url'];
-    if (values.bootstrap) env['TOOLWIRE_BOOTSTRAP'] = '1';
-    if (values['http-port']) env['TOOLWIRE_HTTP_PORT'] = values['http-port'];
-    if (values['log-format']) env['LOG_FORMAT'] = values['log-format'];
-    let settings: Settings;
-    try {
-      settings = readSettings(env);
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
+    const { env, settings } = settingsFromFlags(io.env, values, {
+      TOOLWIRE_BOOTSTRAP: values.bootstrap ? '1' : undefined,
+      TOOLWIRE_HTTP_PORT: values['http-port'],
+      LOG_FORMAT: values['log-format'],
+    });
     const secrets = loadSecrets(env, settings.secretsFile);
     const fixedSecrets = settingSecrets(settings);
     const log = createLogger({
