@@ -38,6 +38,20 @@ function collect(child: ChildProcess, limitMs: number, what: string): Promise<Pr
   });
 }
 
+/** Each non-empty line a child prints on stdout, trimmed, as it completes. */
+function onLines(child: ChildProcess, fn: (line: string) => void): void {
+  let buffered = '';
+  child.stdout?.setEncoding('utf8').on('data', (c: string) => {
+    buffered += c;
+    let nl: number;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, nl).trim();
+      buffered = buffered.slice(nl + 1);
+      if (line !== '') fn(line);
+    }
+  });
+}
+
 function tail(text: string, lines = 20): string {
   return text.trim().split('\n').slice(-lines).join('\n');
 }
@@ -155,16 +169,7 @@ export class PythonToolService {
     private readonly child: ChildProcess,
     readonly tag: string,
   ) {
-    let buffered = '';
-    child.stdout?.setEncoding('utf8').on('data', (c: string) => {
-      buffered += c;
-      let nl: number;
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, nl).trim();
-        buffered = buffered.slice(nl + 1);
-        if (line !== '') this.events.push(JSON.parse(line) as ServiceEvent);
-      }
-    });
+    onLines(child, (line) => this.events.push(JSON.parse(line) as ServiceEvent));
     child.stderr?.setEncoding('utf8').on('data', (c: string) => (this.#stderr = (this.#stderr + c).slice(-20_000)));
     this.#exited = new Promise((resolve) => {
       child.once('close', (code, signal) => resolve({ code, signal, stdout: '', stderr: this.#stderr }));
@@ -266,22 +271,14 @@ export async function startRawResponder(o: RawResponderOptions): Promise<{ finis
   ];
   const child = spawn(o.python, args, { env: pythonEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   const events: Array<{ event: string; error?: string }> = [];
-  let buffered = '';
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (c: string) => (stderr = (stderr + c).slice(-10_000)));
   let onReady: (() => void) | undefined;
   const ready = new Promise<void>((resolve) => (onReady = resolve));
-  child.stdout?.setEncoding('utf8').on('data', (c: string) => {
-    buffered += c;
-    let nl: number;
-    while ((nl = buffered.indexOf('\n')) >= 0) {
-      const line = buffered.slice(0, nl).trim();
-      buffered = buffered.slice(nl + 1);
-      if (line === '') continue;
-      const e = JSON.parse(line) as { event: string };
-      events.push(e);
-      if (e.event === 'ready') onReady?.();
-    }
+  onLines(child, (line) => {
+    const e = JSON.parse(line) as { event: string };
+    events.push(e);
+    if (e.event === 'ready') onReady?.();
   });
   const finished = new Promise<RawRequestEvent[]>((resolve, reject) => {
     child.once('close', (code) => {
@@ -386,7 +383,6 @@ export async function startConfigService(o: ConfigServiceOptions): Promise<Confi
 
   const limitMs = o.readyTimeoutMs ?? 60_000;
   const info = await new Promise<ConfigServiceReady>((resolve, reject) => {
-    let buffered = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`config_service.py did not become ready within ${limitMs} ms:\n${tail(stderr)}`));
@@ -395,26 +391,19 @@ export async function startConfigService(o: ConfigServiceOptions): Promise<Confi
       clearTimeout(timer);
       reject(err);
     });
-    child.stdout?.setEncoding('utf8').on('data', (c: string) => {
-      buffered += c;
-      let nl: number;
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, nl).trim();
-        buffered = buffered.slice(nl + 1);
-        if (line === '') continue;
-        let event: { ready?: boolean; failed?: string };
-        try {
-          event = JSON.parse(line) as { ready?: boolean; failed?: string };
-        } catch {
-          continue;
-        }
-        if (event.ready === true) {
-          clearTimeout(timer);
-          resolve(event as ConfigServiceReady);
-        } else if (event.failed !== undefined) {
-          clearTimeout(timer);
-          reject(new Error(`config_service.py failed: ${event.failed}\n${tail(stderr)}`));
-        }
+    onLines(child, (line) => {
+      let event: { ready?: boolean; failed?: string };
+      try {
+        event = JSON.parse(line) as { ready?: boolean; failed?: string };
+      } catch {
+        return;
+      }
+      if (event.ready === true) {
+        clearTimeout(timer);
+        resolve(event as ConfigServiceReady);
+      } else if (event.failed !== undefined) {
+        clearTimeout(timer);
+        reject(new Error(`config_service.py failed: ${event.failed}\n${tail(stderr)}`));
       }
     });
     void exited.then((r) => {
