@@ -20,6 +20,8 @@ export interface ConfigReloadDrillOptions {
   readonly loadAgents: number;
   /** Where descriptors live: TrustGraph's config service (its own code, in Python) or a watched directory. */
   readonly source: 'trustgraph' | 'directory';
+  /** Request topics persistent instead of TrustGraph's non-persistent kind. */
+  readonly persistentRequests?: boolean;
 }
 
 export const RELOAD_DRILL = { short: { reloads: 10, loadAgents: 4 }, long: { reloads: 100, loadAgents: 8 } } as const;
@@ -37,10 +39,10 @@ function percentile(sorted: readonly number[], p: number): number {
  */
 export async function configReloadDrill(ctx: DrillContext, o: ConfigReloadDrillOptions): Promise<DrillResult> {
   const started = Date.now();
-  const name = o.source === 'trustgraph' ? 'config-reload' : 'config-reload-dir';
-  // TrustGraph's kind of topic: non-persistent requests and responses.
-  const steady = drillTopics('steady', false, false);
-  const fresh = drillTopics('fresh', false, false);
+  const name = `${o.source === 'trustgraph' ? 'config-reload' : 'config-reload-dir'}${o.persistentRequests ? '-persistent' : ''}`;
+  // Responses non-persistent as TrustGraph's; requests of TrustGraph's kind unless asked.
+  const steady = drillTopics('steady', false, o.persistentRequests ?? false);
+  const fresh = drillTopics('fresh', false, o.persistentRequests ?? false);
   // TrustGraph's short names (its processors take no other form); the same topics in full for ours.
   const short = { request: `request:tg:${steady.id}-config`, response: `response:tg:${steady.id}-config`, push: `notify:tg:${steady.id}-config` };
   const queues = { request: `non-persistent://tg/request/${steady.id}-config`, response: `non-persistent://tg/response/${steady.id}-config`, push: `non-persistent://tg/notify/${steady.id}-config` };

@@ -5,8 +5,12 @@ import { requireBuild, shortDrillContext } from './drill-support.js';
 beforeAll(requireBuild);
 
 describe('drill: live config changes under load (short form)', () => {
-  it.each(['trustgraph', 'directory'] as const)('serves every change from %s without a restart and loses no call of the unchanged tool', async (source) => {
-    const r = await configReloadDrill(shortDrillContext(), { ...RELOAD_DRILL.short, source });
+  it.each([
+    ['trustgraph', false],
+    ['directory', false],
+    ['directory', true],
+  ] as const)('serves every change from %s without a restart and loses no call of the unchanged tool (persistent requests: %s)', async (source, persistentRequests) => {
+    const r = await configReloadDrill(shortDrillContext(), { ...RELOAD_DRILL.short, source, persistentRequests });
     expect(r.counts['served']).toBe(RELOAD_DRILL.short.reloads);
     expect(r.counts['unserved']).toBe(0);
     expect(r.counts['probesLost']).toBe(0);
