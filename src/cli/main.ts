@@ -15,7 +15,6 @@ export const COMMANDS: readonly { readonly name: string; readonly summary: strin
   { name: 'pulsar', summary: "broker chores: create TrustGraph's tenant and namespaces (bootstrap)", load: async () => (await import('./commands/pulsar-bootstrap.js')).pulsarCommand },
   { name: 'dify', summary: 'Dify plugin chores: build tool descriptors (import)', load: async () => (await import('./commands/dify-import.js')).difyCommand },
   { name: 'mcp', summary: "MCP both ways: import an MCP server's tools, serve the fleet as an MCP server", load: async () => (await import('./commands/mcp.js')).mcpCommand },
-  { name: 'bench', summary: 'benchmark toolwire against the floor and the Python peer; fault drills', load: async () => (await import('./commands/bench.js')).benchCommand },
 ];
 
 function usage(): string {

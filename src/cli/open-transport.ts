@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { bootstrapTrustGraph } from '../pulsar/admin.js';
+import { bootstrapTrustGraph } from '../pulsar/trustgraph-bootstrap.js';
 import type { Settings } from '../settings.js';
 import { adminUrlOf, createTransport } from '../transport/create-transport.js';
 import type { Transport } from '../transport/transport.js';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
+import { PulsarAdminClient } from '../pulsar/admin-client.js';
 import { AsyncQueue } from './async-queue.js';
-import { createSubscriptionAtEarliest, httpBaseOf } from './pulsar-admin.js';
 import { PulsarWsConnection, type PulsarWsLinkSettings } from './pulsar-ws-connection.js';
 import { endpointUrl } from './pulsar-ws-endpoint.js';
 import { isPersistentTopic } from './topic-name.js';
@@ -123,7 +123,9 @@ export class PulsarWsSubscription implements Subscription {
     const sub = new PulsarWsSubscription(options, settings);
     // Nothing runs before conn.open(), so a failed admin call leaves nothing to close.
     if (options.initialPosition === 'earliest' && sub.persistent) {
-      const r = await createSubscriptionAtEarliest(httpBaseOf(settings.base), options.topic, options.subscription, settings.token, signal);
+      // The same web port serves the admin API: ws(s)://h:p -> http(s)://h:p.
+      const admin = new PulsarAdminClient(settings.base.replace(/^ws(s?):\/\//, 'http$1://'), { token: settings.token });
+      const r = await admin.createSubscriptionAtEarliest(options.topic, options.subscription, signal);
       sub.log.debug({ result: r }, 'subscription at earliest');
     }
     await sub.conn.open(signal);

@@ -1,5 +1,5 @@
 import { ConfigError, TransportError } from '../errors.js';
-import { parseTopic } from './topic-name.js';
+import { topicPath } from './topic-name.js';
 
 /**
  * Addresses of Pulsar's WebSocket API and the errors its HTTP upgrade answers with.
@@ -21,13 +21,6 @@ export function webSocketBase(url: string): string {
   }
   u.protocol = scheme;
   return u.toString().replace(/\/+$/, '');
-}
-
-/** `persistent/tenant/ns/topic`, each part URL-encoded, from a full or short topic name. */
-export function topicPath(topic: string): string {
-  const t = parseTopic(topic);
-  if ('error' in t) throw new ConfigError([t.error]);
-  return [t.persistence, t.tenant, t.namespace, t.local].map(encodeURIComponent).join('/');
 }
 
 /** The endpoint URL without credentials; undefined query values are left out. */

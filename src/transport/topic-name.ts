@@ -1,3 +1,5 @@
+import { ConfigError } from '../errors.js';
+
 /**
  * Topic names as descriptors give them: full Pulsar names, or TrustGraph's short form
  * `class:topicspace:topic` (request/response/notify are non-persistent, flow is persistent).
@@ -52,4 +54,11 @@ export function cancelTopic(requestTopic: string): string | undefined {
 /** The persistent twin of a full topic name (dead letters must outlive their readers' absence). */
 export function persistentTopic(full: string): string {
   return full.startsWith('non-persistent://') ? `persistent://${full.slice('non-persistent://'.length)}` : full;
+}
+
+/** `persistent/tenant/ns/topic`, each part URL-encoded, from a full or short topic name: the REST and WebSocket paths' form. */
+export function topicPath(topic: string): string {
+  const t = parseTopic(topic);
+  if ('error' in t) throw new ConfigError([t.error]);
+  return [t.persistence, t.tenant, t.namespace, t.local].map(encodeURIComponent).join('/');
 }

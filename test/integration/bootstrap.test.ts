@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { PulsarAdminClient, TRUSTGRAPH_NAMESPACES, bootstrapTrustGraph } from '../../src/pulsar/admin.js';
+import { PulsarAdminClient } from '../../src/pulsar/admin-client.js';
+import { TRUSTGRAPH_NAMESPACES, bootstrapTrustGraph } from '../../src/pulsar/trustgraph-bootstrap.js';
 import { pulsarBootstrapCommand } from '../../src/cli/commands/pulsar-bootstrap.js';
 
 const adminUrl = inject('pulsarAdminUrl');
@@ -64,5 +65,21 @@ describe('bootstrapTrustGraph against a real broker', () => {
     expect(code).toBe(0);
     const report = JSON.parse(out) as { tenant: string; tenantOutcome: string };
     expect(report).toMatchObject({ tenant: scratch, tenantOutcome: 'exists' });
+  });
+});
+
+describe('the admin client topic chores against a real broker', () => {
+  it('creates a subscription at earliest once, reports it in the stats, and deletes the topic', async () => {
+    const topic = `persistent://tg/flow/tw-admin-${randomBytes(4).toString('hex')}`;
+    expect(await admin.topicStats(topic)).toBeUndefined();
+    expect(await admin.createSubscriptionAtEarliest(topic, 'first')).toBe('created');
+    expect(await admin.createSubscriptionAtEarliest(topic, 'first')).toBe('exists');
+    const stats = await admin.topicStats(topic);
+    expect(Object.keys(stats?.subscriptions ?? {})).toEqual(['first']);
+    await admin.deleteTopic(topic);
+    expect(await admin.topicStats(topic)).toBeUndefined();
+    // Deleting what is already gone counts as done.
+    await expect(admin.deleteTopic(topic)).resolves.toBeUndefined();
+    expect(await admin.brokerVersion()).toMatch(/^\d+\.\d+\.\d+/);
   });
 });

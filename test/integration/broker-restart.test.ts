@@ -20,7 +20,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { ToolClient } from '../../src/client/tool-client.js';
-import { OwnBroker } from '../../src/bench/own-broker.js';
+import { OwnBroker } from '../../bench/own-broker.js';
 import { decodeResponse } from '../../src/envelope/response.js';
 import type { ToolCall } from '../../src/plugins/plugin.js';
 import type { Subscription, Transport } from '../../src/transport/transport.js';

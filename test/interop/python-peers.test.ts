@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { PulsarAdminClient } from '../../src/pulsar/admin.js';
+import { PulsarAdminClient } from '../../src/pulsar/admin-client.js';
 import { PythonToolService, interopPython, startRawResponder, tgCall, uniqueName, venvScript, type CallLine } from './python-fixtures.js';
 
 const pulsarUrl = inject('pulsarUrl');
@@ -112,9 +112,9 @@ describe('TrustGraph client (tg_call.py) -> DynamicToolService (tg_service.py)',
     const a = await startService({ id, topic, tag: 'A', tagInResponse: true });
     const b = await startService({ id, topic, tag: 'B', tagInResponse: true });
 
-    const subs = await fetch(`${adminUrl}/admin/v2/non-persistent/tg/request/${topic}/stats`).then((res) => res.json() as Promise<{ subscriptions: Record<string, { type: string; consumers: unknown[] }> }>);
-    expect(subs.subscriptions[`${id}-request`]?.type).toBe('Shared');
-    expect(subs.subscriptions[`${id}-request`]?.consumers).toHaveLength(2);
+    const subs = (await new PulsarAdminClient(adminUrl).topicStats(`non-persistent://tg/request/${topic}`))?.subscriptions;
+    expect(subs?.[`${id}-request`]?.type).toBe('Shared');
+    expect(subs?.[`${id}-request`]?.consumers).toHaveLength(2);
 
     // One call after another, so that each request is its own message (the Python producer
     // batches what is sent within 10 ms, and a batch goes to one consumer).
@@ -221,9 +221,8 @@ describe("TrustGraph's stock joke-service (trustgraph-flow)", () => {
     const admin = new PulsarAdminClient(adminUrl);
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const stats = await fetch(`${admin.adminUrl}/admin/v2/non-persistent/tg/request/${topic}/stats`);
-      const body = stats.ok ? ((await stats.json()) as { subscriptions?: Record<string, unknown> }) : {};
-      if (body.subscriptions?.[`${id}-request`]) break;
+      const stats = await admin.topicStats(`non-persistent://tg/request/${topic}`);
+      if (stats?.subscriptions[`${id}-request`]) break;
       if (child.exitCode !== null) throw new Error(`joke-service exited with ${child.exitCode}:\n${stderr}`);
       if (Date.now() > deadline) throw new Error(`joke-service did not subscribe within 60 s:\n${stderr}`);
       await new Promise((res) => setTimeout(res, 250));

@@ -4,9 +4,9 @@
  * standalone distribution through scripts/pulsar-broker.sh.
  */
 import { spawn } from 'node:child_process';
-import { freePort } from '../../src/bench/free-port.js';
+import { freePort } from '../../bench/free-port.js';
 import { fileURLToPath } from 'node:url';
-import { waitForBroker } from '../../src/pulsar/admin.js';
+import { waitForBroker } from '../../src/pulsar/wait-for-broker.js';
 
 export interface Broker {
   readonly source: 'env' | 'docker' | 'script';

@@ -13,7 +13,7 @@
  * to the admin API.
  */
 import type { TestProject } from 'vitest/node';
-import { bootstrapTrustGraph } from '../../src/pulsar/admin.js';
+import { bootstrapTrustGraph } from '../../src/pulsar/trustgraph-bootstrap.js';
 import { brokerFromDocker, brokerFromEnv, brokerFromScript, probeDocker, type Broker } from './broker-sources.js';
 
 declare module 'vitest' {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { startApp, type App } from '../../src/app.js';
 import type { PluginRegistry } from '../../src/plugins/registry.js';
+import { PulsarAdminClient, type TopicStats } from '../../src/pulsar/admin-client.js';
 import { loadSecrets } from '../../src/secrets.js';
 import { readSettings } from '../../src/settings.js';
 import { createTransport, type PulsarWsOptions } from '../../src/transport/create-transport.js';
@@ -86,26 +87,12 @@ export async function waitUntil(check: () => Promise<boolean> | boolean, timeout
   }
 }
 
-export interface SubscriptionStats {
-  readonly type?: string;
-  readonly consumers?: readonly unknown[];
-  readonly msgBacklog?: number;
-}
-
 /** A topic's subscriptions as the admin API reports them ({} when the topic does not exist yet). */
-export async function topicSubscriptions(adminUrl: string, topic: string): Promise<Record<string, SubscriptionStats>> {
-  const m = /^(persistent|non-persistent):\/\/(.+)$/.exec(topic);
-  if (!m) throw new Error(`not a full topic name: ${topic}`);
-  const res = await fetch(`${adminUrl}/admin/v2/${m[1]}/${m[2]}/stats`, { signal: AbortSignal.timeout(5_000) });
-  if (res.status === 404) return {};
-  if (!res.ok) throw new Error(`stats of ${topic}: HTTP ${res.status} ${await res.text()}`);
-  return ((await res.json()) as { subscriptions?: Record<string, SubscriptionStats> }).subscriptions ?? {};
+export async function topicSubscriptions(adminUrl: string, topic: string): Promise<NonNullable<TopicStats['subscriptions']>> {
+  return (await new PulsarAdminClient(adminUrl).topicStats(topic))?.subscriptions ?? {};
 }
 
-/** Delete a persistent topic and its subscriptions (force), so a test leaves no durable cursor behind. */
+/** Delete a topic and its subscriptions (force), so a test leaves no durable cursor behind. */
 export async function deleteTopic(adminUrl: string, topic: string): Promise<void> {
-  const m = /^(persistent|non-persistent):\/\/(.+)$/.exec(topic);
-  if (!m) return;
-  const res = await fetch(`${adminUrl}/admin/v2/${m[1]}/${m[2]}?force=true`, { method: 'DELETE', signal: AbortSignal.timeout(10_000) }).catch(() => undefined);
-  if (res && !res.ok && res.status !== 404) throw new Error(`delete ${topic}: HTTP ${res.status} ${await res.text()}`);
+  await new PulsarAdminClient(adminUrl).deleteTopic(topic);
 }

@@ -1,7 +1,8 @@
 import type { Command, CommandIo } from '../command.js';
 import { commandGroup } from '../command-group.js';
 import { parse, UsageError } from '../args.js';
-import { bootstrapTrustGraph, waitForBroker, type BootstrapReport } from '../../pulsar/admin.js';
+import { bootstrapTrustGraph, type BootstrapReport } from '../../pulsar/trustgraph-bootstrap.js';
+import { waitForBroker } from '../../pulsar/wait-for-broker.js';
 import { AbortedError, errorMessage } from '../../errors.js';
 
 const DEFAULT_ADMIN_URL = 'http://127.0.0.1:8080';

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { RESTART_DRILL, brokerRestartDrill } from '../../../src/bench/drills/broker-restart-drill.js';
+import { RESTART_DRILL, brokerRestartDrill } from '../../../bench/drills/broker-restart-drill.js';
 import { requireBuild, shortDrillContext } from './drill-support.js';
 
 beforeAll(requireBuild);

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { RELOAD_DRILL, configReloadDrill } from '../../../src/bench/drills/config-reload-drill.js';
+import { RELOAD_DRILL, configReloadDrill } from '../../../bench/drills/config-reload-drill.js';
 import { requireBuild, shortDrillContext } from './drill-support.js';
 
 beforeAll(requireBuild);

@@ -2,13 +2,15 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { inject } from 'vitest';
-import type { DrillContext } from '../../../src/bench/drills/drill-context.js';
+import { PROBE_MODULE_URL } from '../../../bench/child-process.js';
+import type { DrillContext } from '../../../bench/drills/drill-context.js';
 
-/** The drills start real `toolwire run` processes, which run the compiled dist/. */
+/** The drills start real `toolwire run` processes (the compiled dist/), which preload the compiled probe. */
 export function requireBuild(): void {
   const main = fileURLToPath(new URL('../../../dist/main.js', import.meta.url));
-  const probe = fileURLToPath(new URL('../../../dist/bench/process-probe.js', import.meta.url));
-  if (!existsSync(main) || !existsSync(probe)) throw new Error('the drills run the built CLI: run `npm run build` first (npm test does)');
+  if (!existsSync(main) || !existsSync(fileURLToPath(PROBE_MODULE_URL))) {
+    throw new Error('the drills run the built CLI and the built probe: run `npm run build && npm run build:bench` first (npm test does)');
+  }
 }
 
 /** A short-form drill context on the broker the integration setup provides. */

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { HOSTILE_DRILL, hostileEnvelopesDrill } from '../../../src/bench/drills/hostile-envelopes-drill.js';
+import { HOSTILE_DRILL, hostileEnvelopesDrill } from '../../../bench/drills/hostile-envelopes-drill.js';
 import { requireBuild, shortDrillContext } from './drill-support.js';
 
 beforeAll(requireBuild);

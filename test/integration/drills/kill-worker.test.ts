@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { KILL_DRILL, killWorkerDrill } from '../../../src/bench/drills/kill-worker-drill.js';
+import { KILL_DRILL, killWorkerDrill } from '../../../bench/drills/kill-worker-drill.js';
 import { requireBuild, shortDrillContext } from './drill-support.js';
 
 beforeAll(requireBuild);

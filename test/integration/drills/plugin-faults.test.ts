@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FAULTS_DRILL, pluginFaultsDrill } from '../../../src/bench/drills/plugin-faults-drill.js';
+import { FAULTS_DRILL, pluginFaultsDrill } from '../../../bench/drills/plugin-faults-drill.js';
 import { requireBuild, shortDrillContext } from './drill-support.js';
 
 beforeAll(requireBuild);

@@ -1,6 +1,6 @@
 """
 An echo tool service on TrustGraph's own DynamicToolService (trustgraph-base), for the
-benchmark's three-way comparison (`toolwire bench`). Everything per request is TrustGraph's:
+benchmark's three-way comparison (`npm run bench`). Everything per request is TrustGraph's:
 ReceiverPool workers (--concurrency), on_request (decode, invoke, respond), SenderPool.
 
 One thing differs from the stock start(): the stock service always uses

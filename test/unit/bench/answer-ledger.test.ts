@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { AnswerLedger } from '../../../src/bench/drills/answer-ledger.js';
+import { AnswerLedger } from '../../../bench/drills/answer-ledger.js';
 import { encodeChunk, encodeError } from '../../../src/envelope/response.js';
 import { MemoryTransport } from '../../../src/transport/memory-transport.js';
 

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { areaOf, summarizeCpuProfile } from '../../../src/bench/cpu-profile-summary.js';
+import { areaOf, summarizeCpuProfile } from '../../../bench/cpu-profile-summary.js';
 
 describe('cpu profile summary', () => {
   it('sums self time by function and by area, idle left out of the percentages', async () => {

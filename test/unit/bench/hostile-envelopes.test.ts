@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { hostileMix, prng } from '../../../src/bench/drills/hostile-envelopes.js';
+import { hostileMix, prng } from '../../../bench/drills/hostile-envelopes.js';
 
 const mix = hostileMix({ total: 2_000, seed: 11, maxPayloadBytes: 64 * 1024, idPrefix: 't' });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LatencyRecorder } from '../../../src/bench/latency-recorder.js';
+import { LatencyRecorder } from '../../../bench/latency-recorder.js';
 
 describe('LatencyRecorder', () => {
   it('reports percentiles of what it recorded, to three significant digits', () => {

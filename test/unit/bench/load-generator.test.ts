@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFloorResponder, type FloorResponder } from '../../../src/bench/floor-responder.js';
-import { runLoad } from '../../../src/bench/load-generator.js';
+import { startFloorResponder, type FloorResponder } from '../../../bench/floor-responder.js';
+import { runLoad } from '../../../bench/load-generator.js';
 import { MemoryTransport } from '../../../src/transport/memory-transport.js';
 import { SEQ_PROPERTY } from '../../../src/worker/limits.js';
 

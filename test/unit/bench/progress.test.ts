@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { ProgressReporter } from '../../../src/bench/progress.js';
+import { ProgressReporter } from '../../../bench/progress.js';
 
 function sink() {
   let out = '';

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { BENCH_DEFAULTS, type BenchOptions } from '../../../src/bench/bench-options.js';
-import { allScenarios, BROKER_WARMUP_MS, planScenarios, topicsFor, warmBrokerFirst, type ScenarioResult } from '../../../src/bench/bench-runner.js';
-import type { LoadResult } from '../../../src/bench/load-generator.js';
-import { summarizeResources } from '../../../src/bench/resource-sample.js';
-import type { BenchReport } from '../../../src/bench/report/bench-report.js';
-import { markdownReport } from '../../../src/bench/report/markdown-report.js';
-import { svgChart } from '../../../src/bench/report/svg-chart.js';
-import { checkTargets, computeRatios } from '../../../src/bench/report/target-checks.js';
+import { BENCH_DEFAULTS, type BenchOptions } from '../../../bench/bench-options.js';
+import { allScenarios, BROKER_WARMUP_MS, planScenarios, topicsFor, warmBrokerFirst, type ScenarioResult } from '../../../bench/bench-runner.js';
+import type { LoadResult } from '../../../bench/load-generator.js';
+import { summarizeResources } from '../../../bench/resource-sample.js';
+import type { BenchReport } from '../../../bench/report/bench-report.js';
+import { markdownReport } from '../../../bench/report/markdown-report.js';
+import { svgChart } from '../../../bench/report/svg-chart.js';
+import { checkTargets, computeRatios } from '../../../bench/report/target-checks.js';
 
 function load(throughputPerSec: number, p99Ms: number, p50Ms = p99Ms / 2): LoadResult {
   return {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { benchRequestBody } from '../../../src/bench/request-payload.js';
+import { benchRequestBody } from '../../../bench/request-payload.js';
 
 const argumentsOf = (body: Buffer) => (JSON.parse(body.toString()) as { arguments: string }).arguments;
 

@@ -1,7 +1,9 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PulsarAdminClient, bootstrapTrustGraph, waitForBroker } from '../../../src/pulsar/admin.js';
+import { PulsarAdminClient } from '../../../src/pulsar/admin-client.js';
+import { bootstrapTrustGraph } from '../../../src/pulsar/trustgraph-bootstrap.js';
+import { waitForBroker } from '../../../src/pulsar/wait-for-broker.js';
 import { PulsarAdminError } from '../../../src/pulsar/admin-error.js';
 import { AbortedError } from '../../../src/errors.js';
 import { FakeAdminServer } from './fake-admin-server.js';

@@ -1,0 +1,205 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { errorMessage } from '../src/errors.js';
+import { MemoryTransport } from '../src/transport/memory-transport.js';
+import type { Transport } from '../src/transport/transport.js';
+import type { BenchOptions } from './bench-options.js';
+import { runLoad, type LoadResult } from './load-generator.js';
+import type { ProgressReporter } from './progress.js';
+import { summarizeResources, type ResourceSample, type ResourceSummary } from './resource-sample.js';
+import { floorTarget } from './targets/floor-target.js';
+import { pythonTarget } from './targets/python-target.js';
+import type { BenchTarget, TargetName, TargetTopics } from './targets/target.js';
+import { toolwireTarget } from './targets/toolwire-target.js';
+import { adminOf, transportFor } from './transport-for.js';
+
+const TARGETS: Readonly<Record<TargetName, BenchTarget>> = { floor: floorTarget, toolwire: toolwireTarget, python: pythonTarget };
+
+/** One measured run of one target in one mode. */
+export interface Scenario {
+  readonly id: string;
+  readonly target: TargetName;
+  readonly stream: boolean;
+  /** Chunks the echo yields (0: one plain answer). */
+  readonly chunks: number;
+  readonly requests: number | undefined;
+  readonly durationMs: number | undefined;
+  /** Unrecorded load first; the run's warm-up when absent. */
+  readonly warmupMs?: number;
+  /** Why it exists, for the report. */
+  readonly purpose: string;
+}
+
+export interface ScenarioResult {
+  readonly scenario: Scenario;
+  readonly description: string;
+  readonly topics: TargetTopics;
+  readonly load: LoadResult | undefined;
+  readonly resources: ResourceSummary | undefined;
+  readonly series: readonly ResourceSample[];
+  readonly error: string | undefined;
+}
+
+/**
+ * Every scenario a run can measure, in order: the three-way single comparison first. The
+ * floor's stream (one message per chunk, the plain way) is there to show what that costs;
+ * it is measured only when asked for by name (--scenarios), see planScenarios.
+ */
+export function allScenarios(o: BenchOptions): Scenario[] {
+  const bound = { requests: o.requests, durationMs: o.requests === undefined ? o.durationMs : undefined };
+  const single = (t: TargetName, round: number): Scenario => ({
+    id: round === 1 ? `${t}-single` : `${t}-single-r${round}`,
+    target: t,
+    stream: false,
+    chunks: 0,
+    ...bound,
+    purpose: round === 1 ? 'single answer, three-way comparison' : `single answer, round ${round}`,
+  });
+  const out: Scenario[] = o.targets.map((t) => single(t, 1));
+  const pair = o.targets.filter((t) => t === 'floor' || t === 'toolwire');
+  for (let round = 2; round <= o.rounds; round++) {
+    // Alternate the order, so neither side always runs on a broker the other just warmed.
+    for (const t of round % 2 === 0 ? [...pair].reverse() : pair) out.push(single(t, round));
+  }
+  if (o.streamChunks > 0) {
+    for (const t of o.targets.filter((x) => TARGETS[x].supports(true))) {
+      const purpose = t === 'floor' ? `one message per chunk, ${o.streamChunks} chunks (the plain way to stream)` : `streamed answer of ${o.streamChunks} chunks (same observation size)`;
+      out.push({ id: `${t}-stream`, target: t, stream: true, chunks: o.streamChunks, ...bound, purpose });
+    }
+  }
+  if (o.longRequests > 0 && o.targets.includes('toolwire')) {
+    out.push({
+      id: 'toolwire-long',
+      target: 'toolwire',
+      stream: false,
+      chunks: 0,
+      requests: o.longRequests,
+      durationMs: undefined,
+      warmupMs: o.longWarmupMs,
+      purpose: `RSS over ${o.longRequests} requests, after ${o.longWarmupMs / 1000} s of warm-up`,
+    });
+  }
+  return out;
+}
+
+/** What a run measures by default: everything but the floor's stream. */
+export function planScenarios(o: BenchOptions): Scenario[] {
+  return allScenarios(o).filter((s) => s.id !== 'floor-stream');
+}
+
+/** Unrecorded load before a run's first scenario, at the least. */
+export const BROKER_WARMUP_MS = 15_000;
+
+/**
+ * A broker that has just started spends its first seconds on cold JIT (a round on it ran at
+ * half the speed of later ones): the first scenario of a run warms it up for all of them.
+ */
+export function warmBrokerFirst(scenarios: readonly Scenario[], o: Pick<BenchOptions, 'transport' | 'warmupMs'>): Scenario[] {
+  const [first, ...rest] = scenarios;
+  if (first === undefined || o.transport === 'memory') return [...scenarios];
+  return [{ ...first, warmupMs: Math.max(first.warmupMs ?? o.warmupMs, BROKER_WARMUP_MS) }, ...rest];
+}
+
+export interface RunDeps {
+  readonly log: Logger;
+  readonly progress: ProgressReporter;
+  readonly signal: AbortSignal;
+  /** Where V8 profiles go when o.cpuProf. */
+  readonly profileDir: string | undefined;
+}
+
+export function newRunId(): string {
+  return `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+}
+
+export function topicsFor(runId: string, scenario: string, o: Pick<BenchOptions, 'requestPersistence' | 'responsePersistence'>): TargetTopics {
+  const serviceId = `bench-${runId}-${scenario}`;
+  const ns = o.requestPersistence === 'persistent' ? 'flow' : 'request';
+  return {
+    serviceId,
+    requestTopic: `${o.requestPersistence}://tg/${ns}/${serviceId}-request`,
+    responseTopic: `${o.responsePersistence}://tg/response/${serviceId}`,
+    subscription: `${serviceId}-request`,
+  };
+}
+
+/** Run one scenario on fresh topics: start the target, load it, stop it, clean up. */
+export async function runScenario(o: BenchOptions, runId: string, s: Scenario, deps: RunDeps): Promise<ScenarioResult> {
+  const topics = topicsFor(runId, s.id, o);
+  const { log, progress, signal } = deps;
+  const shared = o.transport === 'memory' ? new MemoryTransport() : undefined;
+  let agentTransport: Transport | undefined = shared;
+  let description: string = s.target;
+  let load: LoadResult | undefined;
+  let series: ResourceSample[] = [];
+  let error: string | undefined;
+  progress.note(`${s.id}: starting (${s.purpose})`);
+  try {
+    const target = await TARGETS[s.target].start(
+      topics,
+      {
+        transport: o.transport,
+        broker: o.broker,
+        shared,
+        concurrency: o.concurrency,
+        log,
+        sampleIntervalMs: o.sampleIntervalMs,
+        workerLogLevel: o.workerLogLevel,
+        cpuProfDir: deps.profileDir,
+        python: o.python,
+      },
+      signal,
+    );
+    description = target.description;
+    try {
+      agentTransport ??= await transportFor(o.transport, o.broker, log.child({ component: 'bench-agents' }));
+      const died = target.exited.then((code) => {
+        throw new Error(`${s.target} exited (${String(code)}) during the run:\n${target.output().slice(-1500)}`);
+      });
+      load = await Promise.race([
+        runLoad({
+          transport: agentTransport,
+          requestTopic: topics.requestTopic,
+          responseTopic: topics.responseTopic,
+          concurrency: o.concurrency,
+          ...(s.requests !== undefined ? { requests: s.requests } : {}),
+          ...(s.durationMs !== undefined ? { durationMs: s.durationMs } : {}),
+          warmupMs: s.warmupMs ?? o.warmupMs,
+          shape: { argumentBytes: o.argumentBytes, chunks: s.chunks },
+          stream: s.stream,
+          answerTimeoutMs: o.answerTimeoutMs,
+          readyTimeoutMs: 120_000,
+          log,
+          signal,
+          onProgress: (p) => progress.update(s.id, p),
+        }),
+        died,
+      ]);
+      died.catch(() => undefined);
+    } finally {
+      progress.clear();
+      target.sampler.stop();
+      if (load) series = target.sampler.series(load.startedAtMs);
+      await target.stop().catch((err: unknown) => log.warn({ err }, 'target did not stop cleanly'));
+    }
+  } catch (err) {
+    error = errorMessage(err);
+    log.error({ err, scenario: s.id }, 'scenario failed');
+  } finally {
+    await agentTransport?.close().catch(() => undefined);
+    if (o.broker && o.transport !== 'memory') {
+      // Best effort: a shared broker should not keep every run's topics.
+      for (const t of [topics.requestTopic, topics.responseTopic]) await adminOf(o.broker).deleteTopic(t).catch(() => undefined);
+    }
+  }
+  const resources = load ? summarizeResources(series, load.answered) : undefined;
+  if (load) {
+    progress.note(
+      `${s.id}: ${Math.round(load.throughputPerSec)} req/s, p50 ${load.latency.p50Ms.toFixed(2)} ms, p99 ${load.latency.p99Ms.toFixed(2)} ms, p99.9 ${load.latency.p999Ms.toFixed(2)} ms` +
+        `${load.errors + load.timeouts + load.wrongAnswers > 0 ? `, ${load.errors} errors, ${load.timeouts} timeouts, ${load.wrongAnswers} wrong` : ''}`,
+    );
+  } else {
+    progress.note(`${s.id}: FAILED: ${error ?? 'unknown'}`);
+  }
+  return { scenario: s, description, topics, load, resources, series, error };
+}

@@ -1,0 +1,53 @@
+import type { BenchReport } from './bench-report.js';
+
+const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
+const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
+const int = (v: number) => Math.round(v).toLocaleString('en-US');
+
+/** The report as Markdown: machine, scenario table, ratios against the targets. */
+export function markdownReport(r: BenchReport, chartFile: string | undefined): string {
+  const m = r.machine;
+  const o = r.options;
+  const lines: string[] = [];
+  lines.push(`# npm run bench -- ${r.runId}`, '');
+  lines.push(`${r.startedAt} to ${r.finishedAt}  `);
+  lines.push(`Machine: ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.os}; load average ${m.loadAverage.toFixed(2)} at start, ${r.loadAverageEnd.toFixed(2)} at the end  `);
+  lines.push(`Node ${m.node}; Pulsar ${m.pulsar}; Python ${m.python ?? 'n/a'}, trustgraph-base ${m.trustgraphBase ?? 'n/a'}  `);
+  lines.push(
+    `Transport ${o.transport} (agents and floor/toolwire), concurrency ${o.concurrency}, ${o.argumentBytes} B arguments, ` +
+      `${o.requests !== undefined ? `${int(o.requests)} requests` : `${o.durationMs / 1000} s`} per scenario after ${o.warmupMs / 1000} s warm-up, ` +
+      `${o.requestPersistence} request and ${o.responsePersistence} response topics, answers lost after ${o.answerTimeoutMs / 1000} s, worker log level ${o.workerLogLevel}  `,
+  );
+  lines.push(`Reproduce: \`${r.command}\``, '');
+  lines.push('| scenario | served by | answered | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | RSS start/end MB | CPU µs/req | ELD p99 max ms |');
+  lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const s of r.scenarios) {
+    const l = s.load;
+    if (!l) {
+      lines.push(`| ${s.scenario.id} | ${s.description} | failed: ${(s.error ?? '').split('\n')[0]} | | | | | | | | | | |`);
+      continue;
+    }
+    const res = s.resources;
+    lines.push(
+      `| ${s.scenario.id} | ${s.description} | ${int(l.answered)} | ${int(l.throughputPerSec)} | ${ms(l.latency.p50Ms)} | ${ms(l.latency.p90Ms)} | ${ms(l.latency.p99Ms)} | ${ms(l.latency.p999Ms)} | ${ms(l.latency.maxMs)} | ` +
+        `${l.errors + l.timeouts + l.wrongAnswers} | ${res ? `${mb(res.rssStartBytes)} / ${mb(res.rssEndBytes)}` : ''} | ${res?.cpuUsPerRequest !== undefined ? int(res.cpuUsPerRequest) : ''} | ${res?.eldP99MaxMs !== undefined ? ms(res.eldP99MaxMs) : 'n/a'} |`,
+    );
+  }
+  lines.push('', '## Targets', '', '| target | measured | met |', '|---|---:|:---:|');
+  for (const c of r.checks) lines.push(`| ${c.goal} | ${c.measured} | ${c.met === undefined ? 'n/a' : c.met ? 'yes' : '**no**'} |`);
+  const ra = r.ratios;
+  lines.push('', '## Ratios', '');
+  const perRound = ra.rounds > 1 ? ` (median of ${ra.rounds} rounds: ${ra.perRound.map((x) => `${x.throughputVsFloor.toFixed(3)} / ${x.p99AddedMs.toFixed(2)} ms`).join(', ')})` : '';
+  lines.push(`- toolwire/floor throughput: ${ra.throughputVsFloor?.toFixed(3) ?? 'n/a'}; p99 added ${ra.p99AddedMs?.toFixed(2) ?? 'n/a'} ms, p99.9 added ${ra.p999AddedMs?.toFixed(2) ?? 'n/a'} ms${perRound}`);
+  lines.push(`- toolwire/peer throughput: ${ra.throughputVsPeer?.toFixed(2) ?? 'n/a'}; toolwire/peer p99: ${ra.p99VsPeer?.toFixed(3) ?? 'n/a'}`);
+  lines.push(
+    `- stream (${o.streamChunks} chunks) vs single, per request: worker CPU ${ra.streamCpuVsSingle?.toFixed(2) ?? 'n/a'}x, throughput cost ${ra.streamCostVsSingle?.toFixed(2) ?? 'n/a'}x, p50 ${ra.streamP50VsSingle?.toFixed(2) ?? 'n/a'}x`,
+  );
+  const long = r.scenarios.find((s) => s.scenario.id === 'toolwire-long')?.resources;
+  const heap = long?.heapStartBytes !== undefined && long.heapEndBytes !== undefined ? `; V8 heap in use ${mb(long.heapStartBytes)} -> ${mb(long.heapEndBytes)} MB` : '';
+  const warm = long ? `, ${mb(long.rssFirstBytes)} MB at the first sample of its warm-up` : '';
+  lines.push(`- RSS over the long run: ${ra.longRunRssGrowth !== undefined ? `${(ra.longRunRssGrowth * 100).toFixed(1)}%${long ? ` (${mb(long.rssStartBytes)} -> ${mb(long.rssEndBytes)} MB${warm})` : ''}` : 'n/a'}${heap}`);
+  if (chartFile) lines.push('', `![latency, throughput and RSS](${chartFile})`);
+  lines.push('');
+  return lines.join('\n');
+}

@@ -1,0 +1,247 @@
+import { AbortedError } from '../errors.js';
+import { topicPath } from '../transport/topic-name.js';
+import { PulsarAdminError } from './admin-error.js';
+
+/**
+ * toolwire's one client for the Pulsar admin REST API (`/admin/v2/...`): checking a broker,
+ * TrustGraph's tenant and namespaces, the WebSocket transport's subscriptions at earliest,
+ * and the topic chores of the benchmark and the tests.
+ */
+export interface PulsarAdminOptions {
+  /** Sent as `Authorization: Bearer <token>` when set. */
+  readonly token?: string | undefined;
+  /** Limit for one HTTP call; default 10 s. */
+  readonly timeoutMs?: number | undefined;
+  /** For tests: a fetch to use instead of the global one. */
+  readonly fetch?: typeof fetch | undefined;
+}
+
+export interface TenantInfo {
+  readonly adminRoles: readonly string[];
+  readonly allowedClusters: readonly string[];
+}
+
+/** Pulsar's RetentionPolicies; -1 means unlimited, 0 means none. */
+export interface RetentionPolicy {
+  readonly retentionTimeInMinutes: number;
+  readonly retentionSizeInMB: number;
+}
+
+/** What a create call found: it made the thing, or the thing was already there (409). */
+export type CreateOutcome = 'created' | 'exists';
+
+export const DEFAULT_ADMIN_TIMEOUT_MS = 10_000;
+
+/** The parts of a topic's stats that toolwire reads. */
+export interface TopicStats {
+  readonly msgInCounter: number;
+  readonly subscriptions: Readonly<Record<string, { readonly msgBacklog: number; readonly type?: string; readonly consumers: readonly unknown[] }>>;
+}
+
+interface AdminResponse {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+export class PulsarAdminClient {
+  readonly adminUrl: string;
+  readonly #token: string | undefined;
+  readonly #timeoutMs: number;
+  readonly #fetch: typeof fetch;
+
+  constructor(adminUrl: string, options: PulsarAdminOptions = {}) {
+    let url: URL;
+    try {
+      url = new URL(adminUrl);
+    } catch (err) {
+      throw new PulsarAdminError(`the Pulsar admin URL "${adminUrl}" is not a URL`, { call: 'parse URL' }, { cause: err, retriable: false });
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new PulsarAdminError(`the Pulsar admin URL must be http(s)://host:port, got "${adminUrl}"`, { call: 'parse URL' }, { retriable: false });
+    }
+    this.adminUrl = url.href.replace(/\/+$/, '');
+    this.#token = options.token === '' ? undefined : options.token;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_ADMIN_TIMEOUT_MS;
+    this.#fetch = options.fetch ?? fetch;
+  }
+
+  /** `GET /admin/v2/clusters`: the names of the broker's clusters (`["standalone"]` on a standalone). */
+  async listClusters(signal?: AbortSignal): Promise<string[]> {
+    const res = await this.#call('GET', '/admin/v2/clusters', undefined, signal);
+    return stringArray(res.body, 'GET /admin/v2/clusters');
+  }
+
+  async listTenants(signal?: AbortSignal): Promise<string[]> {
+    const res = await this.#call('GET', '/admin/v2/tenants', undefined, signal);
+    return stringArray(res.body, 'GET /admin/v2/tenants');
+  }
+
+  async createTenant(tenant: string, info: TenantInfo, signal?: AbortSignal): Promise<CreateOutcome> {
+    const res = await this.#call('PUT', `/admin/v2/tenants/${segment(tenant)}`, info, signal, [409]);
+    return res.status === 409 ? 'exists' : 'created';
+  }
+
+  async getTenant(tenant: string, signal?: AbortSignal): Promise<TenantInfo> {
+    const call = `GET /admin/v2/tenants/${tenant}`;
+    const res = await this.#call('GET', `/admin/v2/tenants/${segment(tenant)}`, undefined, signal);
+    const b = (res.body ?? {}) as Record<string, unknown>;
+    const roles = b['adminRoles'] ?? [];
+    const clusters = b['allowedClusters'] ?? [];
+    return { adminRoles: stringArray(roles, call), allowedClusters: stringArray(clusters, call) };
+  }
+
+  /** Deletes an empty tenant (its namespaces must be gone). 404 counts as done. */
+  async deleteTenant(tenant: string, signal?: AbortSignal): Promise<void> {
+    await this.#call('DELETE', `/admin/v2/tenants/${segment(tenant)}`, undefined, signal, [404]);
+  }
+
+  /** Deletes a namespace with no topics left in use. 404 counts as done. */
+  async deleteNamespace(namespace: string, signal?: AbortSignal): Promise<void> {
+    await this.#call('DELETE', `/admin/v2/namespaces/${namespacePath(namespace)}`, undefined, signal, [404]);
+  }
+
+  /** `GET /admin/v2/namespaces/<tenant>`: full names, e.g. `["tg/flow", "tg/request"]`. */
+  async listNamespaces(tenant: string, signal?: AbortSignal): Promise<string[]> {
+    const res = await this.#call('GET', `/admin/v2/namespaces/${segment(tenant)}`, undefined, signal);
+    return stringArray(res.body, `GET /admin/v2/namespaces/${tenant}`);
+  }
+
+  /** `namespace` is `tenant/name`. */
+  async createNamespace(namespace: string, signal?: AbortSignal): Promise<CreateOutcome> {
+    const res = await this.#call('PUT', `/admin/v2/namespaces/${namespacePath(namespace)}`, undefined, signal, [409]);
+    return res.status === 409 ? 'exists' : 'created';
+  }
+
+  async getRetention(namespace: string, signal?: AbortSignal): Promise<RetentionPolicy> {
+    const call = `GET /admin/v2/namespaces/${namespace}/retention`;
+    const res = await this.#call('GET', `/admin/v2/namespaces/${namespacePath(namespace)}/retention`, undefined, signal);
+    // A namespace that never had a policy answers with an empty body.
+    if (res.body === undefined || res.body === null || res.body === '') return { retentionTimeInMinutes: 0, retentionSizeInMB: 0 };
+    const b = res.body as Record<string, unknown>;
+    const time = b['retentionTimeInMinutes'];
+    const size = b['retentionSizeInMB'];
+    if (typeof time !== 'number' || typeof size !== 'number') {
+      throw new PulsarAdminError(`${call} answered an unexpected body: ${preview(res.body)}`, { call, status: res.status }, { retriable: false });
+    }
+    return { retentionTimeInMinutes: time, retentionSizeInMB: size };
+  }
+
+  async setRetention(namespace: string, policy: RetentionPolicy, signal?: AbortSignal): Promise<void> {
+    await this.#call('POST', `/admin/v2/namespaces/${namespacePath(namespace)}/retention`, policy, signal);
+  }
+
+  /**
+   * Create `subscription` on `topic` at the earliest message. Pulsar 3.x's WebSocket consumer
+   * ignores `subscriptionInitialPosition` (a new subscription starts at latest), so the
+   * WebSocket transport makes it here first and then attaches. An existing subscription keeps
+   * its position (409), as initialPosition does. Needs only consume permission on the topic.
+   */
+  async createSubscriptionAtEarliest(topic: string, subscription: string, signal?: AbortSignal): Promise<CreateOutcome> {
+    // ledgerId/entryId -1 is MessageId.earliest.
+    const earliest = { ledgerId: -1, entryId: -1, partitionIndex: -1 };
+    const res = await this.#call('PUT', `/admin/v2/${topicPath(topic)}/subscription/${encodeURIComponent(subscription)}`, earliest, signal, [409]);
+    return res.status === 409 ? 'exists' : 'created';
+  }
+
+  /** Delete a topic and its subscriptions (force); a topic that does not exist counts as done. */
+  async deleteTopic(topic: string, signal?: AbortSignal): Promise<void> {
+    await this.#call('DELETE', `/admin/v2/${topicPath(topic)}?force=true`, undefined, signal, [404]);
+  }
+
+  /** A topic's stats, or undefined when the topic does not exist. */
+  async topicStats(topic: string, signal?: AbortSignal): Promise<TopicStats | undefined> {
+    const res = await this.#call('GET', `/admin/v2/${topicPath(topic)}/stats`, undefined, signal, [404]);
+    return res.status === 404 ? undefined : (res.body as TopicStats);
+  }
+
+  /** The broker's version string, e.g. `3.3.6`. */
+  async brokerVersion(signal?: AbortSignal): Promise<string> {
+    const res = await this.#call('GET', '/admin/v2/brokers/version', undefined, signal);
+    return String(res.body ?? '').trim();
+  }
+
+  async #call(method: string, path: string, body: unknown, signal: AbortSignal | undefined, accept: readonly number[] = []): Promise<AdminResponse> {
+    const call = `${method} ${path}`;
+    if (signal?.aborted) throw new AbortedError(`${call} was cancelled`, { cause: signal.reason });
+    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    const joined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (this.#token !== undefined) headers['authorization'] = `Bearer ${this.#token}`;
+    let res: Response;
+    let text: string;
+    try {
+      res = await this.#fetch(`${this.adminUrl}${path}`, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: joined,
+        redirect: 'follow',
+      });
+      text = await res.text();
+    } catch (err) {
+      if (signal?.aborted) throw new AbortedError(`${call} was cancelled`, { cause: err });
+      if (timeout.aborted) {
+        throw new PulsarAdminError(`${call} on ${this.adminUrl}: no answer within ${this.#timeoutMs} ms`, { call }, { cause: err });
+      }
+      throw new PulsarAdminError(`${call} on ${this.adminUrl}: cannot reach the broker (${describeFetchError(err)})`, { call }, { cause: err });
+    }
+    const parsed = parseBody(text);
+    if (res.ok || accept.includes(res.status)) return { status: res.status, body: parsed };
+    const reason = reasonOf(parsed, text);
+    const hint = res.status === 401 || res.status === 403 ? ' (check the token)' : '';
+    throw new PulsarAdminError(
+      `${call} on ${this.adminUrl} failed: HTTP ${res.status}${reason ? `: ${reason}` : ''}${hint}`,
+      { call, status: res.status, ...(reason ? { reason } : {}) },
+    );
+  }
+}
+
+function segment(name: string): string {
+  if (!/^[A-Za-z0-9_.=-]+$/.test(name)) {
+    throw new PulsarAdminError(`"${name}" is not a valid Pulsar tenant or namespace name`, { call: 'validate name' }, { retriable: false });
+  }
+  return name;
+}
+
+function namespacePath(namespace: string): string {
+  const parts = namespace.split('/');
+  if (parts.length !== 2) {
+    throw new PulsarAdminError(`"${namespace}" is not a namespace: expected tenant/name`, { call: 'validate name' }, { retriable: false });
+  }
+  return `${segment(parts[0] ?? '')}/${segment(parts[1] ?? '')}`;
+}
+
+function parseBody(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+function reasonOf(parsed: unknown, text: string): string | undefined {
+  if (parsed && typeof parsed === 'object' && typeof (parsed as Record<string, unknown>)['reason'] === 'string') {
+    return (parsed as Record<string, string>)['reason'];
+  }
+  const t = text.trim();
+  return t === '' ? undefined : t.slice(0, 300);
+}
+
+function stringArray(body: unknown, call: string): string[] {
+  if (Array.isArray(body) && body.every((x) => typeof x === 'string')) return body as string[];
+  throw new PulsarAdminError(`${call} answered an unexpected body: ${preview(body)}`, { call }, { retriable: false });
+}
+
+function preview(v: unknown): string {
+  const s = typeof v === 'string' ? v : JSON.stringify(v);
+  return s === undefined ? String(v) : s.slice(0, 200);
+}
+
+function describeFetchError(err: unknown): string {
+  const cause = err instanceof Error ? (err.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+  if (cause && typeof cause.code === 'string') return cause.code;
+  if (cause && typeof cause.message === 'string') return cause.message;
+  return err instanceof Error ? err.message : String(err);
+}
