@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { encodeChunk, encodeError } from '../src/envelope/response.js';
 import type { IncomingMessage, Producer, Subscription, Transport } from '../src/transport/transport.js';
-import { STREAM_PROPERTY } from '../src/worker/limits.js';
+import { STREAM_PROPERTY } from '../src/envelope/properties.js';
 
 export interface FloorOptions {
   readonly transport: Transport;

@@ -5,7 +5,7 @@ import { createLogger } from '../src/logging.js';
 import { loadSecrets } from '../src/secrets.js';
 import { readSettings } from '../src/settings.js';
 import { MemoryTransport } from '../src/transport/memory-transport.js';
-import { STREAM_PROPERTY } from '../src/worker/limits.js';
+import { STREAM_PROPERTY } from '../src/envelope/properties.js';
 import { ECHO_ARGUMENTS, writeServiceConfig } from './service-config.js';
 
 export interface HotPathOptions {

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { decodeResponse } from '../src/envelope/response.js';
 import { AbortedError, TimeoutError } from '../src/errors.js';
 import type { IncomingMessage, Producer, Subscription, Transport } from '../src/transport/transport.js';
-import { SEQ_PROPERTY, STREAM_PROPERTY } from '../src/worker/limits.js';
+import { SEQ_PROPERTY, STREAM_PROPERTY } from '../src/envelope/properties.js';
 import { LatencyRecorder, type LatencySummary } from './latency-recorder.js';
 import { benchRequestBody, type PayloadShape } from './request-payload.js';
 

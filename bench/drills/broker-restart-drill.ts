@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Producer } from '../../src/transport/transport.js';
 import { transportFor } from '../transport-for.js';
 import { AnswerLedger } from './answer-ledger.js';
@@ -23,7 +24,6 @@ export const RESTART_DRILL = {
   long: { requests: 5_000, concurrency: 64, toolDelayMs: 5, stopAfter: 0.3, downMs: 5_000 },
 } as const;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Stop and restart the broker under load. Agents keep sending (a send waits out the outage

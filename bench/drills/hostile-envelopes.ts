@@ -1,4 +1,4 @@
-import { STREAM_PROPERTY, TOOL_PROPERTY } from '../../src/worker/limits.js';
+import { STREAM_PROPERTY, TOOL_PROPERTY } from '../../src/envelope/properties.js';
 
 /** What the worker must do with an envelope. */
 export type Expectation =

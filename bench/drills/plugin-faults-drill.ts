@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Producer } from '../../src/transport/transport.js';
@@ -38,7 +39,6 @@ const FAULTS = [
   { fault: 'daemon-dropped-connection', tool: 'daemon-crash', mode: '', expect: undefined },
 ] as const;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Tools that hang, throw, crash their process or return 50 MB, beside a healthy echo tool on

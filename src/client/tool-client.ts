@@ -6,7 +6,7 @@ import { AbortedError, ErrorCode, TimeoutError, ToolwireError } from '../errors.
 import { AsyncQueue } from '../transport/async-queue.js';
 import type { Subscription, Transport } from '../transport/transport.js';
 import { cancelTopic } from '../transport/topic-name.js';
-import { CANCEL_PROPERTY, SEQ_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY } from '../worker/limits.js';
+import { CANCEL_PROPERTY, ID_PROPERTY, SEQ_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY } from '../envelope/properties.js';
 
 export interface CallOptions extends ToolRequest {
   readonly requestQueue: string;
@@ -84,13 +84,13 @@ export class ToolClient {
   private async route(sub: Subscription): Promise<void> {
     for await (const msg of sub) {
       await msg.ack();
-      const q = this.pending.get(msg.properties['id'] ?? '');
+      const q = this.pending.get(msg.properties[ID_PROPERTY] ?? '');
       if (!q) continue;
       try {
         const seq = msg.properties[SEQ_PROPERTY];
         q.push({ response: decodeResponse(msg.data), seq: seq === undefined ? undefined : Number(seq) });
       } catch (err) {
-        this.log?.warn({ err, requestId: msg.properties['id'] }, 'undecodable response ignored');
+        this.log?.warn({ err, requestId: msg.properties[ID_PROPERTY] }, 'undecodable response ignored');
       }
     }
   }
@@ -116,7 +116,7 @@ export class ToolClient {
     let sent = false;
     let settled = false;
     try {
-      const properties: Record<string, string> = { id };
+      const properties: Record<string, string> = { [ID_PROPERTY]: id };
       if (options.stream) properties[STREAM_PROPERTY] = 'true';
       if (options.tool) properties[TOOL_PROPERTY] = options.tool;
       const producer = await this.transport.producer(options.requestQueue, options.signal);

@@ -21,7 +21,11 @@ export function encodeChunk(text: string, endOfStream: boolean): Buffer {
   return Buffer.from(`{"error":null,"response":${JSON.stringify(text)},"end_of_stream":${endOfStream}}`, 'utf8');
 }
 
-/** A tool result that is not a string travels as its JSON text. */
+/**
+ * The one rule for a tool's value (a whole result or one streamed chunk) as observation text:
+ * a string as it is; undefined and null as nothing (""); a Buffer as its UTF-8 text; anything
+ * else as its JSON text.
+ */
 export function observationText(result: unknown): string {
   if (typeof result === 'string') return result;
   if (result === undefined || result === null) return '';

@@ -1,6 +1,7 @@
 import { parseAgentJson } from '../envelope/agent-json.js';
 import { InvalidArgumentsError } from '../errors.js';
 import type { Parameter } from './parameter.js';
+import { isPlainObject } from '../plain-object.js';
 
 const TRUE = new Set(['true', 'yes', 'y', '1']);
 const FALSE = new Set(['false', 'no', 'n', '0']);
@@ -12,10 +13,6 @@ const DECIMAL = /^[+-]?(\d+\.\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 export const SELECTOR_NOT_OBJECT = 'The selector must be a dictionary.';
 export const MULTIPLE_FILES = 'This parameter only accepts one file but got multiple files while invoking.';
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
 /** A value's string form; objects as their JSON text (Python would give its repr, which no one can parse). */
 function asString(v: unknown): string {

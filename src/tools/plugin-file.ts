@@ -1,4 +1,5 @@
 import { extname } from 'node:path';
+import { isPlainObject } from '../plain-object.js';
 
 /** The marker Dify's SDK looks for to rebuild a File from a parameter value. */
 export const DIFY_FILE_IDENTITY = '__dify__file__';
@@ -11,10 +12,6 @@ export interface PluginFile {
   mime_type?: string;
   extension?: string;
   size?: number;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { AbortedError } from '../errors.js';
 
 export interface BackoffOptions {
@@ -36,17 +37,10 @@ export class Backoff {
 }
 
 /** Wait `ms`, or reject with AbortedError as soon as `signal` aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  if (signal?.aborted) return Promise.reject(new AbortedError('aborted while waiting', { cause: signal.reason }));
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(new AbortedError('aborted while waiting', { cause: signal?.reason }));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  try {
+    await delay(ms, undefined, signal ? { signal } : undefined);
+  } catch (err) {
+    throw new AbortedError('aborted while waiting', { cause: signal?.reason ?? err });
+  }
 }

@@ -53,21 +53,3 @@ export const DEFAULT_LIMITS: WorkerLimits = {
   backlogBytes: 64 * 1024 * 1024,
   answeredMemory: 10_000,
 };
-
-/** The message property an agent sets to ask for a streamed answer. */
-export const STREAM_PROPERTY = 'toolwire-stream';
-/**
- * On every message of a streamed answer: its place in the answer, from 0. A non-persistent
- * response topic may drop a message under load; a gap in the numbers is how an agent tells a
- * shortened answer from a whole one.
- */
-export const SEQ_PROPERTY = 'toolwire-seq';
-/** The message property naming a tool outright (used by our gateway and CLI). */
-export const TOOL_PROPERTY = 'toolwire-tool';
-/**
- * On a message of a namespace's cancel topic (cancelTopic): the id of a request whose agent
- * no longer waits. Every worker reads that topic; the one running the request aborts it.
- */
-export const CANCEL_PROPERTY = 'toolwire-cancel';
-/** Set on a dead-lettered request, saying why it could not be answered. */
-export const DEAD_LETTER_REASON_PROPERTY = 'toolwire-dead-letter-reason';

@@ -1,7 +1,7 @@
 import { encodeChunk } from '../envelope/response.js';
 import { PayloadTooLargeError } from '../errors.js';
 import type { Producer } from '../transport/transport.js';
-import { SEQ_PROPERTY } from './limits.js';
+import { SEQ_PROPERTY } from '../envelope/properties.js';
 
 /**
  * Where a tool's chunks go. Single mode keeps them and sends one message at the end (what

@@ -8,7 +8,8 @@ import { isAsyncIterable, type Plugin } from '../plugins/plugin.js';
 import { prepareArguments } from '../tools/prepare-arguments.js';
 import { persistentTopic } from '../transport/topic-name.js';
 import { defaultDeadLetterTopic, type IncomingMessage, type Producer, type Transport } from '../transport/transport.js';
-import { DEAD_LETTER_REASON_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY, type WorkerLimits } from './limits.js';
+import { DEAD_LETTER_REASON_PROPERTY, ID_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY } from '../envelope/properties.js';
+import type { WorkerLimits } from './limits.js';
 import { CallAbort } from './call-abort.js';
 import { createSink, type ObservationSink } from './observation-sink.js';
 import { RecentIds } from './recent-ids.js';
@@ -96,7 +97,7 @@ export class RequestHandler {
 
   async handle(msg: IncomingMessage): Promise<Outcome> {
     const { service, log: baseLog } = this.deps;
-    const id = msg.properties['id'];
+    const id = msg.properties[ID_PROPERTY];
     if (!id) return this.deadLetter(msg, 'request has no id property; no agent could receive an answer');
     // A message id is the broker's, the same on every delivery of one message: an agent's
     // retry is a new message and runs.
@@ -128,7 +129,7 @@ export class RequestHandler {
    * Publishing failures are settled as in handle().
    */
   async refuse(msg: IncomingMessage, err: UnavailableError): Promise<Outcome> {
-    const id = msg.properties['id'];
+    const id = msg.properties[ID_PROPERTY];
     if (!id) return this.deadLetter(msg, 'request has no id property; no agent could receive an answer');
     try {
       return await this.answerError(msg, wireError(err), { id });
@@ -139,7 +140,7 @@ export class RequestHandler {
 
   private async answer(msg: IncomingMessage, id: string): Promise<Outcome> {
     const { service, limits, hardStop } = this.deps;
-    const properties = { id };
+    const properties = { [ID_PROPERTY]: id };
     let toolName: string | undefined;
     // One child logger per request, made only when something logs or the plugin reads `log`
     // (a pino child costs on the hot path, and most answered requests log nothing).

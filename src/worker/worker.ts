@@ -11,7 +11,8 @@ import { isPersistentTopic } from '../transport/topic-name.js';
 import type { Backlog } from './backlog.js';
 import type { Binding, Instance } from './binding.js';
 import { consumeAll, consumeTaking, type IntakeHost } from './intake.js';
-import { CANCEL_PROPERTY, DEFAULT_LIMITS, type WorkerLimits } from './limits.js';
+import { CANCEL_PROPERTY } from '../envelope/properties.js';
+import { DEFAULT_LIMITS, type WorkerLimits } from './limits.js';
 import { Outcome, RequestHandler } from './request-handler.js';
 
 export const WorkerState = {

@@ -15,7 +15,7 @@ import { ToolClient, ToolResponseError, type CallOptions } from '../../src/clien
 import type { ToolResponse } from '../../src/envelope/response.js';
 import { JOKES } from '../../src/plugins/module/builtin/joke.js';
 import type { IncomingMessage, Subscription, Transport } from '../../src/transport/transport.js';
-import { DEAD_LETTER_REASON_PROPERTY } from '../../src/worker/limits.js';
+import { DEAD_LETTER_REASON_PROPERTY } from '../../src/envelope/properties.js';
 import { runCli } from '../support/cli.js';
 import { captureLogger } from '../support/harness.js';
 import { deleteTopic, removeDir, startPulsarApp, suffix, waitUntil, writeConfigDir, wsTransport } from '../support/pulsar-app.js';

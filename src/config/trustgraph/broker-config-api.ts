@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AbortedError, ConfigServiceError, TimeoutError } from '../../errors.js';
+import { ID_PROPERTY } from '../../envelope/properties.js';
 import type { Subscription, Transport } from '../../transport/transport.js';
 import { DEFAULT_CONFIG_QUEUES, configResponseSchema, type ConfigQueues, type ConfigApi, type ConfigRequest, type ConfigResponse } from './config-wire.js';
 
@@ -44,7 +45,7 @@ export class BrokerConfigApi implements ConfigApi {
   private async route(sub: Subscription): Promise<void> {
     for await (const msg of sub) {
       await msg.ack();
-      const waiter = this.pending.get(msg.properties['id'] ?? '');
+      const waiter = this.pending.get(msg.properties[ID_PROPERTY] ?? '');
       if (!waiter) continue; // another client's answer
       try {
         waiter.resolve(configResponseSchema.parse(JSON.parse(msg.data.toString('utf8'))));
@@ -69,7 +70,7 @@ export class BrokerConfigApi implements ConfigApi {
     });
     try {
       const producer = await this.transport.producer(this.queues.request, signal);
-      await producer.send({ data: JSON.stringify(req), properties: { id } }, signal);
+      await producer.send({ data: JSON.stringify(req), properties: { [ID_PROPERTY]: id } }, signal);
       this.log.debug({ operation: req.operation, workspace: req.workspace, id }, 'config request sent');
       return await Promise.race([answer, failed]);
     } finally {

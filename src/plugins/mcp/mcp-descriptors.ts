@@ -1,10 +1,7 @@
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { isPlainObject } from '../../plain-object.js';
 
 type JsonSchema = Record<string, unknown>;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
 /** One property of a tool's input schema as an argument declaration the model sees. */
 function argument(name: string, schema: JsonSchema, required: boolean): Record<string, unknown> {
@@ -35,9 +32,9 @@ function argument(name: string, schema: JsonSchema, required: boolean): Record<s
 /** A tool's declared arguments, from its `inputSchema`. */
 export function argumentsOf(tool: McpTool): Record<string, unknown>[] {
   const schema = tool.inputSchema as JsonSchema;
-  const properties = isObject(schema['properties']) ? schema['properties'] : {};
+  const properties = isPlainObject(schema['properties']) ? schema['properties'] : {};
   const required = new Set(Array.isArray(schema['required']) ? (schema['required'] as string[]) : []);
-  return Object.entries(properties).map(([name, s]) => argument(name, isObject(s) ? s : {}, required.has(name)));
+  return Object.entries(properties).map(([name, s]) => argument(name, isPlainObject(s) ? s : {}, required.has(name)));
 }
 
 export interface ImportOptions {

@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import type { ToolService } from '../../catalog/descriptors.js';
+import { observationText } from '../../envelope/response.js';
 import { isAsyncIterable, type Observation, type Plugin, type PluginContext, type PluginFactory, type ToolCall } from '../plugin.js';
 import { BUILTIN_TOOLS } from './builtin/index.js';
 import type { ModuleTool } from './module-tool.js';
@@ -52,17 +53,12 @@ class ModulePlugin implements Plugin {
         return call.log;
       },
     });
-    return isAsyncIterable(out) ? chunksOf(out) : Promise.resolve(out).then(valueText);
+    return isAsyncIterable(out) ? chunksOf(out) : Promise.resolve(out).then(observationText);
   }
 }
 
 async function* chunksOf(out: AsyncIterable<unknown>): AsyncIterable<string> {
-  for await (const chunk of out) yield typeof chunk === 'string' ? chunk : JSON.stringify(chunk);
-}
-
-/** A tool's return value as observation text: a string as it is, anything else as JSON. */
-function valueText(value: unknown): string {
-  return typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
+  for await (const chunk of out) yield observationText(chunk);
 }
 
 /** In-process tools named by descriptors (never by a request). */

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFloorResponder, type FloorResponder } from '../../../bench/floor-responder.js';
 import { runLoad } from '../../../bench/load-generator.js';
 import { MemoryTransport } from '../../../src/transport/memory-transport.js';
-import { SEQ_PROPERTY } from '../../../src/worker/limits.js';
+import { SEQ_PROPERTY } from '../../../src/envelope/properties.js';
 
 const log = pino({ level: 'silent' });
 const REQ = 'persistent://tg/flow/bench-test-request';

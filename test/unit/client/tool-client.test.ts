@@ -3,7 +3,7 @@ import { ToolClient } from '../../../src/client/tool-client.js';
 import { encodeChunk } from '../../../src/envelope/response.js';
 import { ErrorCode, ToolwireError } from '../../../src/errors.js';
 import { MemoryTransport } from '../../../src/transport/memory-transport.js';
-import { SEQ_PROPERTY } from '../../../src/worker/limits.js';
+import { SEQ_PROPERTY } from '../../../src/envelope/properties.js';
 
 const REQ = 'persistent://tg/flow/client-request';
 const RES = 'non-persistent://tg/response/client';

@@ -28,6 +28,9 @@ describe('response encoding', () => {
     expect(observationText(42)).toBe('42');
     expect(observationText('plain')).toBe('plain');
     expect(observationText(null)).toBe('');
+    expect(observationText(undefined)).toBe('');
+    expect(observationText(Buffer.from('héllo'))).toBe('héllo');
+    expect(observationText([null])).toBe('[null]');
   });
 
   it('keeps internal error text off the wire but passes ToolwireError text', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeResponse } from '../../../src/envelope/response.js';
 import { PayloadTooLargeError } from '../../../src/errors.js';
 import type { OutgoingMessage, Producer } from '../../../src/transport/transport.js';
-import { SEQ_PROPERTY } from '../../../src/worker/limits.js';
+import { SEQ_PROPERTY } from '../../../src/envelope/properties.js';
 import { createSink, JOIN_AFTER } from '../../../src/worker/observation-sink.js';
 
 /** Lets the current turn of the event loop end (the stream sink sends at the end of a turn). */

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RateLimitedError, ToolFailedError } from '../../../src/errors.js';
 import type { ToolCall } from '../../../src/plugins/plugin.js';
-import { DEAD_LETTER_REASON_PROPERTY } from '../../../src/worker/limits.js';
+import { DEAD_LETTER_REASON_PROPERTY } from '../../../src/envelope/properties.js';
 import { catalogOf, entry, service, testRegistry } from '../../support/harness.js';
 import { startFixture, type Fixture } from '../../support/worker-fixture.js';
 

@@ -16,7 +16,7 @@ import { defaultRegistry } from '../../../../src/plugins/default-registry.js';
 import type { Plugin, PluginContext } from '../../../../src/plugins/plugin.js';
 import { loadSecrets } from '../../../../src/secrets.js';
 import { MemoryTransport } from '../../../../src/transport/memory-transport.js';
-import { STREAM_PROPERTY, TOOL_PROPERTY } from '../../../../src/worker/limits.js';
+import { STREAM_PROPERTY, TOOL_PROPERTY } from '../../../../src/envelope/properties.js';
 import { Worker } from '../../../../src/worker/worker.js';
 import { captureLogger, entry } from '../../../support/harness.js';
 import { everythingStdio, startEverythingHttp } from '../../../support/mcp-everything.js';
