@@ -28,6 +28,8 @@ environment (scripts/python-env.sh) when they are missing.
       --warmup SECONDS     unrecorded load first (default ${BENCH_DEFAULTS.warmupMs / 1000})
       --payload BYTES      size of the arguments JSON (default ${BENCH_DEFAULTS.argumentBytes})
       --chunks C           stream scenarios with C chunks per answer (default ${BENCH_DEFAULTS.streamChunks}; 0: none)
+      --one-call SECONDS   floor and toolwire with one call in flight, on persistent and
+                           non-persistent request topics, each this long (default ${BENCH_DEFAULTS.oneCallMs / 1000}; 0: none)
       --long N             toolwire RSS run of N requests (default ${BENCH_DEFAULTS.longRequests}; 0: none)
       --long-warmup SECONDS  its warm-up, V8's heap growing to size (default ${BENCH_DEFAULTS.longWarmupMs / 1000})
       --request-topics P   persistent (default) | non-persistent
@@ -190,6 +192,7 @@ export const benchCommand: Command = {
         payload: { type: 'string' },
         chunks: { type: 'string' },
         long: { type: 'string' },
+        'one-call': { type: 'string' },
         'long-warmup': { type: 'string' },
         'request-topics': { type: 'string' },
         'response-topics': { type: 'string' },
@@ -243,6 +246,7 @@ export const benchCommand: Command = {
       longWarmupMs: (num(values['long-warmup'], '--long-warmup', 0) ?? BENCH_DEFAULTS.longWarmupMs / 1000) * 1000,
       argumentBytes: num(values.payload, '--payload', 16) ?? BENCH_DEFAULTS.argumentBytes,
       streamChunks: num(values.chunks, '--chunks', 0) ?? BENCH_DEFAULTS.streamChunks,
+      oneCallMs: (num(values['one-call'], '--one-call', 0) ?? (quick ? 2 : BENCH_DEFAULTS.oneCallMs / 1000)) * 1000,
       longRequests: num(values.long, '--long', 0) ?? (quick ? 0 : BENCH_DEFAULTS.longRequests),
       requestPersistence: persistence,
       responsePersistence,

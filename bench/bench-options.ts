@@ -26,6 +26,12 @@ export interface BenchOptions {
   readonly argumentBytes: number;
   /** Chunks per answer in the stream scenarios (0: no stream scenarios). */
   readonly streamChunks: number;
+  /**
+   * Length of each one-call scenario (floor and toolwire with one request in flight, on
+   * persistent and non-persistent request topics): the latency an agent that waits for each
+   * answer sees. 0: skip them.
+   */
+  readonly oneCallMs: number;
   /** Requests of the long RSS run of toolwire (0: skip it). */
   readonly longRequests: number;
   /** Request topics: persistent (as the echo-service example) or non-persistent (TrustGraph's default). */
@@ -55,6 +61,7 @@ export const BENCH_DEFAULTS = {
   longWarmupMs: 20_000,
   argumentBytes: 1024,
   streamChunks: 100,
+  oneCallMs: 10_000,
   longRequests: 200_000,
   requestPersistence: 'persistent',
   responsePersistence: 'non-persistent',

@@ -28,6 +28,22 @@ export interface Scenario {
   readonly warmupMs?: number;
   /** Why it exists, for the report. */
   readonly purpose: string;
+  /** Requests in flight when not the run's concurrency (the one-call scenarios: 1). */
+  readonly concurrency?: number;
+  /** Request topic kind when not the run's (the one-call scenarios measure both). */
+  readonly requestPersistence?: BenchOptions['requestPersistence'];
+}
+
+/** The two request topic kinds, the run's own first. */
+function topicKinds(o: Pick<BenchOptions, 'requestPersistence' | 'transport'>): BenchOptions['requestPersistence'][] {
+  // The memory transport has no topic kinds: one pair is enough there.
+  if (o.transport === 'memory') return [o.requestPersistence];
+  return o.requestPersistence === 'persistent' ? ['persistent', 'non-persistent'] : ['non-persistent', 'persistent'];
+}
+
+/** The id of a one-call scenario: `floor-c1-persistent`, `toolwire-c1-non-persistent`... */
+export function oneCallId(target: 'floor' | 'toolwire', kind: BenchOptions['requestPersistence']): string {
+  return `${target}-c1-${kind}`;
 }
 
 export interface ScenarioResult {
@@ -60,6 +76,24 @@ export function allScenarios(o: BenchOptions): Scenario[] {
   for (let round = 2; round <= o.rounds; round++) {
     // Alternate the order, so neither side always runs on a broker the other just warmed.
     for (const t of round % 2 === 0 ? [...pair].reverse() : pair) out.push(single(t, round));
+  }
+  const onePair = o.targets.filter((t): t is 'floor' | 'toolwire' => t === 'floor' || t === 'toolwire');
+  if (o.oneCallMs > 0) {
+    for (const [i, kind] of topicKinds(o).entries()) {
+      for (const t of i % 2 === 0 ? onePair : [...onePair].reverse()) {
+        out.push({
+          id: oneCallId(t, kind),
+          target: t,
+          stream: false,
+          chunks: 0,
+          requests: undefined,
+          durationMs: o.oneCallMs,
+          concurrency: 1,
+          requestPersistence: kind,
+          purpose: `one call in flight, ${kind} request topic`,
+        });
+      }
+    }
   }
   if (o.streamChunks > 0) {
     for (const t of o.targets.filter((x) => TARGETS[x].supports(true))) {
@@ -125,7 +159,7 @@ export function topicsFor(runId: string, scenario: string, o: Pick<BenchOptions,
 
 /** Run one scenario on fresh topics: start the target, load it, stop it, clean up. */
 export async function runScenario(o: BenchOptions, runId: string, s: Scenario, deps: RunDeps): Promise<ScenarioResult> {
-  const topics = topicsFor(runId, s.id, o);
+  const topics = topicsFor(runId, s.id, { ...o, requestPersistence: s.requestPersistence ?? o.requestPersistence });
   const { log, progress, signal } = deps;
   const shared = o.transport === 'memory' ? new MemoryTransport() : undefined;
   let agentTransport: Transport | undefined = shared;
@@ -161,7 +195,7 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
           transport: agentTransport,
           requestTopic: topics.requestTopic,
           responseTopic: topics.responseTopic,
-          concurrency: o.concurrency,
+          concurrency: s.concurrency ?? o.concurrency,
           ...(s.requests !== undefined ? { requests: s.requests } : {}),
           ...(s.durationMs !== undefined ? { durationMs: s.durationMs } : {}),
           warmupMs: s.warmupMs ?? o.warmupMs,

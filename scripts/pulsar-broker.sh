@@ -22,7 +22,8 @@
 #
 # Environment: PULSAR_VERSION (3.3.6), TOOLWIRE_CACHE, TOOLWIRE_PULSAR_RUN (run dir: conf,
 # data, logs, pid), TOOLWIRE_PULSAR_PORT (6650), TOOLWIRE_PULSAR_WEB_PORT (8080),
-# TOOLWIRE_PULSAR_KEEP_DATA (0; 1 = start --keep-data), PULSAR_START_TIMEOUT (seconds, 180), PULSAR_JAVA_HOME, PULSAR_MEM, PULSAR_GC,
+# TOOLWIRE_PULSAR_KEEP_DATA (0; 1 = start --keep-data), TOOLWIRE_PULSAR_CONF_EXTRA (standalone.conf
+# lines appended last, for an experiment), PULSAR_START_TIMEOUT (seconds, 180), PULSAR_JAVA_HOME, PULSAR_MEM, PULSAR_GC,
 # MAVEN_CENTRAL_URL (for the curl fallback).
 set -euo pipefail
 
@@ -135,6 +136,12 @@ start() {
     echo "# Request/response traffic: hand a caught-up consumer new entries at once instead of"
     echo "# polling every 10 ms (docs/benchmarks.md, \"Latency of one call\")."
     echo "managedLedgerNewEntriesCheckDelayInMillis=0"
+    echo "# The embedded bookie writes a lone entry's journal at once instead of waiting up to"
+    echo "# journalMaxGroupWaitMSec for company; under load the queue is never empty and writes"
+    echo "# still group. Durability is unchanged (journalSyncData decides that)."
+    echo "journalFlushWhenQueueEmpty=true"
+    # Extra standalone.conf lines for an experiment (one key=value per line), last so they win.
+    if [ -n "${TOOLWIRE_PULSAR_CONF_EXTRA:-}" ]; then printf '%s\n' "$TOOLWIRE_PULSAR_CONF_EXTRA"; fi
   } >>"$conf"
   log "starting Pulsar $PULSAR_VERSION on 127.0.0.1:$BROKER_PORT (admin $ADMIN)$([ "$KEEP_DATA" = 1 ] && echo ', keeping its data'), logs in $RUN_DIR/logs"
   (

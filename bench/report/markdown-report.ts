@@ -36,6 +36,16 @@ export function markdownReport(r: BenchReport, chartFile: string | undefined): s
   lines.push('', '## Targets', '', '| target | measured | met |', '|---|---:|:---:|');
   for (const c of r.checks) lines.push(`| ${c.goal} | ${c.measured} | ${c.met === undefined ? 'n/a' : c.met ? 'yes' : '**no**'} |`);
   const ra = r.ratios;
+  if (ra.oneCall.length > 0) {
+    lines.push('', '## One call in flight', '', 'Latency as an agent that waits for each answer sees it, ms.', '');
+    lines.push('| request topic | floor p50 / p99 / p99.9 | toolwire p50 / p99 / p99.9 | toolwire added p50 / p99 / p99.9 |', '|---|---:|---:|---:|');
+    const three = (a: number, b: number, c: number) => `${ms(a)} / ${ms(b)} / ${ms(c)}`;
+    for (const x of ra.oneCall) {
+      lines.push(
+        `| ${x.kind} | ${three(x.floor.p50Ms, x.floor.p99Ms, x.floor.p999Ms)} | ${three(x.toolwire.p50Ms, x.toolwire.p99Ms, x.toolwire.p999Ms)} | ${three(x.p50AddedMs, x.p99AddedMs, x.p999AddedMs)} |`,
+      );
+    }
+  }
   lines.push('', '## Ratios', '');
   const perRound = ra.rounds > 1 ? ` (median of ${ra.rounds} rounds: ${ra.perRound.map((x) => `${x.throughputVsFloor.toFixed(3)} / ${x.p99AddedMs.toFixed(2)} ms`).join(', ')})` : '';
   lines.push(`- toolwire/floor throughput: ${ra.throughputVsFloor?.toFixed(3) ?? 'n/a'}; p99 added ${ra.p99AddedMs?.toFixed(2) ?? 'n/a'} ms, p99.9 added ${ra.p999AddedMs?.toFixed(2) ?? 'n/a'} ms${perRound}`);

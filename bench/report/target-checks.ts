@@ -1,4 +1,4 @@
-import type { ScenarioResult } from '../bench-runner.js';
+import { oneCallId, type ScenarioResult } from '../bench-runner.js';
 import type { LoadResult } from '../load-generator.js';
 
 /** One of the issue's targets, judged on a run's figures. */
@@ -11,7 +11,20 @@ export interface TargetCheck {
   readonly met: boolean | undefined;
 }
 
+/** One request topic kind's one-call pair: what an agent waiting on each answer sees. */
+export interface OneCallFigures {
+  readonly kind: 'persistent' | 'non-persistent';
+  readonly floor: LoadResult['latency'];
+  readonly toolwire: LoadResult['latency'];
+  /** toolwire minus floor, ms. */
+  readonly p50AddedMs: number;
+  readonly p99AddedMs: number;
+  readonly p999AddedMs: number;
+}
+
 export interface Ratios {
+  /** The one-call pairs measured, the run's request topic kind first. */
+  readonly oneCall: readonly OneCallFigures[];
   /** Floor/toolwire rounds the next two figures are the medians of. */
   readonly rounds: number;
   readonly perRound: readonly { readonly throughputVsFloor: number; readonly p99AddedMs: number }[];
@@ -65,7 +78,14 @@ export function computeRatios(results: readonly ScenarioResult[]): Ratios {
   const singleCpu = get(results, 'toolwire-single')?.resources?.cpuUsPerRequest;
   const streamCpu = streamResult?.resources?.cpuUsPerRequest;
   const long = get(results, 'toolwire-long')?.resources;
+  const oneCall: OneCallFigures[] = [];
+  for (const kind of ['persistent', 'non-persistent'] as const) {
+    const f = get(results, oneCallId('floor', kind))?.load?.latency;
+    const t = get(results, oneCallId('toolwire', kind))?.load?.latency;
+    if (f && t) oneCall.push({ kind, floor: f, toolwire: t, p50AddedMs: t.p50Ms - f.p50Ms, p99AddedMs: t.p99Ms - f.p99Ms, p999AddedMs: t.p999Ms - f.p999Ms });
+  }
   return {
+    oneCall,
     rounds: rounds.length,
     throughputVsFloor: median(rounds.map((r) => r.tw.throughputPerSec / r.floor.throughputPerSec)),
     p99AddedMs: median(rounds.map((r) => r.tw.latency.p99Ms - r.floor.latency.p99Ms)),
@@ -82,7 +102,28 @@ export function computeRatios(results: readonly ScenarioResult[]): Ratios {
 
 const fmt = (v: number | undefined, digits: number, unit = '') => (v === undefined ? 'not measured' : `${v.toFixed(digits)}${unit}`);
 
-/** The issue's five targets, at concurrency 64 and 1 KiB arguments. */
+const signed = (v: number) => `${v >= 0 ? '+' : ''}${v.toFixed(2)} ms`;
+
+/** The one-call targets: the worker's share of a lone call, and a whole call on the fastest path. */
+function oneCallChecks(r: Ratios): TargetCheck[] {
+  const added = (pick: (x: OneCallFigures) => number, limit: number) => ({
+    measured: r.oneCall.length === 0 ? 'not measured' : r.oneCall.map((x) => `${x.kind} ${signed(pick(x))}`).join(', '),
+    met: r.oneCall.length === 0 ? undefined : r.oneCall.every((x) => pick(x) <= limit),
+  });
+  const fastest = [...r.oneCall].sort((a, b) => a.toolwire.p50Ms - b.toolwire.p50Ms)[0];
+  return [
+    { id: 'one-call-p50', goal: 'one call in flight: toolwire p50 within 0.1 ms of the floor', ...added((x) => x.p50AddedMs, 0.1) },
+    { id: 'one-call-p99', goal: 'one call in flight: toolwire p99 within 0.5 ms of the floor', ...added((x) => x.p99AddedMs, 0.5) },
+    {
+      id: 'one-call-under-1ms',
+      goal: 'one call in flight: a whole call under 1 ms at p50 on the fastest path',
+      measured: fastest ? `${fastest.toolwire.p50Ms.toFixed(2)} ms (${fastest.kind})` : 'not measured',
+      met: fastest ? fastest.toolwire.p50Ms < 1 : undefined,
+    },
+  ];
+}
+
+/** The targets: five at the run's concurrency (64 by default) with 1 KiB arguments, three at one call in flight. */
 export function checkTargets(r: Ratios, longRequests: number | undefined): TargetCheck[] {
   const judge = (v: number | undefined, ok: (x: number) => boolean) => (v === undefined ? undefined : ok(v));
   return [
@@ -101,5 +142,6 @@ export function checkTargets(r: Ratios, longRequests: number | undefined): Targe
       measured: r.streamCpuVsSingle === undefined ? 'not measured' : `${r.streamCpuVsSingle.toFixed(2)}x CPU (throughput ratio ${fmt(r.streamCostVsSingle, 2, 'x')})`,
       met: judge(r.streamCpuVsSingle, (x) => x <= 2),
     },
+    ...oneCallChecks(r),
   ];
 }

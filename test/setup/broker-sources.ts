@@ -69,8 +69,9 @@ export async function brokerFromDocker(host: string, keep: boolean): Promise<Bro
   const script = [
     'set -e',
     'cp conf/standalone.conf /tmp/standalone.conf',
-    // The last line as in scripts/pulsar-broker.sh: new entries handed to a caught-up consumer at once.
-    `printf '\\nbrokerServicePort=${brokerPort}\\nwebServicePort=${webPort}\\nadvertisedAddress=${host}\\nmanagedLedgerNewEntriesCheckDelayInMillis=0\\n' >> /tmp/standalone.conf`,
+    // The last two as in scripts/pulsar-broker.sh: new entries handed to a caught-up consumer at
+    // once, and a lone journal entry written without waiting for company.
+    `printf '\\nbrokerServicePort=${brokerPort}\\nwebServicePort=${webPort}\\nadvertisedAddress=${host}\\nmanagedLedgerNewEntriesCheckDelayInMillis=0\\njournalFlushWhenQueueEmpty=true\\n' >> /tmp/standalone.conf`,
     'export PULSAR_STANDALONE_CONF=/tmp/standalone.conf',
     'exec bin/pulsar standalone -nfw -nss',
   ].join('\n');

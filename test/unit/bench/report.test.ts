@@ -59,7 +59,9 @@ describe('target checks', () => {
     // The fixture's series give every scenario the same CPU per request.
     expect(r.streamCpuVsSingle).toBeCloseTo(1);
     expect(r.longRunRssGrowth).toBeCloseTo(0.05);
-    expect(checkTargets(r, 200_000).map((c) => c.met)).toEqual([true, true, true, true, true]);
+    // The one-call targets are n/a: this run has no one-call scenarios.
+    expect(checkTargets(r, 200_000).map((c) => c.met)).toEqual([true, true, true, true, true, undefined, undefined, undefined]);
+    expect(r.oneCall).toEqual([]);
   });
 
   it('says when a target is missed, and n/a when its scenarios did not run', () => {
@@ -122,6 +124,50 @@ const options = {
   outDir: 'x',
 } as const;
 
+describe('one call in flight', () => {
+  const oneCall = [
+    result('floor-c1-persistent', load(300, 4, 2.9)),
+    result('toolwire-c1-persistent', load(290, 4.3, 2.95)),
+    result('floor-c1-non-persistent', load(1200, 1.5, 0.72)),
+    result('toolwire-c1-non-persistent', load(1150, 2.2, 0.8)),
+  ];
+
+  it('pairs floor and toolwire per request topic kind and judges the one-call targets', () => {
+    const r = computeRatios(oneCall);
+    expect(r.oneCall.map((x) => x.kind)).toEqual(['persistent', 'non-persistent']);
+    expect(r.oneCall[0]!.p50AddedMs).toBeCloseTo(0.05);
+    expect(r.oneCall[1]!.p99AddedMs).toBeCloseTo(0.7);
+    const checks = Object.fromEntries(checkTargets(r, undefined).map((c) => [c.id, c]));
+    expect(checks['one-call-p50']).toMatchObject({ met: true, measured: 'persistent +0.05 ms, non-persistent +0.08 ms' });
+    // non-persistent adds 0.7 ms at p99: missed.
+    expect(checks['one-call-p99']?.met).toBe(false);
+    expect(checks['one-call-under-1ms']).toMatchObject({ met: true, measured: '0.80 ms (non-persistent)' });
+  });
+
+  it('leaves out a kind whose pair is incomplete, and reports a table of what was measured', () => {
+    const r = computeRatios(oneCall.slice(0, 3));
+    expect(r.oneCall.map((x) => x.kind)).toEqual(['persistent']);
+    expect(checkTargets(r, undefined).find((c) => c.id === 'one-call-under-1ms')).toMatchObject({ met: false, measured: '2.95 ms (persistent)' });
+    const md = markdownReport(
+      {
+        runId: 'r',
+        startedAt: 'a',
+        finishedAt: 'b',
+        command: 'npm run bench',
+        loadAverageEnd: 0,
+        machine: { cpus: 2, cpuModel: 'c', memoryGiB: 1, freeMemoryGiB: 1, os: 'l', node: 'v20', pulsar: 'x', python: undefined, trustgraphBase: undefined, loadAverage: 0 },
+        options: { ...options, broker: 'http://b' },
+        scenarios: oneCall,
+        ratios: r,
+        checks: checkTargets(r, undefined),
+      } as unknown as BenchReport,
+      undefined,
+    );
+    expect(md).toContain('## One call in flight');
+    expect(md).toContain('| persistent | 2.90 / 4.00 / 6.00 | 2.95 / 4.30 / 6.45 | 0.05 / 0.30 / 0.45 |');
+  });
+});
+
 describe('planScenarios', () => {
   it('knows the floor stream but measures it only when named', () => {
     const o = { ...options, broker: undefined, python: undefined } as BenchOptions;
@@ -131,16 +177,40 @@ describe('planScenarios', () => {
 
   it('measures the three-way single comparison first, then toolwire streamed, then the long RSS run', () => {
     const ids = planScenarios({ ...options, broker: undefined, python: undefined } as BenchOptions).map((s) => s.id);
-    expect(ids).toEqual(['floor-single', 'toolwire-single', 'python-single', 'toolwire-stream', 'toolwire-long']);
+    expect(ids).toEqual([
+      'floor-single',
+      'toolwire-single',
+      'python-single',
+      'floor-c1-persistent',
+      'toolwire-c1-persistent',
+      'toolwire-c1-non-persistent',
+      'floor-c1-non-persistent',
+      'toolwire-stream',
+      'toolwire-long',
+    ]);
+  });
+
+  it('measures one call in flight on both request topic kinds, the run\'s own first, in alternating order', () => {
+    const o = { ...options, requestPersistence: 'non-persistent', streamChunks: 0, longRequests: 0, broker: undefined, python: undefined } as BenchOptions;
+    const c1 = planScenarios(o).filter((s) => s.concurrency === 1);
+    expect(c1.map((s) => [s.id, s.requestPersistence, s.durationMs])).toEqual([
+      ['floor-c1-non-persistent', 'non-persistent', 10_000],
+      ['toolwire-c1-non-persistent', 'non-persistent', 10_000],
+      ['toolwire-c1-persistent', 'persistent', 10_000],
+      ['floor-c1-persistent', 'persistent', 10_000],
+    ]);
+    // The memory transport has no topic kinds; --one-call 0 leaves them out.
+    expect(planScenarios({ ...o, transport: 'memory' }).filter((s) => s.concurrency === 1).map((s) => s.id)).toEqual(['floor-c1-non-persistent', 'toolwire-c1-non-persistent']);
+    expect(planScenarios({ ...o, oneCallMs: 0 }).filter((s) => s.concurrency === 1)).toEqual([]);
   });
 
   it('repeats the floor/toolwire pair in alternating order for extra rounds', () => {
-    const ids = planScenarios({ ...options, rounds: 3, streamChunks: 0, longRequests: 0, broker: undefined, python: undefined } as BenchOptions).map((s) => s.id);
+    const ids = planScenarios({ ...options, rounds: 3, streamChunks: 0, longRequests: 0, oneCallMs: 0, broker: undefined, python: undefined } as BenchOptions).map((s) => s.id);
     expect(ids).toEqual(['floor-single', 'toolwire-single', 'python-single', 'toolwire-single-r2', 'floor-single-r2', 'floor-single-r3', 'toolwire-single-r3']);
   });
 
   it('bounds each scenario by requests when asked, and skips what is switched off', () => {
-    const s = planScenarios({ ...options, targets: ['toolwire'], requests: 10, streamChunks: 0, longRequests: 0, broker: undefined, python: undefined } as BenchOptions);
+    const s = planScenarios({ ...options, targets: ['toolwire'], requests: 10, streamChunks: 0, longRequests: 0, oneCallMs: 0, broker: undefined, python: undefined } as BenchOptions);
     expect(s).toEqual([expect.objectContaining({ id: 'toolwire-single', requests: 10, durationMs: undefined })]);
   });
 });
