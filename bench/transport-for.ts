@@ -19,10 +19,7 @@ export interface BrokerEndpoints {
 
 export type BenchTransportKind = 'pulsar-ws' | 'pulsar' | 'memory';
 
-/**
- * A transport of the asked kind, through the transport engineer's factory. (The CLI's
- * open-transport.ts is memory-only until the lead wires the Pulsar kinds into it.)
- */
+/** A transport of the asked kind for the bench's and the drills' agents, patient through broker restarts. */
 export function transportFor(kind: BenchTransportKind, broker: BrokerEndpoints | undefined, log: Logger): Promise<Transport> {
   if (kind === 'memory') return createTransport({ kind: 'memory', log });
   return createTransport({

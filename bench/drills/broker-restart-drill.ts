@@ -42,7 +42,7 @@ export async function brokerRestartDrill(ctx: DrillContext, o: BrokerRestartDril
   let agent: Awaited<ReturnType<typeof transportFor>> | undefined;
   let ledger: AnswerLedger | undefined;
   try {
-    worker = await DrillWorker.create({
+    worker = await DrillWorker.create({ transport: ctx.transport,
       broker: broker.endpoints,
       log: ctx.log,
       services: [slowEchoService(topics, o.concurrency)],
@@ -50,7 +50,7 @@ export async function brokerRestartDrill(ctx: DrillContext, o: BrokerRestartDril
       env: { TOOLWIRE_CONCURRENCY: String(o.concurrency), TOOLWIRE_NACK_DELAY_MS: '200' },
     });
     await worker.start(ctx.signal);
-    agent = await transportFor('pulsar-ws', broker.endpoints, ctx.log);
+    agent = await transportFor(ctx.transport, broker.endpoints, ctx.log);
     ledger = await AnswerLedger.open(agent, responseTopic, `${id}-agent`);
     const producer = await agent.producer(requestTopic, ctx.signal);
     ctx.say(`broker-restart: ${broker.endpoints.adminUrl}, ${worker.launcher.description}; ${o.requests} requests by ${o.concurrency} agents`);

@@ -57,7 +57,7 @@ export async function configReloadDrill(ctx: DrillContext, o: ConfigReloadDrillO
     { type: 'tool-service', key: fresh.id, value: JSON.stringify(service(fresh, { 'config-params': ['n'], 'timeout-ms': 10_000 + n })) },
     { type: 'tool', key: 'fresh', value: JSON.stringify({ name: 'fresh', service: fresh.id, n, arguments: [{ name: 'text', type: 'string' }] }) },
   ];
-  const agent = await transportFor('pulsar-ws', ctx.broker, ctx.log);
+  const agent = await transportFor(ctx.transport, ctx.broker, ctx.log);
   const client = new ToolClient(agent, ctx.log);
   let configService: ManagedChild | undefined;
   let store: ConfigStore | undefined;
@@ -79,14 +79,14 @@ export async function configReloadDrill(ctx: DrillContext, o: ConfigReloadDrillO
       await configService.waitForLine(/"ready": true/, 120_000, ctx.signal);
       store = new TrustGraphConfigStore(new BrokerConfigApi(agent, ctx.log, { queues }), 'default');
       await store.put(initial);
-      worker = await DrillWorker.create({
+      worker = await DrillWorker.create({ transport: ctx.transport,
         broker: ctx.broker,
         log: ctx.log,
         services: [],
         env: { TOOLWIRE_CONFIG_SOURCE: 'trustgraph', TOOLWIRE_CONFIG_REQUEST_QUEUE: queues.request, TOOLWIRE_CONFIG_RESPONSE_QUEUE: queues.response, TOOLWIRE_CONFIG_PUSH_QUEUE: queues.push, TOOLWIRE_CONFIG_POLL_MS: '0' },
       });
     } else {
-      worker = await DrillWorker.create({ broker: ctx.broker, log: ctx.log, services: [], env: { TOOLWIRE_CONFIG_POLL_MS: '0' } });
+      worker = await DrillWorker.create({ transport: ctx.transport, broker: ctx.broker, log: ctx.log, services: [], env: { TOOLWIRE_CONFIG_POLL_MS: '0' } });
       store = new DirectoryConfigStore(worker.configDir);
       await store.put(initial);
     }

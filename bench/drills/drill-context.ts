@@ -6,6 +6,8 @@ import type { DrillForm } from './drill-result.js';
 /** What every drill gets from its runner. */
 export interface DrillContext {
   readonly broker: BrokerEndpoints;
+  /** The transport of the drill's agents and workers. */
+  readonly transport: 'pulsar-ws' | 'pulsar';
   readonly form: DrillForm;
   readonly log: Logger;
   readonly signal: AbortSignal;

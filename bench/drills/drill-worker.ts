@@ -7,6 +7,7 @@ import { startWorkerProcess, workerLauncher, type WorkerLauncher } from '../work
 
 export interface DrillWorkerOptions {
   readonly broker: BrokerEndpoints;
+  readonly transport: 'pulsar-ws' | 'pulsar';
   readonly services: readonly ServiceSpec[];
   /** Files written beside the descriptors (module tools, fake binaries). */
   readonly modules?: Readonly<Record<string, string>>;
@@ -25,8 +26,7 @@ export interface WorkerStopStats {
 }
 
 /**
- * A real worker process (`toolwire run` on pulsar-ws, or its stand-in while the CLI cannot
- * open that transport) serving a drill's descriptors; it can be killed and started again on
+ * A real worker process (`toolwire run` on the drill's transport) serving a drill's descriptors; it can be killed and started again on
  * the same descriptors, as a supervisor would.
  */
 export class DrillWorker {
@@ -42,7 +42,7 @@ export class DrillWorker {
 
   static async create(o: DrillWorkerOptions): Promise<DrillWorker> {
     const config = await writeServiceConfig(o.services, o.modules);
-    const launcher = workerLauncher('pulsar-ws');
+    const launcher = workerLauncher(o.transport);
     return new DrillWorker(o, config, launcher);
   }
 
@@ -63,7 +63,7 @@ export class DrillWorker {
         launcher: this.launcher,
         configDir: this.config.dir,
         broker: this.o.broker,
-        transport: 'pulsar-ws',
+        transport: this.o.transport,
         logLevel: 'info',
         env: { TOOLWIRE_SHUTDOWN_GRACE_MS: '5000', ...(typeof this.o.env === 'function' ? this.o.env(this.config.dir) : this.o.env) },
         probe: true,

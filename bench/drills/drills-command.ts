@@ -25,6 +25,7 @@ on other ports with scripts/pulsar-broker.sh and stops it afterwards.
 
   --long              the long forms
   --only LIST         some of: ${DRILL_NAMES.join(', ')}
+  -T, --transport K   pulsar-ws (default) | pulsar (the native client), for agents and workers
   --pulsar-url URL    default $PULSAR_URL or pulsar://127.0.0.1:6650
   --admin-url URL     default $PULSAR_ADMIN_URL or http://127.0.0.1:8080
   --out DIR           where the report goes (default bench/results)
@@ -35,7 +36,7 @@ export const drillsCommand: Command = {
   summary: 'fault drills against a real broker',
   help: HELP,
   async run(io) {
-    const { values } = parse(io.argv, { long: { type: 'boolean' }, only: { type: 'string' }, 'pulsar-url': { type: 'string' }, 'admin-url': { type: 'string' }, out: { type: 'string' } }, false);
+    const { values } = parse(io.argv, { long: { type: 'boolean' }, only: { type: 'string' }, transport: { type: 'string', short: 'T' }, 'pulsar-url': { type: 'string' }, 'admin-url': { type: 'string' }, out: { type: 'string' } }, false);
     if (values.help) {
       io.stdout.write(HELP);
       return 0;
@@ -43,6 +44,8 @@ export const drillsCommand: Command = {
     const names = (values.only?.split(',').map((s) => s.trim()) ?? [...DRILL_NAMES]) as DrillName[];
     for (const n of names) if (!DRILL_NAMES.includes(n)) throw new UsageError(`unknown drill "${n}" (${DRILL_NAMES.join(', ')})`);
     const form = values.long ? 'long' : 'short';
+    const transport = values.transport ?? 'pulsar-ws';
+    if (transport !== 'pulsar-ws' && transport !== 'pulsar') throw new UsageError(`--transport must be pulsar-ws or pulsar, got "${transport}"`);
     // Reconnect warnings are the drills' expected weather: errors only, unless asked.
     const log = createLogger({ level: io.env['LOG_LEVEL'] ?? 'error' });
     const broker = {
@@ -54,8 +57,8 @@ export const drillsCommand: Command = {
     await ensureBroker(broker, io.env, log, io.signal, (s) => io.stderr.write(s));
     const results: DrillResult[] = [];
     for (const name of names) {
-      say(`== ${name} (${form})`);
-      const r = await runDrill(name, { broker, form, log, signal: io.signal, say });
+      say(`== ${name} (${form}, ${transport})`);
+      const r = await runDrill(name, { broker, transport, form, log, signal: io.signal, say });
       results.push(r);
       say(`${r.passed ? 'PASS' : 'FAIL'} ${name}: ${Object.entries(r.counts).map(([k, v]) => `${k}=${v}`).join(' ')}`);
       if (Object.keys(r.figures).length > 0) say(`     figures: ${Object.entries(r.figures).map(([k, v]) => `${k}=${Math.round(v * 100) / 100}`).join(' ')}`);

@@ -36,7 +36,7 @@ export async function hostileEnvelopesDrill(ctx: DrillContext, o: HostileDrillOp
   const subscription = `${id}-request`;
   // The worker dead-letters to a persistent topic even from a non-persistent request topic.
   const dlqTopic = persistentTopic(defaultDeadLetterTopic(requestTopic, subscription));
-  const worker = await DrillWorker.create({
+  const worker = await DrillWorker.create({ transport: ctx.transport,
     broker: ctx.broker,
     log: ctx.log,
     services: [
@@ -51,7 +51,7 @@ export async function hostileEnvelopesDrill(ctx: DrillContext, o: HostileDrillOp
     ],
     env: { TOOLWIRE_MAX_PAYLOAD_BYTES: String(o.maxPayloadBytes), TOOLWIRE_CONCURRENCY: '64' },
   });
-  const agent = await transportFor('pulsar-ws', ctx.broker, ctx.log);
+  const agent = await transportFor(ctx.transport, ctx.broker, ctx.log);
   const ledger = await AnswerLedger.open(agent, responseTopic, `${id}-agent`);
   // Subscribed before anything is sent, so the DLQ's subscription sees every dead letter.
   const dlq = await agent.subscribe({ topic: dlqTopic, subscription: `${id}-dlq-reader`, type: 'Exclusive', receiverQueueSize: 1000 });

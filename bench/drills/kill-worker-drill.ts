@@ -28,14 +28,14 @@ export async function killWorkerDrill(ctx: DrillContext, o: KillWorkerDrillOptio
   const started = Date.now();
   const topics = drillTopics('kill', true);
   const { id, requestTopic, responseTopic } = topics;
-  const worker = await DrillWorker.create({
+  const worker = await DrillWorker.create({ transport: ctx.transport,
     broker: ctx.broker,
     log: ctx.log,
     services: [slowEchoService(topics, o.concurrency)],
     modules: SLOW_ECHO_FILES,
     env: { TOOLWIRE_CONCURRENCY: String(o.concurrency) },
   });
-  const agent = await transportFor('pulsar-ws', ctx.broker, ctx.log);
+  const agent = await transportFor(ctx.transport, ctx.broker, ctx.log);
   const ledger = await AnswerLedger.open(agent, responseTopic, `${id}-agent`);
   try {
     await worker.start(ctx.signal);

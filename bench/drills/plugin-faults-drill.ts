@@ -63,7 +63,7 @@ export async function pluginFaultsDrill(ctx: DrillContext, o: PluginFaultsDrillO
     'daemon-crash': drillTopics('faults-daemon', true),
   };
   const daemon = await CrashingDaemon.start();
-  const worker = await DrillWorker.create({
+  const worker = await DrillWorker.create({ transport: ctx.transport,
     broker: ctx.broker,
     log: ctx.log,
     services: [
@@ -105,7 +105,7 @@ export async function pluginFaultsDrill(ctx: DrillContext, o: PluginFaultsDrillO
     }),
   });
   await chmod(join(worker.configDir, 'fake-slim.sh'), 0o755);
-  const agent = await transportFor('pulsar-ws', ctx.broker, ctx.log);
+  const agent = await transportFor(ctx.transport, ctx.broker, ctx.log);
   const ledgers = {
     healthy: await AnswerLedger.open(agent, healthyResponses, `${id}-agent`),
     fault: await AnswerLedger.open(agent, faultTopics.fault.responseTopic, `${faultTopics.fault.id}-agent`),

@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { errorMessage } from '../errors.js';
 import { abortable } from './abortable.js';
 import { AsyncQueue } from './async-queue.js';
 import { Backoff, sleep } from './backoff.js';
@@ -9,8 +8,6 @@ import { defaultDeadLetterTopic, type IncomingMessage, type SubscribeOptions, ty
 
 export interface PulsarNativeSubscriptionSettings {
   readonly log: Logger;
-  /** receive() wait before the loop checks whether it was stopped. */
-  readonly receivePollMs: number;
   readonly onClosed?: (sub: PulsarNativeSubscription) => void;
 }
 
@@ -20,9 +17,6 @@ export interface PulsarNativeSubscriptionSettings {
  * go to another consumer when this one closes.
  */
 const LOCAL_BUFFER = 1;
-
-/** libpulsar reports an empty receive(timeout) as an error whose text says TimeOut; it has no code to test. */
-const RECEIVE_TIMEOUT = /timeout/i;
 
 class NativeIncomingMessage implements IncomingMessage {
   settled = false;
@@ -145,11 +139,14 @@ export class PulsarNativeSubscription implements Subscription {
       }
       let msg: NativeMessage;
       try {
-        msg = await this.consumer.receive(this.settings.receivePollMs);
+        // No timeout: pulsar-client runs receive(timeout) as a worker that holds one of libuv's
+        // four threadpool threads until a message or the timeout, so four idle subscriptions
+        // starved every fs call and DNS lookup of the process. receive() alone is the C++
+        // client's receiveAsync, which holds no thread; closing the consumer ends it.
+        msg = await this.consumer.receive();
         backoff.reset();
       } catch (err) {
         if (this.stopped) return;
-        if (RECEIVE_TIMEOUT.test(errorMessage(err))) continue;
         const delayMs = backoff.next();
         this.log.warn({ err, delayMs }, 'pulsar receive failed; retrying');
         await sleep(delayMs);

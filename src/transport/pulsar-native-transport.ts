@@ -26,13 +26,16 @@ export interface PulsarNativeTransportSettings {
   readonly batchingMaxPublishDelayMs?: number;
   /** Pending sends per producer before send() waits for room; default 10 000. */
   readonly maxPendingMessages?: number;
-  /** receive() wait between checks for stop(); default 1000. */
-  readonly receivePollMs?: number;
   /** For tests: how `pulsar-client` is imported. */
   readonly importer?: ModuleImporter;
 }
 
-const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+/**
+ * libpulsar's levels (DEBUG, INFO, WARN, ERROR) as ours. Its INFO is chatter about its own
+ * connections and lookups (some 40 lines for a start and one call), so it goes to debug;
+ * warnings and errors keep their level.
+ */
+export const NATIVE_LOG_LEVELS = ['debug', 'debug', 'warn', 'error'] as const;
 
 class NativeProducerHandle implements Producer {
   private closed = false;
@@ -96,7 +99,7 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
         operationTimeoutSeconds: settings.operationTimeoutSeconds ?? 30,
         ...(settings.token ? { authentication: new mod.AuthenticationToken({ token: settings.token }) } : {}),
         log: (level: NativeLogLevel, file: string, line: number, message: string) => {
-          log[LOG_LEVELS[level] ?? 'info']({ file, line, detail: message }, 'libpulsar');
+          log[NATIVE_LOG_LEVELS[level] ?? 'warn']({ file, line, detail: message }, 'libpulsar');
         },
       });
     } catch (err) {
@@ -110,7 +113,7 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
       return await PulsarNativeSubscription.open(
         this.client,
         options,
-        { log: this.log, receivePollMs: this.settings.receivePollMs ?? 1_000, onClosed: this.forget },
+        { log: this.log, onClosed: this.forget },
         signal,
       );
     } catch (err) {

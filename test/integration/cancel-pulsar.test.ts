@@ -6,7 +6,7 @@ import { ToolClient } from '../../src/client/tool-client.js';
 import type { ToolCall } from '../../src/plugins/plugin.js';
 import type { Transport } from '../../src/transport/transport.js';
 import { captureLogger, testRegistry } from '../support/harness.js';
-import { removeDir, startPulsarApp, suffix, writeConfigDir, wsTransport } from '../support/pulsar-app.js';
+import { removeDir, startPulsarApp, suffix, writeConfigDir, brokerTransport } from '../support/pulsar-app.js';
 
 const adminUrl = inject('pulsarAdminUrl');
 const tag = suffix();
@@ -36,7 +36,7 @@ beforeAll(async () => {
       })(),
   });
   app = await startPulsarApp({ adminUrl, configDir: dir, log, registry });
-  agent = await wsTransport(adminUrl, log);
+  agent = await brokerTransport(adminUrl, log);
   client = new ToolClient(agent, log);
 }, 120_000);
 

@@ -11,6 +11,7 @@ import type { Transport } from '../../src/transport/transport.js';
 import { pluginErrorEnvelope, text, TRACEBACK_SAMPLE } from '../fakes/dify-wire.js';
 import { startFakeDifyDaemon, type FakeDifyDaemon } from '../fakes/fake-dify-daemon.js';
 import { captureLogger, uniqueSuffix } from '../support/harness.js';
+import { TEST_TRANSPORT } from '../support/transport-under-test.js';
 
 const DAEMON_KEY = 'daemon-key-5f2b9c0e7d';
 const SERP_KEY = 'serp-credential-8e41a7c3';
@@ -76,7 +77,7 @@ describe('dify-daemon plugin end to end over Pulsar', () => {
       TOOLWIRE_HTTP_PORT: 'off',
       PULSAR_URL: process.env['PULSAR_URL'],
       PULSAR_ADMIN_URL: process.env['PULSAR_ADMIN_URL'],
-      TOOLWIRE_TRANSPORT: 'pulsar-ws',
+      TOOLWIRE_TRANSPORT: TEST_TRANSPORT,
       DIFY_DAEMON_URL: daemon.url,
       DIFY_DAEMON_KEY: DAEMON_KEY,
       DIFY_TENANT_ID: 'tenant-1',
@@ -84,9 +85,9 @@ describe('dify-daemon plugin end to end over Pulsar', () => {
     };
     const settings = readSettings(env);
     const secrets = loadSecrets(env);
-    const transport = await createTransport({ kind: 'pulsar-ws', adminUrl: settings.pulsarAdminUrl, serviceUrl: settings.pulsarUrl, log: logs.log });
+    const transport = await createTransport({ kind: TEST_TRANSPORT, adminUrl: settings.pulsarAdminUrl, serviceUrl: settings.pulsarUrl, log: logs.log });
     app = await startApp({ settings, transport, secrets, log: logs.log });
-    agentTransport = await createTransport({ kind: 'pulsar-ws', adminUrl: settings.pulsarAdminUrl, serviceUrl: settings.pulsarUrl, log: logs.log });
+    agentTransport = await createTransport({ kind: TEST_TRANSPORT, adminUrl: settings.pulsarAdminUrl, serviceUrl: settings.pulsarUrl, log: logs.log });
     client = new ToolClient(agentTransport);
   });
 

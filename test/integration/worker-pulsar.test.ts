@@ -18,8 +18,9 @@ import type { IncomingMessage, Subscription, Transport } from '../../src/transpo
 import { DEAD_LETTER_REASON_PROPERTY } from '../../src/envelope/properties.js';
 import { runCli } from '../support/cli.js';
 import { captureLogger } from '../support/harness.js';
-import { deleteTopic, removeDir, startPulsarApp, suffix, waitUntil, writeConfigDir, wsTransport } from '../support/pulsar-app.js';
+import { deleteTopic, removeDir, startPulsarApp, suffix, waitUntil, writeConfigDir, brokerTransport } from '../support/pulsar-app.js';
 import { ResponseCollector } from '../support/worker-fixture.js';
+import { loadPulsarClient } from '../../src/transport/pulsar-native-client.js';
 
 const pulsarUrl = inject('pulsarUrl');
 const adminUrl = inject('pulsarAdminUrl');
@@ -65,7 +66,7 @@ beforeAll(async () => {
   const dir = await exampleConfig(tag);
   dirs.push(dir);
   app = await startPulsarApp({ adminUrl, configDir: dir, log });
-  agent = await wsTransport(adminUrl, log);
+  agent = await brokerTransport(adminUrl, log);
   client = new ToolClient(agent, log);
   for (const s of app.catalog.services.values()) if (s.requestQueue.startsWith('persistent://')) persistentTopics.push(s.requestQueue);
 });
@@ -214,7 +215,8 @@ describe('toolwire call -> the gateway of a `toolwire run` process on the broker
       60_000,
       'toolwire run serving',
     );
-    expect(serving?.transport).toBe('pulsar-ws');
+    // No --transport: auto picks the native client where pulsar-client loads, else the WebSocket API.
+    expect(serving?.transport).toBe(await loadPulsarClient().then(() => 'pulsar', () => 'pulsar-ws'));
     base = serving!.http!;
     persistentTopics.push(`persistent://tg/flow/echo-request-${tag}-run`);
     const ready = await fetch(`${base}/readyz`);

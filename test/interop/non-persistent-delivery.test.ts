@@ -14,7 +14,7 @@ import { UnavailableError } from '../../src/errors.js';
 import type { ToolCall } from '../../src/plugins/plugin.js';
 import type { Transport } from '../../src/transport/transport.js';
 import { captureLogger, testRegistry } from '../support/harness.js';
-import { deleteTopic, removeDir, startPulsarApp, suffix, topicSubscriptions, waitUntil, writeConfigDir, wsTransport } from '../support/pulsar-app.js';
+import { deleteTopic, removeDir, startPulsarApp, suffix, topicSubscriptions, waitUntil, writeConfigDir, brokerTransport } from '../support/pulsar-app.js';
 import { burst, interopPython, venvScript } from './python-fixtures.js';
 
 const pulsarUrl = inject('pulsarUrl');
@@ -70,7 +70,7 @@ beforeAll(async () => {
       })(),
   });
   app = await startPulsarApp({ adminUrl, configDir: dir, log, registry, limits: { nackDelayMs: 200 } });
-  agent = await wsTransport(adminUrl, log);
+  agent = await brokerTransport(adminUrl, log);
 }, 300_000);
 
 afterAll(async () => {

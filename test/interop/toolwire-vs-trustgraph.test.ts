@@ -13,7 +13,7 @@ import type { ToolCall } from '../../src/plugins/plugin.js';
 import type { Transport } from '../../src/transport/transport.js';
 import { runCli } from '../support/cli.js';
 import { captureLogger, testRegistry } from '../support/harness.js';
-import { deleteTopic, removeDir, startPulsarApp, suffix, topicSubscriptions, waitUntil, writeConfigDir, wsTransport } from '../support/pulsar-app.js';
+import { deleteTopic, removeDir, startPulsarApp, suffix, topicSubscriptions, waitUntil, writeConfigDir, brokerTransport } from '../support/pulsar-app.js';
 import { ResponseCollector } from '../support/worker-fixture.js';
 import { PythonToolService, interopPython, tgCall, venvScript, type CallLine } from './python-fixtures.js';
 
@@ -126,7 +126,7 @@ beforeAll(async () => {
   });
   dirs.push(configDir);
   app = await startPulsarApp({ adminUrl, configDir, log, registry: testRegistry(behaviours) });
-  agent = await wsTransport(adminUrl, log);
+  agent = await brokerTransport(adminUrl, log);
   client = new ToolClient(agent, log);
 }, 300_000);
 

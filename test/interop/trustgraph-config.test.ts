@@ -14,7 +14,7 @@ import { ToolClient } from '../../src/client/tool-client.js';
 import type { Transport } from '../../src/transport/transport.js';
 import { runCli } from '../support/cli.js';
 import { captureLogger } from '../support/harness.js';
-import { removeDir, startPulsarApp, suffix, waitUntil, wsTransport } from '../support/pulsar-app.js';
+import { removeDir, startPulsarApp, suffix, waitUntil, brokerTransport } from '../support/pulsar-app.js';
 import { interopPython, startConfigService, tgCall, tgConfigCli, type ConfigServiceFixture } from './python-fixtures.js';
 
 const pulsarUrl = inject('pulsarUrl');
@@ -56,7 +56,7 @@ beforeAll(async () => {
   for (let n = 0; n < 2; n++) {
     workers.push(await startPulsarApp({ adminUrl, configDir: emptyDir, log, env: { TOOLWIRE_CONFIG_SOURCE: 'trustgraph', TOOLWIRE_CONFIG_POLL_MS: '0', ...queues } }));
   }
-  agent = await wsTransport(adminUrl, log);
+  agent = await brokerTransport(adminUrl, log);
   client = new ToolClient(agent, log);
 }, 300_000);
 

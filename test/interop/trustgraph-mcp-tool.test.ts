@@ -12,7 +12,7 @@ import { BrokerConfigApi } from '../../src/config/trustgraph/broker-config-api.j
 import { TrustGraphConfigStore } from '../../src/config/trustgraph/trustgraph-store.js';
 import type { Subscription, Transport } from '../../src/transport/transport.js';
 import { captureLogger } from '../support/harness.js';
-import { suffix, wsTransport } from '../support/pulsar-app.js';
+import { suffix, brokerTransport } from '../support/pulsar-app.js';
 import { interopPython, startConfigService, venvScript, type ConfigServiceFixture } from './python-fixtures.js';
 
 const pulsarUrl = inject('pulsarUrl');
@@ -69,7 +69,7 @@ beforeAll(async () => {
   // queues (only the push queue is a flag), so this fixture serves those, under an id of its own.
   svc = await startConfigService({ python, pulsarUrl, id: `config-svc-${tag}` });
   const url = await startServe();
-  agent = await wsTransport(adminUrl, log);
+  agent = await brokerTransport(adminUrl, log);
   store = new TrustGraphConfigStore(new BrokerConfigApi(agent, log), 'default');
   await store.put([
     // The flow the mcp-tool processor runs, with its two queues; and the MCP server it calls.

@@ -8,12 +8,16 @@
  * `process.env.PULSAR_URL` / `PULSAR_ADMIN_URL` (the workers inherit the environment) and as
  * `inject('pulsarUrl')` / `inject('pulsarAdminUrl')`.
  *
- * Knobs: TOOLWIRE_TEST_BROKER=env|docker|script forces one way; TOOLWIRE_KEEP_BROKER=1 leaves a
+ * Knobs: TOOLWIRE_TEST_TRANSPORT=pulsar-ws|pulsar picks the transport of the whole suite
+ * (test/support/transport-under-test.ts); TOOLWIRE_TEST_BROKER=env|docker|script forces one way; TOOLWIRE_KEEP_BROKER=1 leaves a
  * broker this setup started running after the tests; PULSAR_ADMIN_TOKEN / PULSAR_TOKEN are sent
  * to the admin API.
  */
 import type { TestProject } from 'vitest/node';
+import { errorMessage } from '../../src/errors.js';
 import { bootstrapTrustGraph } from '../../src/pulsar/trustgraph-bootstrap.js';
+import { loadPulsarClient } from '../../src/transport/pulsar-native-client.js';
+import { transportUnderTest } from '../support/transport-under-test.js';
 import { brokerFromDocker, brokerFromEnv, brokerFromScript, probeDocker, type Broker } from './broker-sources.js';
 
 declare module 'vitest' {
@@ -80,7 +84,30 @@ async function obtainBroker(env: NodeJS.ProcessEnv): Promise<Broker> {
   );
 }
 
+/**
+ * Says which transport the suite runs on (TOOLWIRE_TEST_TRANSPORT), and loudly what does not
+ * run here: the native client's own contract tests when pulsar-client does not load. Asking
+ * for the native transport where it does not load is an error, not a quiet fallback.
+ */
+async function announceTransport(): Promise<void> {
+  const kind = transportUnderTest();
+  const native = await loadPulsarClient().then(
+    () => undefined,
+    (err: unknown) => errorMessage(err),
+  );
+  if (kind === 'pulsar' && native !== undefined) {
+    throw new Error(`TOOLWIRE_TEST_TRANSPORT=pulsar, but the native client does not load here: ${native}`);
+  }
+  say(`the integration suite runs on the ${kind} transport (TOOLWIRE_TEST_TRANSPORT=pulsar-ws|pulsar)`);
+  if (native !== undefined) {
+    say('!! the native pulsar-client does not load here: its contract tests are SKIPPED and the suite cannot run on it');
+  } else if (kind === 'pulsar-ws') {
+    say('the native pulsar-client loads here: TOOLWIRE_TEST_TRANSPORT=pulsar runs the whole suite on it too');
+  }
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  await announceTransport();
   const broker = await obtainBroker(process.env);
   say(`using ${broker.pulsarUrl} (admin ${broker.adminUrl}): ${broker.detail}`);
   try {

@@ -15,6 +15,7 @@ import { readSettings } from '../../src/settings.js';
 import { createTransport, type PulsarWsOptions } from '../../src/transport/create-transport.js';
 import type { Transport } from '../../src/transport/transport.js';
 import type { WorkerLimits } from '../../src/worker/limits.js';
+import { TEST_TRANSPORT } from './transport-under-test.js';
 
 /** A short random suffix for topic and service names, so that tests on a shared broker never meet. */
 export function suffix(): string {
@@ -41,13 +42,27 @@ export async function removeDir(dir: string | undefined): Promise<void> {
   if (dir) await rm(dir, { recursive: true, force: true });
 }
 
-/** The WebSocket transport on a broker's web port. */
-export function wsTransport(adminUrl: string, log: Logger, ws: PulsarWsOptions = {}): Promise<Transport> {
+/**
+ * An agent's (or worker's) transport on the broker, of the kind the suite runs on
+ * (TOOLWIRE_TEST_TRANSPORT). `ws.sendTimeoutMs` applies to either kind.
+ */
+export function brokerTransport(adminUrl: string, log: Logger, ws: PulsarWsOptions = {}, pulsarUrl = process.env['PULSAR_URL']): Promise<Transport> {
+  if (TEST_TRANSPORT === 'pulsar') {
+    return createTransport({
+      kind: 'pulsar',
+      adminUrl,
+      serviceUrl: pulsarUrl,
+      log,
+      ...(ws.sendTimeoutMs !== undefined ? { native: { sendTimeoutMs: ws.sendTimeoutMs } } : {}),
+    });
+  }
   return createTransport({ kind: 'pulsar-ws', adminUrl, log, ws: { connectTimeoutMs: 15_000, ...ws } });
 }
 
 export interface PulsarAppOptions {
   readonly adminUrl: string;
+  /** The binary protocol's URL, for the native transport; default $PULSAR_URL. */
+  readonly pulsarUrl?: string;
   readonly configDir: string;
   readonly log: Logger;
   /** Default: the plugins that ship with toolwire. */
@@ -58,12 +73,19 @@ export interface PulsarAppOptions {
   readonly env?: Readonly<Record<string, string>>;
 }
 
-/** The worker process's app (no HTTP surface) on a pulsar-ws transport; app.stop() closes the transport. */
+/** The worker process's app (no HTTP surface) on the suite's transport; app.stop() closes the transport. */
 export async function startPulsarApp(o: PulsarAppOptions): Promise<App> {
-  const env = { TOOLWIRE_CONFIG_DIR: o.configDir, TOOLWIRE_HTTP_PORT: 'off', TOOLWIRE_TRANSPORT: 'pulsar-ws', PULSAR_ADMIN_URL: o.adminUrl, ...o.env };
+  const env = {
+    TOOLWIRE_CONFIG_DIR: o.configDir,
+    TOOLWIRE_HTTP_PORT: 'off',
+    TOOLWIRE_TRANSPORT: TEST_TRANSPORT,
+    PULSAR_ADMIN_URL: o.adminUrl,
+    ...((o.pulsarUrl ?? process.env['PULSAR_URL']) ? { PULSAR_URL: o.pulsarUrl ?? process.env['PULSAR_URL']! } : {}),
+    ...o.env,
+  };
   const base = readSettings(env);
   const settings = readSettings(env, { limits: { ...base.limits, shutdownGraceMs: 5_000, ...o.limits } });
-  const transport = await wsTransport(o.adminUrl, o.log, o.ws);
+  const transport = await brokerTransport(o.adminUrl, o.log, o.ws, o.pulsarUrl);
   try {
     return await startApp({ settings, transport, secrets: loadSecrets({}), log: o.log, ...(o.registry ? { registry: o.registry } : {}) });
   } catch (err) {

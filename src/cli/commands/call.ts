@@ -25,13 +25,28 @@ tool's topics and config values from the descriptors.
       --timeout-ms N     give up after N ms (default 600000, TrustGraph's client timeout)
 `;
 
-function emit(io: CommandIo, r: ToolResponse): boolean {
-  if (r.error) {
-    io.stderr.write(`${r.error.type}: ${r.error.message}\n`);
-    return false;
+/** Prints an answer as it comes: text on stdout, errors on stderr; the exit code at the end. */
+class AnswerPrinter {
+  private ok = true;
+  private wroteText = false;
+  constructor(private readonly io: CommandIo) {}
+
+  print(r: ToolResponse): void {
+    if (r.error) {
+      this.io.stderr.write(`${r.error.type}: ${r.error.message}\n`);
+      this.ok = false;
+      return;
+    }
+    if (r.response === '') return;
+    this.io.stdout.write(r.response);
+    this.wroteText = true;
   }
-  io.stdout.write(r.response);
-  return true;
+
+  /** Ends the printed text with a newline (none when nothing was printed); the exit code. */
+  finish(): number {
+    if (this.wroteText) this.io.stdout.write('\n');
+    return this.ok ? 0 : 1;
+  }
 }
 
 async function viaGateway(io: CommandIo, base: string, tool: string, body: unknown, timeoutMs: number, token: string | undefined): Promise<number> {
@@ -52,13 +67,12 @@ async function viaGateway(io: CommandIo, base: string, tool: string, body: unkno
     io.stderr.write(`gateway answered ${res.status}: ${await res.text()}\n`);
     return 1;
   }
-  let ok = true;
+  const printer = new AnswerPrinter(io);
   for await (const data of readSseData(res.body as unknown as AsyncIterable<Uint8Array>, signal)) {
     const r = JSON.parse(data) as { error: ToolResponse['error']; response: string; end_of_stream: boolean };
-    ok = emit(io, { error: r.error, response: r.response, endOfStream: r.end_of_stream }) && ok;
+    printer.print({ error: r.error, response: r.response, endOfStream: r.end_of_stream });
   }
-  io.stdout.write('\n');
-  return ok ? 0 : 1;
+  return printer.finish();
 }
 
 export const callCommand: Command = {
@@ -124,7 +138,7 @@ export const callCommand: Command = {
     if (!t || !service) throw new UsageError(`there is no tool named ${JSON.stringify(tool)} in ${settings.configDir}`);
     const transport = await openTransport(settings, log, io.signal);
     const client = new ToolClient(transport, log);
-    let ok = true;
+    const printer = new AnswerPrinter(io);
     try {
       for await (const r of client.stream({
         requestQueue: service.requestQueue,
@@ -136,13 +150,12 @@ export const callCommand: Command = {
         timeoutMs,
         signal: io.signal,
       })) {
-        ok = emit(io, r) && ok;
+        printer.print(r);
       }
-      io.stdout.write('\n');
     } finally {
       await client.close();
       await transport.close();
     }
-    return ok ? 0 : 1;
+    return printer.finish();
   },
 };

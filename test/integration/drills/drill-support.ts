@@ -4,6 +4,7 @@ import pino from 'pino';
 import { inject } from 'vitest';
 import { PROBE_MODULE_URL } from '../../../bench/child-process.js';
 import type { DrillContext } from '../../../bench/drills/drill-context.js';
+import { TEST_TRANSPORT } from '../../support/transport-under-test.js';
 
 /** The drills start real `toolwire run` processes (the compiled dist/), which preload the compiled probe. */
 export function requireBuild(): void {
@@ -17,6 +18,7 @@ export function requireBuild(): void {
 export function shortDrillContext(lines: string[] = []): DrillContext {
   return {
     broker: { pulsarUrl: inject('pulsarUrl'), adminUrl: inject('pulsarAdminUrl') },
+    transport: TEST_TRANSPORT,
     form: 'short',
     log: pino({ level: 'silent' }),
     signal: new AbortController().signal,

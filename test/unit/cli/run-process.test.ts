@@ -69,6 +69,8 @@ describe('toolwire run (a real process)', () => {
     const bad = await cli(['call', 'calculate', '--args', '{"expression":"1/0"}', '--url', run.base]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^invalid-arguments: .*division by zero/);
+    // An error answer prints nothing on stdout, not even a newline.
+    expect(bad.stdout).toBe('');
   });
 
   it('answers every in-flight request after SIGTERM before exiting', async () => {

@@ -25,8 +25,9 @@ export class FakeConsumer implements NativeConsumer {
   readonly nacked: NativeMessage[] = [];
   readonly backlog: NativeMessage[] = [];
   closed = false;
-  timeouts = 0;
-  private waiter: { resolve: (m: NativeMessage) => void; reject: (e: Error) => void; timer: NodeJS.Timeout } | undefined;
+  /** receive(timeout) calls: each would pin a threadpool thread in the real client. */
+  threadpoolReceives = 0;
+  private waiter: { resolve: (m: NativeMessage) => void; reject: (e: Error) => void; timer: NodeJS.Timeout | undefined } | undefined;
 
   constructor(readonly config: NativeConsumerConfig) {}
 
@@ -41,16 +42,24 @@ export class FakeConsumer implements NativeConsumer {
     }
   }
 
+  /**
+   * As pulsar-client 1.18 behaves: receive() waits (asynchronously in the C++ client) until a
+   * message comes or the consumer closes; receive(timeout) runs as a worker that holds one of
+   * libuv's threadpool threads for the wait, counted here, and fails with TimeOut.
+   */
   receive(timeoutMs?: number): Promise<NativeMessage> {
+    if (timeoutMs !== undefined) this.threadpoolReceives++;
     if (this.closed) return Promise.reject(new Error('Failed to receive message: AlreadyClosed'));
     const m = this.backlog.shift();
     if (m) return Promise.resolve(m);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiter = undefined;
-        this.timeouts++;
-        reject(new Error('Failed to receive message: TimeOut'));
-      }, timeoutMs ?? 60_000);
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.waiter = undefined;
+              reject(new Error('Failed to receive message: TimeOut'));
+            }, timeoutMs);
       this.waiter = { resolve, reject, timer };
     });
   }

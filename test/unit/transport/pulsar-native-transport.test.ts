@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { captureLogger } from '../../support/harness.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, TransportError } from '../../../src/errors.js';
 import { createTransport } from '../../../src/transport/create-transport.js';
@@ -39,9 +40,25 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
     transport = undefined;
   });
   const open = async (token?: string): Promise<[Transport, FakeClient]> => {
-    transport = await createTransport({ kind: 'pulsar', adminUrl: 'http://broker:8080', token, log, importer: fakeImporter, native: { receivePollMs: 20 } });
+    transport = await createTransport({ kind: 'pulsar', adminUrl: 'http://broker:8080', token, log, importer: fakeImporter });
     return [transport, FakeClient.last!];
   };
+
+  it("logs libpulsar's INFO at debug, keeps its warnings and errors, and names the component once", async () => {
+    const { log: captured, lines } = captureLogger('info');
+    transport = await createTransport({ kind: 'pulsar', adminUrl: 'http://broker:8080', log: captured, importer: fakeImporter });
+    const nativeLog = FakeClient.last!.config.log!;
+    nativeLog(0, 'ClientConnection.cc', 1, 'debug chatter');
+    nativeLog(1, 'ClientConnection.cc', 2, 'Connected to broker');
+    nativeLog(2, 'ConsumerImpl.cc', 3, 'Reconnecting');
+    nativeLog(3, 'ProducerImpl.cc', 4, 'Failed to send');
+    const logged = lines().map((l) => JSON.parse(l) as { level: number; detail: string });
+    expect(logged.map((l) => [l.level, l.detail])).toEqual([
+      [40, 'Reconnecting'],
+      [50, 'Failed to send'],
+    ]);
+    expect(lines()[0]!.match(/"component"/g)).toHaveLength(1);
+  });
 
   it('derives the service URL, authenticates with the token and batches its cached producer', async () => {
     const [t, client] = await open('secret-token');
@@ -100,14 +117,19 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
     expect(consumer.nacked.map((m) => m.getMessageId().toString())).toEqual(['b']);
   });
 
-  it('keeps receiving after empty receive() timeouts', async () => {
+  it('waits for messages without a receive timeout, so no subscription holds a threadpool thread; closing ends the wait', async () => {
     const [t, client] = await open();
-    const sub = await t.subscribe({ topic: TOPIC, subscription: 's' });
+    const subs = await Promise.all([1, 2, 3, 4, 5, 6, 7, 8].map((i) => t.subscribe({ topic: TOPIC, subscription: `s${i}` })));
     const consumer = client.consumers[0]!;
-    await until(() => expect(consumer.timeouts).toBeGreaterThanOrEqual(2));
+    await new Promise((r) => setTimeout(r, 50));
     consumer.deliver(fakeMessage('late'));
-    const m = (await sub[Symbol.asyncIterator]().next()).value!;
+    const m = (await subs[0]![Symbol.asyncIterator]().next()).value!;
     expect(m.data.toString()).toBe('late');
+    await m.ack();
+    expect(client.consumers.map((c) => c.threadpoolReceives)).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
+    // close() waits for the receive loop: it returns only because closing the consumer ended the pending receive().
+    await Promise.all(subs.map((s) => s.close()));
+    expect(client.consumers.every((c) => c.closed)).toBe(true);
   });
 
   it('on stop() ends iteration, and closes the consumer once the taken message is settled', async () => {
