@@ -152,9 +152,12 @@ export class PulsarNativeSubscription implements Subscription {
         await sleep(delayMs);
         continue;
       }
-      // Received after stop(): left unacked, it returns to the broker when the consumer closes.
-      if (this.stopped) return;
+      // Received after stop() on a persistent topic: left unacked, it returns to the broker when
+      // the consumer closes. On a non-persistent one it exists nowhere else: it is handed out
+      // while the queue still takes messages (stop() drains before it finishes the queue).
+      if (this.stopped && this.redeliverable) return;
       this.queue.push(new NativeIncomingMessage(msg, this.options.topic, this));
+      if (this.stopped) return;
     }
   }
 
@@ -179,12 +182,34 @@ export class PulsarNativeSubscription implements Subscription {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    if (this.redeliverable) this.queue.end();
-    else this.queue.finish();
+    if (this.redeliverable) {
+      this.queue.end();
+    } else {
+      await this.drainReceived();
+      this.queue.finish();
+    }
     const wake = this.wakePump;
     this.wakePump = undefined;
     wake?.();
     if (this.takenUnsettled === 0) await this.detach();
+  }
+
+  /**
+   * A non-persistent topic's messages already in the client's receiver queue exist nowhere
+   * else: take them all before the queue finishes. receive(1) holds a threadpool thread for a
+   * millisecond at most (TimeOut when the queue is empty); not receive(0), which pulsar-client
+   * turns into a receive that waits for ever.
+   */
+  private async drainReceived(): Promise<void> {
+    for (;;) {
+      let msg: NativeMessage;
+      try {
+        msg = await this.consumer.receive(1);
+      } catch {
+        return;
+      }
+      this.queue.push(new NativeIncomingMessage(msg, this.options.topic, this));
+    }
   }
 
   async close(): Promise<void> {

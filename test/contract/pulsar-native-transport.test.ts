@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, errorMessage } from '../../src/errors.js';
@@ -23,6 +24,48 @@ if (loaded === undefined) {
     topic,
     nackDelayMs: 1_000,
     receiveTimeoutMs: 10_000,
+  });
+
+  describe('pulsar (native) with many idle subscriptions', () => {
+    it('never calls receive with a timeout (which holds a libuv threadpool thread), and file I/O and messages go on beside them', async () => {
+      // The real client, with every consumer's receive() calls recorded.
+      const receiveArgs: number[] = [];
+      const importer = async (specifier: string): Promise<unknown> => {
+        const real = (await loadPulsarClient((s) => import(s))) as unknown as { Client: new (c: unknown) => { subscribe(c: unknown): Promise<object> }; AuthenticationToken: unknown };
+        void specifier;
+        class RecordingClient extends real.Client {
+          override async subscribe(config: unknown): Promise<object> {
+            const consumer = (await super.subscribe(config)) as Record<string, unknown>;
+            return new Proxy(consumer, {
+              get(target, prop) {
+                const v = target[prop as string];
+                if (prop === 'receive') return (...args: unknown[]) => (receiveArgs.push(args.length), (v as (...a: unknown[]) => unknown).apply(target, args));
+                return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+              },
+            });
+          }
+        }
+        return { default: { Client: RecordingClient, AuthenticationToken: real.AuthenticationToken } };
+      };
+      const transport = await PulsarNativeTransport.create({ kind: 'pulsar', serviceUrl: SERVICE_URL, log, importer });
+      try {
+        const idle = await Promise.all(Array.from({ length: 8 }, (_, i) => transport.subscribe({ topic: topic(true), subscription: `idle-${i}` })));
+        const t = topic(true);
+        const live = await transport.subscribe({ topic: t, subscription: 'live' });
+        // Eight file reads at once need the threadpool: they finish only if idle receives leave it free.
+        const reads = await Promise.all(Array.from({ length: 8 }, () => readFile(new URL(import.meta.url), 'utf8')));
+        expect(reads.every((r) => r.includes('many idle subscriptions'))).toBe(true);
+        await (await transport.producer(t)).send({ data: 'beside them' });
+        const m = await take(live[Symbol.asyncIterator](), 10_000);
+        expect(m.data.toString()).toBe('beside them');
+        await m.ack();
+        expect(receiveArgs.length).toBeGreaterThanOrEqual(9);
+        expect(receiveArgs.filter((n) => n > 0)).toEqual([]);
+        await Promise.all(idle.map((s) => s.close()));
+      } finally {
+        await transport.close();
+      }
+    });
   });
 } else {
   const banner =

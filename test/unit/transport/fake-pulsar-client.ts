@@ -25,7 +25,7 @@ export class FakeConsumer implements NativeConsumer {
   readonly nacked: NativeMessage[] = [];
   readonly backlog: NativeMessage[] = [];
   closed = false;
-  /** receive(timeout) calls: each would pin a threadpool thread in the real client. */
+  /** receive(timeout) calls: each holds a threadpool thread for its wait in the real client. */
   threadpoolReceives = 0;
   private waiter: { resolve: (m: NativeMessage) => void; reject: (e: Error) => void; timer: NodeJS.Timeout | undefined } | undefined;
 
@@ -43,18 +43,23 @@ export class FakeConsumer implements NativeConsumer {
   }
 
   /**
-   * As pulsar-client 1.18 behaves: receive() waits (asynchronously in the C++ client) until a
-   * message comes or the consumer closes; receive(timeout) runs as a worker that holds one of
-   * libuv's threadpool threads for the wait, counted here, and fails with TimeOut.
+   * As pulsar-client 1.18 behaves (src/Consumer.cc): receive() waits, asynchronously in the C++
+   * client, until a message comes or the consumer closes. receive(timeout) runs as a threadpool
+   * worker that holds its thread for the wait (counted here) and fails with TimeOut; a timeout
+   * of 0 is not "at once" there but a receive that waits for ever. A timed receive beside a
+   * pending one finds what is queued; what arrives later goes to the pending one.
    */
   receive(timeoutMs?: number): Promise<NativeMessage> {
     if (timeoutMs !== undefined) this.threadpoolReceives++;
     if (this.closed) return Promise.reject(new Error('Failed to receive message: AlreadyClosed'));
     const m = this.backlog.shift();
     if (m) return Promise.resolve(m);
+    if (timeoutMs !== undefined && timeoutMs > 0 && this.waiter) {
+      return new Promise((_, reject) => setTimeout(() => reject(new Error('Failed to receive message: TimeOut')), timeoutMs));
+    }
     return new Promise((resolve, reject) => {
       const timer =
-        timeoutMs === undefined
+        timeoutMs === undefined || timeoutMs === 0
           ? undefined
           : setTimeout(() => {
               this.waiter = undefined;
