@@ -40,6 +40,9 @@ export const NATIVE_LOG_LEVELS = ['debug', 'debug', 'warn', 'error'] as const;
 class NativeProducerHandle implements Producer {
   private closed = false;
   private closing: Promise<void> | undefined;
+  private flushQueued = false;
+  /** Sends handed to libpulsar and not yet confirmed. */
+  private pending = 0;
   constructor(
     readonly topic: string,
     private readonly native: NativeProducer,
@@ -48,6 +51,16 @@ class NativeProducerHandle implements Producer {
   get isConnected(): boolean {
     return !this.closed && this.native.isConnected();
   }
+
+  private readonly settled = (): void => {
+    this.pending--;
+  };
+
+  private readonly flushTurn = (): void => {
+    this.flushQueued = false;
+    // A failed flush fails the sends it carried, and they reject on their own.
+    this.native.flush().catch(() => undefined);
+  };
 
   /** Refuse new sends, flush what libpulsar holds, close. Idempotent. */
   close(): Promise<void> {
@@ -62,6 +75,17 @@ class NativeProducerHandle implements Producer {
   async send(message: OutgoingMessage, signal?: AbortSignal): Promise<void> {
     if (this.closed) throw new TransportError(`pulsar: producer for ${this.topic} is closed`, { retriable: false });
     const sending = this.native.send({ data: toBuffer(message.data), ...(message.properties ? { properties: message.properties } : {}) });
+    // Under load, libpulsar's batch timer gathers sends into batches (more than twice the
+    // throughput of unbatched sends at 64 in flight). A send that finds nothing else in
+    // flight is alone: its batch leaves at the end of this event-loop turn instead of
+    // waiting the timer out for company that is not coming (2.8 ms -> 0.7 ms a call at one
+    // in flight, docs/benchmarks.md).
+    if (this.pending === 0 && !this.flushQueued) {
+      this.flushQueued = true;
+      setImmediate(this.flushTurn);
+    }
+    this.pending++;
+    sending.then(this.settled, this.settled);
     try {
       // Abort stops the wait only: a message handed to libpulsar may still be published.
       await abortable(sending, signal, `send to ${this.topic}`);

@@ -294,7 +294,7 @@ describe('toolwire call (CLI, broker mode) -> TrustGraph services', () => {
     const r = await runCli(['call', 'py-joke', '--args', '{"fail": "the llama ate the punchline"}', ...broker(dir)]);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe('tool-service-error: the llama ate the punchline\n');
-    expect(r.stdout).toBe('\n');
+    expect(r.stdout).toBe('');
   });
 
   it("prints a joke from trustgraph-flow's stock joke-service", async () => {

@@ -105,12 +105,22 @@ export class FakeProducer implements NativeProducer {
   failWith: Error | undefined;
   closed = false;
   constructor(readonly config: NativeProducerConfig) {}
+  /** While set, sends stay unconfirmed until release(). */
+  hold = false;
+  flushes = 0;
+  private held: (() => void)[] = [];
   async send(m: { data: Buffer; properties?: Record<string, string> }): Promise<unknown> {
     if (this.failWith) throw this.failWith;
     this.sent.push(m);
+    if (this.hold) await new Promise<void>((r) => this.held.push(r));
     return { toString: () => `id-${this.sent.length}` };
   }
+  release(): void {
+    this.hold = false;
+    for (const r of this.held.splice(0)) r();
+  }
   async flush(): Promise<null> {
+    this.flushes++;
     return null;
   }
   async close(): Promise<null> {

@@ -117,6 +117,30 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
     expect(consumer.nacked.map((m) => m.getMessageId().toString())).toEqual(['b']);
   });
 
+  it('sends a lone message at the end of the turn, and leaves sends under load to the batch timer', async () => {
+    const [t, client] = await open();
+    const p = await t.producer(TOPIC);
+    const producer = client.producers[0]!;
+    const turn = () => new Promise((r) => setImmediate(r));
+    await p.send({ data: 'alone' });
+    await turn();
+    expect(producer.flushes).toBe(1);
+    // Under load: the first send of the burst finds nothing in flight and flushes its turn;
+    // sends that find others unconfirmed leave batching to libpulsar's timer.
+    producer.hold = true;
+    const burst = [p.send({ data: 'a' }), p.send({ data: 'b' })];
+    await turn();
+    expect(producer.flushes).toBe(2);
+    burst.push(p.send({ data: 'c' }));
+    await turn();
+    expect(producer.flushes).toBe(2);
+    producer.release();
+    await Promise.all(burst);
+    await p.send({ data: 'alone again' });
+    await turn();
+    expect(producer.flushes).toBe(3);
+  });
+
   it('waits for messages without a receive timeout, so no subscription holds a threadpool thread; closing ends the wait', async () => {
     const [t, client] = await open();
     const subs = await Promise.all([1, 2, 3, 4, 5, 6, 7, 8].map((i) => t.subscribe({ topic: TOPIC, subscription: `s${i}` })));
