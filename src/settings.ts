@@ -5,14 +5,19 @@ import { parseTopic } from './transport/topic-name.js';
 import { DEFAULT_LIMITS, type WorkerLimits } from './worker/limits.js';
 
 
-const int = (def: number) => z.coerce.number().int().nonnegative().default(def);
+/**
+ * A whole number given as digits. Not z.coerce.number(): it reads an empty variable as 0, so
+ * TOOLWIRE_HTTP_PORT= would bind a random port and TOOLWIRE_TIMEOUT_MS= time every call out.
+ */
+const digits = z.string().regex(/^\d+$/, 'must be a whole number (digits only)').transform(Number);
+const int = (def: number) => digits.default(def);
 
 /** Every environment variable the worker reads, in one place. */
 const envSchema = z.object({
   TOOLWIRE_CONFIG_DIR: z.string().default('config'),
   TOOLWIRE_CONFIG_SOURCE: z.enum(['directory', 'trustgraph']).default('directory'),
   TOOLWIRE_CONFIG_WORKSPACE: z.string().min(1).default('default'),
-  TOOLWIRE_CONFIG_POLL_MS: z.coerce.number().int().nonnegative().optional(),
+  TOOLWIRE_CONFIG_POLL_MS: digits.optional(),
   // TrustGraph's --config-request-queue / --config-response-queue / --config-push-queue.
   TOOLWIRE_CONFIG_REQUEST_QUEUE: z.string().default(CONFIG_REQUEST_TOPIC),
   TOOLWIRE_CONFIG_RESPONSE_QUEUE: z.string().default(CONFIG_RESPONSE_TOPIC),
@@ -23,7 +28,7 @@ const envSchema = z.object({
   PULSAR_TOKEN: z.string().optional(),
   TOOLWIRE_BOOTSTRAP: z.enum(['0', '1', 'true', 'false']).optional(),
   TOOLWIRE_HTTP_HOST: z.string().default('127.0.0.1'),
-  TOOLWIRE_HTTP_PORT: z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).default(8787),
+  TOOLWIRE_HTTP_PORT: z.union([z.literal('off'), digits.pipe(z.number().max(65535))], { error: 'must be a port number (0-65535) or off' }).default(8787),
   TOOLWIRE_SECRETS_FILE: z.string().optional(),
   TOOLWIRE_HTTP_TOKEN: z.string().regex(/^(env|file):.+$/, 'must be a secret reference: env:NAME or file:key').optional(),
   TOOLWIRE_CONCURRENCY: int(DEFAULT_LIMITS.concurrency),

@@ -37,17 +37,17 @@ export abstract class BrokerTransport<S extends Subscription & BrokerLink, P ext
     this.subscriptions.delete(sub);
   };
 
-  /** True while every open subscription and producer is connected, and at least one exists. */
+  /**
+   * True until close() while every open subscription and producer is connected. A transport
+   * with nothing open is connected: a worker whose catalog has no service yet (a fleet that
+   * gets its descriptors from live config) is ready to serve what comes, and /readyz says so.
+   */
   get connected(): boolean {
     if (this.closing) return false;
-    let any = false;
     for (const link of [this.subscriptions, this.openProducers]) {
-      for (const l of link) {
-        if (!l.isConnected) return false;
-        any = true;
-      }
+      for (const l of link) if (!l.isConnected) return false;
     }
-    return any;
+    return true;
   }
 
   async subscribe(options: SubscribeOptions, signal?: AbortSignal): Promise<Subscription> {

@@ -117,6 +117,13 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
     expect(consumer.nacked.map((m) => m.getMessageId().toString())).toEqual(['b']);
   });
 
+  it('is connected with nothing open (a worker with no services yet), and not after close', async () => {
+    const [t] = await open();
+    expect(t.connected).toBe(true);
+    await t.close();
+    expect(t.connected).toBe(false);
+  });
+
   it('sends a lone message at the end of the turn, and leaves sends under load to the batch timer', async () => {
     const [t, client] = await open();
     const p = await t.producer(TOPIC);
