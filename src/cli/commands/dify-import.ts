@@ -8,8 +8,10 @@ import { difyOptionsSchema, type DifyOptions } from '../../plugins/dify/dify-too
 import { loadSecrets, type Secrets } from '../../secrets.js';
 import { toolInputSchema } from '../../tools/json-schema.js';
 import { parameterSchema, type Parameter } from '../../tools/parameter.js';
+import { UsageError } from '../args.js';
 import type { Command, CommandIo } from '../command.js';
 import { commandGroup } from '../command-group.js';
+import { isPlainObject } from '../../plain-object.js';
 
 const HELP = `Usage:
   toolwire dify import <tool.yaml> --service <id> [options]
@@ -46,16 +48,10 @@ Options:
 
 Exit codes: 0 printed, 1 failed, 2 bad usage.`;
 
-class UsageError extends Error {}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
 /** Dify's i18n objects: `{en_US: "...", zh_Hans: "..."}`, or a plain string. */
 function i18n(v: unknown, lang: string): string | undefined {
   if (typeof v === 'string') return v || undefined;
-  if (!isObject(v)) return undefined;
+  if (!isPlainObject(v)) return undefined;
   const s = v[lang] ?? v['en_US'] ?? Object.values(v)[0];
   return typeof s === 'string' && s !== '' ? s : undefined;
 }
@@ -72,15 +68,15 @@ function pairs(values: readonly string[] | undefined, what: string): Record<stri
 
 /** One Dify parameter declaration as a toolwire argument declaration. */
 export function toArgument(raw: unknown, lang: string): Record<string, unknown> {
-  if (!isObject(raw) || typeof raw['name'] !== 'string') throw new Error('a parameter without a name');
+  if (!isPlainObject(raw) || typeof raw['name'] !== 'string') throw new Error('a parameter without a name');
   const out: Record<string, unknown> = { name: raw['name'], type: raw['type'] ?? 'string', form: raw['form'] ?? 'llm', required: raw['required'] === true };
   const description = (typeof raw['llm_description'] === 'string' && raw['llm_description']) || i18n(raw['human_description'], lang) || i18n(raw['label'], lang);
   if (description) out['description'] = description;
   if (raw['default'] !== undefined && raw['default'] !== null) out['default'] = raw['default'];
   if (Array.isArray(raw['options']) && raw['options'].length > 0) {
-    out['options'] = raw['options'].map((o: unknown) => (isObject(o) ? o['value'] : o));
+    out['options'] = raw['options'].map((o: unknown) => (isPlainObject(o) ? o['value'] : o));
   }
-  if (isObject(raw['input_schema'])) out['input_schema'] = raw['input_schema'];
+  if (isPlainObject(raw['input_schema'])) out['input_schema'] = raw['input_schema'];
   for (const k of ['min', 'max'] as const) if (typeof raw[k] === 'number') out[k] = raw[k];
   return out;
 }
@@ -150,7 +146,7 @@ async function fromDaemon(io: CommandIo, secrets: Secrets, o: { pluginId: string
   const provider = o.provider.split('/').pop() ?? o.provider;
   for await (const item of client.getRuntimeParameters(o.pluginId, { user_id: 'toolwire-import', data: { provider, tool: o.tool, credentials: creds } }, io.signal)) {
     if (item.kind === 'error') throw new Error(agentError(item.error, { toolName: o.tool, secrets: [key, ...Object.values(creds)] }).message);
-    if (isObject(item.value) && Array.isArray(item.value['parameters'])) return item.value['parameters'];
+    if (isPlainObject(item.value) && Array.isArray(item.value['parameters'])) return item.value['parameters'];
   }
   throw new Error('the daemon answered without a parameters list');
 }
@@ -201,13 +197,13 @@ async function run(io: CommandIo): Promise<number> {
     if (positionals.length !== 1) throw new UsageError('give exactly one tool YAML file');
     const file = positionals[0] as string;
     const doc: unknown = parseYaml(await readFile(file, 'utf8'));
-    if (!isObject(doc)) throw new Error(`${file}: not a YAML mapping`);
+    if (!isPlainObject(doc)) throw new Error(`${file}: not a YAML mapping`);
     if (Array.isArray(doc['tools']) && !Array.isArray(doc['parameters'])) {
       throw new UsageError(`${file} is a provider declaration; give one of its tool files: ${doc['tools'].map(String).join(', ')}`);
     }
-    const identity = isObject(doc['identity']) ? doc['identity'] : {};
+    const identity = isPlainObject(doc['identity']) ? doc['identity'] : {};
     declName = typeof identity['name'] === 'string' ? identity['name'] : undefined;
-    const description = isObject(doc['description']) ? doc['description'] : {};
+    const description = isPlainObject(doc['description']) ? doc['description'] : {};
     declDescription = (typeof description['llm'] === 'string' && description['llm']) || i18n(description['human'], lang);
     parameters = Array.isArray(doc['parameters']) ? doc['parameters'] : [];
   }

@@ -5,6 +5,7 @@ import type { StreamItem } from '../dify/observe-stream.js';
 import { redact, truncate } from '../../redact.js';
 import type { SlimMode } from './settings.js';
 import type { SlimOutput } from './slim-process.js';
+import { isPlainObject } from '../../plain-object.js';
 
 /** Slim's exit codes. */
 export const SlimExit = { Ok: 0, Plugin: 1, Input: 2, Network: 3, Daemon: 4 } as const;
@@ -16,17 +17,13 @@ const CODE_TYPES: Record<string, string> = {
   PLUGIN_EXEC_ERROR: 'PluginExecError',
 };
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
 /** The `{code, message}` line slim writes to stderr before a non-zero exit. */
 function stderrError(stderr: string): { code: string; message: string } {
   const lines = stderr.trim().split('\n').reverse();
   for (const line of lines) {
     try {
       const v: unknown = JSON.parse(line);
-      if (isObject(v) && typeof v['message'] === 'string') return { code: String(v['code'] ?? ''), message: v['message'] };
+      if (isPlainObject(v) && typeof v['message'] === 'string') return { code: String(v['code'] ?? ''), message: v['message'] };
     } catch {
       // not the JSON line
     }
@@ -49,22 +46,22 @@ export async function* slimItems(outputs: AsyncIterable<SlimOutput>, mode: SlimM
   for await (const out of outputs) {
     if (out.kind === 'line') {
       const line = out.value;
-      if (!isObject(line) || typeof line['event'] !== 'string') throw new ToolFailedError('tool invoke error: the plugin runner wrote an unexpected line');
+      if (!isPlainObject(line) || typeof line['event'] !== 'string') throw new ToolFailedError('tool invoke error: the plugin runner wrote an unexpected line');
       const data = line['data'];
       switch (line['event']) {
         case 'message':
-          log.debug({ stage: isObject(data) ? data['stage'] : undefined, progress: isObject(data) ? data['message'] : undefined }, 'slim progress');
+          log.debug({ stage: isPlainObject(data) ? data['stage'] : undefined, progress: isPlainObject(data) ? data['message'] : undefined }, 'slim progress');
           break;
         case 'chunk':
           if (mode === 'local') yield { kind: 'message', value: data };
-          else if (isObject(data) && data['code'] === 0) yield { kind: 'message', value: data['data'] };
+          else if (isPlainObject(data) && data['code'] === 0) yield { kind: 'message', value: data['data'] };
           else {
             yield { kind: 'error', error: unwrapDifyError(data) };
             return;
           }
           break;
         case 'error': {
-          const d = isObject(data) ? data : {};
+          const d = isPlainObject(data) ? data : {};
           yield { kind: 'error', error: slimError(String(d['code'] ?? ''), String(d['message'] ?? 'plugin error')) };
           return;
         }

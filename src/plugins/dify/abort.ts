@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { AbortedError, ToolwireError } from '../../errors.js';
 
 /** The error to raise for an aborted call: the reason when the worker gave a typed one. */
@@ -7,18 +8,12 @@ export function abortError(signal: AbortSignal): ToolwireError {
   return new AbortedError('the tool call was aborted', { cause: r });
 }
 
-/** Wait, unless the signal fires first. */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.reject(abortError(signal));
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(abortError(signal));
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+/** Wait, unless the signal fires first: then reject with abortError(signal). */
+export async function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  try {
+    await delay(ms, undefined, { signal });
+  } catch (err) {
+    if (signal.aborted) throw abortError(signal);
+    throw err;
+  }
 }

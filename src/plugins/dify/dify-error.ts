@@ -1,3 +1,5 @@
+import { isPlainObject } from '../../plain-object.js';
+
 /**
  * What a Dify error says once unwrapped. Errors come in three shapes: the daemon's envelope
  * `{code, message, data}` (in the stream, or as an HTTP error body), whose message is JSON
@@ -37,16 +39,12 @@ const STATUS_TYPES: Record<number, string> = {
   500: 'PluginDaemonInternalServerError',
 };
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
 function parseObject(text: string): Record<string, unknown> | undefined {
   const t = text.trim();
   if (!t.startsWith('{')) return undefined;
   try {
     const v: unknown = JSON.parse(t);
-    return isObject(v) ? v : undefined;
+    return isPlainObject(v) ? v : undefined;
   } catch {
     return undefined;
   }
@@ -74,7 +72,7 @@ function fromErrorObject(o: Record<string, unknown>, acc: Acc, depth: number): {
   const errorType = text(o['error_type']) || 'UnknownError';
   acc.chain.push(errorType);
   const args = o['args'];
-  if (isObject(args) && typeof args['traceback'] === 'string') acc.traceback ??= args['traceback'];
+  if (isPlainObject(args) && typeof args['traceback'] === 'string') acc.traceback ??= args['traceback'];
   const raw = text(o['message']);
   if (depth < MAX_DEPTH) {
     const inner = parseObject(raw);
@@ -109,7 +107,7 @@ export function unwrapErrorMessage(message: string, fallbackType: string, extra:
 export function unwrapDifyError(body: unknown, httpStatus?: number): DifyError {
   const fallback = (httpStatus !== undefined ? STATUS_TYPES[httpStatus] : undefined) ?? (httpStatus !== undefined ? `HTTP${httpStatus}` : 'PluginDaemonInternalServerError');
   const obj = typeof body === 'string' ? (parseObject(body) ?? body) : body;
-  if (isObject(obj)) {
+  if (isPlainObject(obj)) {
     if (typeof obj['error_type'] === 'string') {
       const acc: Acc = { chain: [], traceback: undefined };
       const r = fromErrorObject(obj, acc, 1);
