@@ -10,6 +10,9 @@ import type { Worker } from '../worker/worker.js';
 import { hasBearer, isLoopback } from './bearer.js';
 import { metricsText } from './metrics.js';
 
+/** The error type of the gateway's own last event when the call could not be made through the broker (not a worker's answer). */
+export const GATEWAY_ERROR = 'gateway-error';
+
 export interface HttpSurfaceOptions {
   readonly host: string;
   readonly port: number;
@@ -163,7 +166,7 @@ export class HttpSurface {
       }
     } catch (err) {
       if (!abort.signal.aborted) {
-        res.write(`data: ${JSON.stringify({ error: { type: 'gateway-error', message: (err as Error).message }, response: '', end_of_stream: true })}\n\n`);
+        res.write(`data: ${JSON.stringify({ error: { type: GATEWAY_ERROR, message: (err as Error).message }, response: '', end_of_stream: true })}\n\n`);
       }
     }
     res.end();
