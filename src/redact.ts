@@ -1,10 +1,20 @@
+const CENSOR = '[redacted]';
+
 /**
- * Replace every known secret value in a text we build (an error message, a log field).
- * The logger masks secrets too, but an error message travels to the agent, past the logger.
+ * Replace every known secret value in a text we build (an error message, a log field) or a
+ * log line. The logger masks secrets too, but an error message travels to the agent, past the
+ * logger. Every secret is masked, however short (masking too much in a line is the safe way
+ * to be wrong), both as it is and in the form JSON gives it in a log line (a quote, a
+ * backslash or a control character escaped).
  */
 export function redact(text: string, secrets: readonly string[]): string {
   let out = text;
-  for (const s of secrets) if (s.length >= 4 && out.includes(s)) out = out.split(s).join('[redacted]');
+  for (const s of secrets) {
+    if (s === '') continue;
+    if (out.includes(s)) out = out.split(s).join(CENSOR);
+    const escaped = JSON.stringify(s).slice(1, -1);
+    if (escaped !== s && out.includes(escaped)) out = out.split(escaped).join(CENSOR);
+  }
   return out;
 }
 
@@ -28,7 +38,6 @@ const SENSITIVE_KEYS = new Set([
   'serverkey',
 ]);
 
-const CENSOR = '[redacted]';
 
 /**
  * A copy of `value` with every sensitive field blanked, at any depth (errors included, as

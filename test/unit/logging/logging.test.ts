@@ -37,3 +37,33 @@ describe('createLogger', () => {
     expect(JSON.parse(lines[0]!)).toMatchObject({ service: 'joke', n: 1, msg: 'fine' });
   });
 });
+
+describe('createLogger: the gaps an outside review found', () => {
+  it('blanks credential fields inside an error cause and an AggregateError’s errors', () => {
+    const { log, lines } = capture();
+    const inner = Object.assign(new Error('backend refused'), { request: { headers: { authorization: 'Bearer CAUSE-SECRET' } } });
+    const err = new Error('call failed', { cause: inner });
+    const many = new AggregateError([Object.assign(new Error('one'), { token: 'AGG-SECRET' })], 'several failed');
+    log.warn({ err, many }, 'x');
+    const out = lines.join('');
+    expect(out).not.toContain('CAUSE-SECRET');
+    expect(out).not.toContain('AGG-SECRET');
+    expect(out).toContain('backend refused');
+  });
+
+  it('masks a short secret too', () => {
+    const { log, lines } = capture(['k9x']);
+    log.info('the key is k9x');
+    expect(lines.join('')).not.toContain('k9x');
+  });
+
+  it('masks a secret whose characters JSON escapes in the line', () => {
+    const secret = 'pa"ss\\wo\nrd-é';
+    const { log, lines } = capture([secret]);
+    log.info({ detail: `sent ${secret}` }, `login with ${secret}`);
+    const out = lines.join('');
+    expect(out).not.toContain(JSON.stringify(secret).slice(1, -1));
+    expect(out).not.toContain('wo\\nrd');
+    expect(out.match(/\[redacted\]/g)).toHaveLength(2);
+  });
+});
