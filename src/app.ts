@@ -42,7 +42,7 @@ export interface App {
 }
 
 function resolveToken(ref: string, secrets: Secrets): string {
-  const token = secrets.resolve(ref);
+  const token = secrets.resolveOwn(ref);
   if (!token) throw new ConfigError([`TOOLWIRE_HTTP_TOKEN: the reference ${ref} does not resolve`]);
   return token;
 }

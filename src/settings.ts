@@ -30,6 +30,8 @@ const envSchema = z.object({
   TOOLWIRE_HTTP_HOST: z.string().default('127.0.0.1'),
   TOOLWIRE_HTTP_PORT: z.union([z.literal('off'), digits.pipe(z.number().max(65535))], { error: 'must be a port number (0-65535) or off' }).default(8787),
   TOOLWIRE_SECRETS_FILE: z.string().optional(),
+  // Read by loadSecrets (secrets.ts): the env: names descriptors may use.
+  TOOLWIRE_SECRET_ENV: z.string().optional(),
   TOOLWIRE_HTTP_TOKEN: z.string().regex(/^(env|file):.+$/, 'must be a secret reference: env:NAME or file:key').optional(),
   TOOLWIRE_CONCURRENCY: int(DEFAULT_LIMITS.concurrency),
   TOOLWIRE_SERVICE_CONCURRENCY: int(DEFAULT_LIMITS.serviceConcurrency),

@@ -106,7 +106,7 @@ export const callCommand: Command = {
       const body = { arguments: args, stream: values.stream === true, ...(values.user ? { user: values.user } : {}) };
       // The gateway's token, when it has one: the same secret reference the worker reads.
       const ref = io.env['TOOLWIRE_HTTP_TOKEN'];
-      const token = ref ? loadSecrets(io.env, io.env['TOOLWIRE_SECRETS_FILE']).resolve(ref) : undefined;
+      const token = ref ? loadSecrets(io.env, io.env['TOOLWIRE_SECRETS_FILE']).resolveOwn(ref) : undefined;
       return viaGateway(io, values.url ?? io.env['TOOLWIRE_URL'] ?? 'http://127.0.0.1:8787', tool, body, timeoutMs, token);
     }
 

@@ -213,7 +213,7 @@ const mcpServeCommand: Command = {
     const maxInFlight = positive(values['max-in-flight'], '--max-in-flight', 64);
     const callTimeoutMs = positive(values['timeout-ms'], '--timeout-ms', settings.limits.timeoutMs);
     const secrets = loadSecrets(env, settings.secretsFile);
-    const token = settings.httpToken ? secrets.resolve(settings.httpToken) : undefined;
+    const token = settings.httpToken ? secrets.resolveOwn(settings.httpToken) : undefined;
     if (settings.httpToken && !token) throw new UsageError(`TOOLWIRE_HTTP_TOKEN: the reference ${settings.httpToken} does not resolve`);
     // Logs on stderr always: in stdio mode stdout is the protocol.
     const log = createLogger({ level: settings.logLevel, pretty: false, secrets: () => [...secrets.values(), ...settingSecrets(settings), ...(token ? [token] : [])] });

@@ -82,7 +82,7 @@ export function resolveCredentials(refs: Readonly<Record<string, string>>, secre
   const missing: string[] = [];
   for (const [name, ref] of Object.entries(refs)) {
     const v = secrets.resolve(ref);
-    if (v === undefined || v === '') missing.push(`${name} (${ref})`);
+    if (v === undefined || v === '') missing.push(`${name} (${secrets.refused(ref) ? `${ref}, not allowed by TOOLWIRE_SECRET_ENV` : ref})`);
     else values[name] = v;
   }
   return { values, missing };

@@ -24,7 +24,8 @@ export class SettingsReader {
   secret(key: string, why: string): string {
     const v = this.required(key, why);
     if (!/^(env|file):/.test(v)) return v;
-    const resolved = this.secrets.resolve(v);
+    // The worker's own setting (the daemon key): not limited by TOOLWIRE_SECRET_ENV.
+    const resolved = this.secrets.resolveOwn(v);
     if (!resolved) this.problems.push(`setting ${key}: cannot resolve ${v}`);
     return resolved ?? '';
   }

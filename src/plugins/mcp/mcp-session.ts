@@ -6,7 +6,7 @@ import type { Transport as McpTransport } from '@modelcontextprotocol/sdk/shared
 import type { CallToolResult, Progress, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { AbortedError, ConfigError, UnavailableError, errorMessage } from '../../errors.js';
-import type { Secrets } from '../../secrets.js';
+import { unresolvedReason, type Secrets } from '../../secrets.js';
 import { Backoff, sleep } from '../../transport/backoff.js';
 import { isolatingFetch } from './isolating-fetch.js';
 import type { McpServiceOptions } from './mcp-options.js';
@@ -26,7 +26,7 @@ const REF = /^(env|file):/;
 function resolve(value: string, what: string, secrets: Secrets): string {
   if (!REF.test(value)) return value;
   const v = secrets.resolve(value);
-  if (v === undefined) throw new ConfigError([`${what}: the secret reference ${value} does not resolve on this worker`]);
+  if (v === undefined) throw new ConfigError([`${what}: the secret reference ${unresolvedReason(value, secrets)}`]);
   return v;
 }
 

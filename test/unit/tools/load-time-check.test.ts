@@ -5,11 +5,12 @@ import type { ConfigEntry } from '../../../src/config/config-store.js';
 import { ConfigError } from '../../../src/errors.js';
 import { PluginRegistry } from '../../../src/plugins/registry.js';
 import type { PluginContext } from '../../../src/plugins/plugin.js';
+import { loadSecrets } from '../../../src/secrets.js';
 
 const ctx: PluginContext = {
   log: pino({ level: 'silent' }),
   configDir: '.',
-  secrets: { resolve: () => undefined, values: () => [] },
+  secrets: loadSecrets({}),
   settings: {},
 };
 
