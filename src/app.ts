@@ -69,42 +69,49 @@ export async function startApp(deps: AppDeps): Promise<App> {
     build: (entries) => buildCatalog(entries, registry, ctx),
     log: log.child({ component: 'config' }),
   });
+  const client = new ToolClient(transport, log.child({ component: 'client' }));
+  const plugins = new Map<string, Plugin>();
+  let http: HttpSurface | undefined;
+  let address: App['http'];
   let worker: Worker;
   try {
     // A directory is the operator's own: a bad one stops the start, where it is seen. A shared
     // config service may be fixed later: then the worker waits for a valid catalog.
     const catalog = await follower.start({ serveEmpty: settings.configSource === 'trustgraph', signal: deps.signal });
-    const plugins = new Map<string, Plugin>();
     for (const s of catalog.services.values()) {
       const p = await createPlugin(s);
       if (p) plugins.set(s.id, p);
     }
-    worker = new Worker({ transport, catalog, plugins, log: log.child({ component: 'worker' }), limits: settings.limits });
-    await worker.start(deps.signal);
+    const w = new Worker({ transport, catalog, plugins, log: log.child({ component: 'worker' }), limits: settings.limits });
+    worker = w;
+    // Bind before consuming: a port that cannot be had stops the start before any request is
+    // taken off the broker (its /readyz says not-ready until the worker runs).
+    if (settings.httpPort !== undefined) {
+      http = new HttpSurface({
+        host: settings.httpHost,
+        port: settings.httpPort,
+        worker: w,
+        transport,
+        client,
+        catalog: () => w.current(),
+        config: () => follower.status(),
+        log: log.child({ component: 'http' }),
+        ...(httpToken ? { token: httpToken } : {}),
+      });
+      address = await http.start();
+    }
+    await w.start(deps.signal);
   } catch (err) {
+    // Unwind what this start made; the transport is the caller's until the start succeeds.
+    await http?.close(0).catch(() => undefined);
+    for (const [id, p] of plugins) await p.close?.().catch((e: unknown) => log.warn({ err: e, service: id }, 'plugin close failed'));
+    await client.close().catch(() => undefined);
     await follower.close();
     throw err;
   }
   follower.follow(async (next) => {
     await worker.apply(next, createPlugin);
   });
-  const client = new ToolClient(transport, log.child({ component: 'client' }));
-  let http: HttpSurface | undefined;
-  let address: App['http'];
-  if (settings.httpPort !== undefined) {
-    http = new HttpSurface({
-      host: settings.httpHost,
-      port: settings.httpPort,
-      worker,
-      transport,
-      client,
-      catalog: () => worker.current(),
-      config: () => follower.status(),
-      log: log.child({ component: 'http' }),
-      ...(httpToken ? { token: httpToken } : {}),
-    });
-    address = await http.start();
-  }
   let stopping: Promise<void> | undefined;
   return {
     worker,
