@@ -45,6 +45,7 @@ const envSchema = z.object({
   TOOLWIRE_BACKLOG_BYTES: int(DEFAULT_LIMITS.backlogBytes),
   TOOLWIRE_NON_PERSISTENT_PREFETCH: int(DEFAULT_LIMITS.nonPersistentPrefetch),
   TOOLWIRE_ANSWERED_MEMORY: int(DEFAULT_LIMITS.answeredMemory),
+  TOOLWIRE_MAX_ABANDONED: int(DEFAULT_LIMITS.maxAbandoned),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
 });
@@ -129,6 +130,7 @@ export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings
       backlogBytes: e.TOOLWIRE_BACKLOG_BYTES,
       nonPersistentPrefetch: e.TOOLWIRE_NON_PERSISTENT_PREFETCH || DEFAULT_LIMITS.nonPersistentPrefetch,
       answeredMemory: e.TOOLWIRE_ANSWERED_MEMORY,
+      maxAbandoned: e.TOOLWIRE_MAX_ABANDONED,
     },
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,

@@ -81,13 +81,16 @@ export class HttpSurface {
     if (req.method === 'GET' && url.pathname === '/healthz') return json(res, 200, { status: 'ok' });
     if (req.method === 'GET' && url.pathname === '/readyz') {
       const config = this.o.config?.();
-      // Until a valid catalog has been read (a config service with none yet) there is nothing to serve.
-      const ready = worker.state === 'running' && transport.connected && (!config || config.version !== undefined);
+      const abandoned = worker.abandoned();
+      // Until a valid catalog has been read (a config service with none yet) there is nothing
+      // to serve; a service blocked by calls running past their timeout serves nothing either.
+      const ready = worker.state === 'running' && transport.connected && (!config || config.version !== undefined) && !abandoned.some((a) => a.blocked);
       return json(res, ready ? 200 : 503, {
         status: ready ? 'ready' : 'not-ready',
         worker: worker.state,
         transport: transport.connected ? 'connected' : 'disconnected',
         ...(config ? { config } : {}),
+        ...(abandoned.length > 0 ? { abandoned } : {}),
       });
     }
     if (req.method === 'GET' && url.pathname === '/metrics') {

@@ -37,8 +37,9 @@ export async function consumeTaking(b: Binding, host: IntakeHost): Promise<void>
     host.counts.received++;
     taken++;
     host.start(b.current, msg, release);
-    // Take no more than the service may run: the rest stays with the broker.
-    while (taken >= b.current.concurrency && !b.stopped) {
+    // Take no more than the service may run, and nothing while too many of its calls run on
+    // past their timeout: the rest stays with the broker.
+    while ((taken >= b.current.concurrency || b.current.handler.blocked) && !b.stopped) {
       await new Promise<void>((resolve) => (freed = resolve));
       freed = undefined;
     }
@@ -83,7 +84,10 @@ export async function consumeAll(b: Binding, host: IntakeHost): Promise<void> {
   hardStop.addEventListener('abort', flush, { once: true });
   for await (const msg of b.subscription) {
     counts.received++;
-    if (running < b.current.concurrency || hardStop.aborted) run(msg);
+    if (b.current.handler.blocked && !hardStop.aborted) {
+      // The broker would drop what waits: answer it rather than run more of a hung service.
+      host.refuse(b.current, msg, new UnavailableError(`the tool service ${b.current.service.id} has ${b.current.handler.abandoned} calls still running past their timeout; try again later`));
+    } else if (running < b.current.concurrency || hardStop.aborted) run(msg);
     else if (!backlog.push(msg)) {
       counts.shed++;
       // One line a second at most: a shedding worker is busy enough.

@@ -37,6 +37,12 @@ export interface WorkerLimits {
    * nacked) is acked without running its tool again.
    */
   readonly answeredMemory: number;
+  /**
+   * Calls of one service that timed out (or were cancelled) while their plugin, ignoring its
+   * signal, still runs. At this many the service takes no more requests until some end: a
+   * hung backend must not pile up work without bound.
+   */
+  readonly maxAbandoned: number;
 }
 
 export const DEFAULT_LIMITS: WorkerLimits = {
@@ -52,4 +58,5 @@ export const DEFAULT_LIMITS: WorkerLimits = {
   nonPersistentPrefetch: 4000,
   backlogBytes: 64 * 1024 * 1024,
   answeredMemory: 10_000,
+  maxAbandoned: 64,
 };

@@ -34,6 +34,8 @@ export interface RequestHandlerDeps {
   readonly log: Logger;
   /** Aborted when the shutdown grace period is over. */
   readonly hardStop: AbortSignal;
+  /** An abandoned call's plugin work ended: the intake may take requests again. */
+  readonly abandonedEnded?: () => void;
   /**
    * False for a non-persistent request topic: a nack there loses the request, so every
    * failure is answered instead.
@@ -53,6 +55,9 @@ export class RequestHandler {
   /** Calls in flight, aborted together on hard stop: one listener per handler, not one per request. */
   private readonly active = new Map<string, CallAbort>();
 
+  /** Calls answered (timeout, cancel, hard stop) whose plugin work still runs. */
+  private abandonedCalls = 0;
+
   /** Messages answered here; only a topic that redelivers needs it. */
   private readonly answered: RecentIds | undefined;
 
@@ -71,6 +76,33 @@ export class RequestHandler {
     const call = this.active.get(id);
     call?.abort(new AbortedError('the agent cancelled the call'));
     return call !== undefined;
+  }
+
+  get abandoned(): number {
+    return this.abandonedCalls;
+  }
+
+  /** True while so many calls are abandoned that the service must take no more requests. */
+  get blocked(): boolean {
+    return this.abandonedCalls >= this.deps.limits.maxAbandoned;
+  }
+
+  /**
+   * The call was answered but its plugin still works (it ignores its signal): count it until
+   * that work ends, and say so when the count reaches the limit and when it drops below.
+   */
+  private abandon(work: Promise<void>): void {
+    const { limits, service, log } = this.deps;
+    this.abandonedCalls++;
+    if (this.abandonedCalls === limits.maxAbandoned) {
+      log.warn({ service: service.id, abandoned: this.abandonedCalls }, "calls past their timeout still run in the plugin: taking none of this service's requests until some end");
+    }
+    const ended = (): void => {
+      this.abandonedCalls--;
+      if (this.abandonedCalls === limits.maxAbandoned - 1) log.info({ service: service.id, abandoned: this.abandonedCalls }, 'abandoned calls ended: taking requests again');
+      this.deps.abandonedEnded?.();
+    };
+    work.then(ended, ended);
   }
 
   /** Let go of the worker's hard-stop signal: a service retired by a reload outlives nothing. */
@@ -196,7 +228,8 @@ export class RequestHandler {
         // One race for the whole answer, not one per chunk: a stream of 100 chunks paid 100.
         await Promise.race([consumed, call.aborted]);
       } catch (err) {
-        consumed.catch(() => undefined);
+        if (call.reason !== undefined) this.abandon(consumed);
+        else consumed.catch(() => undefined);
         throw call.reason ?? err;
       }
       await sink.end();

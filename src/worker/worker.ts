@@ -112,6 +112,16 @@ export class Worker {
   }
 
   /** The services this worker answers. */
+  /** Services with calls past their timeout still running in the plugin; `blocked` at the limit. */
+  abandoned(): { service: string; abandoned: number; blocked: boolean }[] {
+    const out: { service: string; abandoned: number; blocked: boolean }[] = [];
+    for (const b of this.bindings.values()) {
+      const h = b.current.handler;
+      if (h.abandoned > 0) out.push({ service: b.current.service.id, abandoned: h.abandoned, blocked: h.blocked });
+    }
+    return out;
+  }
+
   served(): ToolService[] {
     return [...this.bindings.values()].map((b) => b.current.service);
   }
@@ -228,6 +238,7 @@ export class Worker {
       log: log.child({ service: service.id }),
       hardStop: this.hardStop.signal,
       redeliverable,
+      abandonedEnded: () => this.bindings.get(service.id)?.wake(),
     });
     return { service, plugin, handler, concurrency: service.concurrency ?? this.limits.serviceConcurrency, active: 0, idle: undefined };
   }
