@@ -30,9 +30,11 @@ tg-list-config-items / tg-delete-config-item.
                                                       descriptor directory in one request
 
 put, delete and import first check the catalog that would result, and refuse a change that
-would break it (--force writes anyway). Against TrustGraph the checks that need a worker's
-own machine (modules, secrets, binaries) are left to the workers, which refuse such a change
-and keep serving the last good catalog.
+would break it (--force writes anyway). Against the directory the plugins' own checks run
+here: a module plugin's file is imported (its code runs), an MCP server is connected to;
+--static leaves them out. Against TrustGraph the checks that need a worker's own machine
+(modules, secrets, binaries) are left to the workers, which refuse such a change and keep
+serving the last good catalog.
 
 Where (default: the directory):
   -d, --config-dir DIR  the directory store       $TOOLWIRE_CONFIG_DIR or ./config
@@ -49,6 +51,7 @@ Item:
   -v, --value JSON      the item's value
       --stdin           read the value from standard input
       --force           write even if the catalog would not validate
+      --static          check the catalog without executing modules or contacting backends
 `;
 
 type StoreKind = 'directory' | 'trustgraph' | 'pulsar';
@@ -66,7 +69,7 @@ async function openStore(kind: StoreKind, values: Record<string, string | boolea
   if (kind === 'directory') {
     if (workspace !== 'default') throw new UsageError(`workspace "${workspace}": the directory store has only the "default" workspace`);
     const dir = (values['config-dir'] as string | undefined) ?? settings.configDir;
-    return { store: new DirectoryConfigStore(dir), where: dir, portable: false, close: async () => undefined };
+    return { store: new DirectoryConfigStore(dir), where: dir, portable: values['static'] === true, close: async () => undefined };
   }
   if (kind === 'trustgraph') {
     const url = (values['api-url'] as string | undefined) ?? io.env['TRUSTGRAPH_URL'] ?? 'http://localhost:8888/';
@@ -140,6 +143,7 @@ export const configCommand: Command = {
       token: { type: 'string', short: 't' },
       ...settingOptions('pulsar-url', 'admin-url'),
       force: { type: 'boolean' },
+      static: { type: 'boolean' },
     });
     const op = positionals[0];
     if (values.help || !op) {

@@ -19,10 +19,15 @@ Checks every tool-service and tool descriptor in dir (default: $TOOLWIRE_CONFIG_
 names, plugins and their options, required hidden parameters, credential references.
 Prints every problem with its file and field, and exits 1 if there is any.
 
+The plugins' own checks run code and reach out: a module plugin's file is imported (its
+top-level code runs), an MCP server is connected to (a stdio one is started), a Dify daemon
+may be asked. --static leaves them out and checks only what the descriptors say.
+
   --schema   also print each tool's model-facing JSON Schema
+  --static   check without executing modules or contacting any plugin's backend
 `,
   async run(io) {
-    const { values, positionals } = parse(io.argv, { schema: { type: 'boolean' } });
+    const { values, positionals } = parse(io.argv, { schema: { type: 'boolean' }, static: { type: 'boolean' } });
     if (values.help) {
       io.stdout.write(validateCommand.help);
       return 0;
@@ -33,8 +38,8 @@ Prints every problem with its file and field, and exits 1 if there is any.
     const secrets = loadSecrets(io.env, settings.secretsFile);
     try {
       const entries = await new DirectoryConfigStore(dir).entries();
-      const catalog = await buildCatalog(entries, defaultRegistry(), { log, configDir: dir, secrets, settings: settings.pluginSettings });
-      io.stdout.write(`${dir}: ${catalog.services.size} tool-services, ${catalog.tools.size} tools: OK\n`);
+      const catalog = await buildCatalog(entries, defaultRegistry(), { log, configDir: dir, secrets, settings: settings.pluginSettings }, { portable: values.static === true });
+      io.stdout.write(`${dir}: ${catalog.services.size} tool-services, ${catalog.tools.size} tools: OK${values.static ? ' (static: plugins not checked)' : ''}\n`);
       if (values.schema) {
         const out = Object.fromEntries([...catalog.tools.values()].map((t) => [t.name, toolInputSchema(t.parameters)]));
         io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);

@@ -1,4 +1,5 @@
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -26,6 +27,23 @@ describe('toolwire validate and config', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/tool\/tell-joke\.json: name: duplicate tool name "tell-joke" \(also in .*tool\/broken\.json\)/);
     expect(r.stderr).toMatch(/tool\/broken\.json: service: unknown tool-service "ghost"/);
+  });
+
+  it('runs a module plugin\'s code only when asked to check plugins: --static does not', async () => {
+    const marker = join(dir, 'ran.txt');
+    await writeFile(join(dir, 'side-effect.mjs'), `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'ran');\nexport default () => 'x';\n`);
+    const service = { id: 'side', 'request-queue': 'non-persistent://tg/request/side', 'response-queue': 'non-persistent://tg/response/side', plugin: { kind: 'module', module: './side-effect.mjs' } };
+    await writeFile(join(dir, 'tool-service', 'side.json'), JSON.stringify(service));
+    const quiet = await runCli(['validate', dir, '--static']);
+    expect(quiet.code).toBe(0);
+    expect(quiet.stdout).toMatch(/OK \(static: plugins not checked\)/);
+    expect(existsSync(marker)).toBe(false);
+    expect((await runCli(['config', 'put', '-d', dir, '--static', '--type', 'tool', '-k', 's', '-v', '{"name":"s","service":"side"}'])).code).toBe(0);
+    expect(existsSync(marker)).toBe(false);
+    // Without --static the plugin's check imports the module: its code runs.
+    expect((await runCli(['validate', dir])).code).toBe(0);
+    expect(existsSync(marker)).toBe(true);
+    expect((await runCli(['validate', '--help'])).stdout).toMatch(/a module plugin's file is imported \(its\s+top-level code runs\)/);
   });
 
   it('puts, gets, lists and deletes an item with tg-put-config-item flags', async () => {
