@@ -1,4 +1,5 @@
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
+import { resolve as resolveImport } from 'import-meta-resolve';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import type { ToolService } from '../../catalog/descriptors.js';
@@ -8,7 +9,7 @@ import { BUILTIN_TOOLS } from './builtin/index.js';
 import type { ModuleTool } from './module-tool.js';
 
 const options = z.strictObject({
-  /** `builtin:<name>`, a path relative to the config directory, or an installed package. */
+  /** `builtin:<name>`, a path relative to the config directory, or a package installed where the config directory can import it. */
   module: z.string().min(1),
   /** The export to call; default `default`. */
   export: z.string().min(1).default('default'),
@@ -26,7 +27,15 @@ async function loadTool(o: ModuleOptions, configDir: string): Promise<ModuleTool
     const path = isAbsolute(o.module) ? o.module : resolve(configDir, o.module);
     mod = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
   } else {
-    mod = (await import(o.module)) as Record<string, unknown>;
+    // As the config directory would import it (its node_modules, or a parent's), not as
+    // toolwire's own install would: the operator's tools live with the operator's descriptors.
+    let url: string;
+    try {
+      url = resolveImport(o.module, pathToFileURL(join(resolve(configDir), 'descriptors.js')).href);
+    } catch (err) {
+      throw new Error(`cannot find package "${o.module}" from ${resolve(configDir)} (install it there, or give a path): ${(err as Error).message}`, { cause: err });
+    }
+    mod = (await import(url)) as Record<string, unknown>;
   }
   const fn = mod[o.export];
   if (typeof fn !== 'function') throw new Error(`module "${o.module}" has no function export "${o.export}"`);

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,5 +49,20 @@ describe('module tool values as observation text', () => {
     ['chunks', ['', 'b', '{"c":1}', 'd']],
   ])('%s', async (name, expected) => {
     expect(await textsOf(await pluginFor(name))).toEqual(expected);
+  });
+});
+
+describe('a module plugin named as a package', () => {
+  it('resolves from the config directory, where the operator installed it, not from toolwire', async () => {
+    const pkg = join(dir, 'node_modules', 'operator-tools');
+    await mkdir(pkg, { recursive: true });
+    await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: 'operator-tools', type: 'module', exports: './index.js' }));
+    await writeFile(join(pkg, 'index.js'), "export const greet = ({ arguments: a }) => `hello ${a.name}`;\n");
+    const { log } = captureLogger();
+    const service = { id: 'pkg', source: 'test', plugin: { kind: 'module', options: { module: 'operator-tools', export: 'greet' } } } as unknown as ToolService;
+    const plugin = await modulePluginFactory.create(service, { log, configDir: dir, secrets: new Map() as never, settings: {} });
+    const call = { requestId: 'r', service, tool: undefined, config: {}, arguments: { name: 'ops' }, stream: false, signal: new AbortController().signal, log } as ToolCall;
+    expect(await plugin.invoke(call)).toBe('hello ops');
+    await expect(modulePluginFactory.create({ ...service, plugin: { kind: 'module', options: { module: 'not-installed-anywhere', export: 'default' } } } as unknown as ToolService, { log, configDir: dir, secrets: new Map() as never, settings: {} })).rejects.toThrow(/cannot find package "not-installed-anywhere" from/);
   });
 });
