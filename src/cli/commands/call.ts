@@ -2,7 +2,7 @@ import type { ToolResponse } from '../../envelope/response.js';
 import { loadSecrets } from '../../secrets.js';
 import { parse, parseJsonObject, UsageError } from '../args.js';
 import type { Command, CommandIo } from '../command.js';
-import { readSseData } from '../../http/sse-reader.js';
+import { readSseData } from '../../sse/sse-reader.js';
 
 const HELP = `Usage: toolwire call <tool> [--args JSON] [--stream] [options]
 

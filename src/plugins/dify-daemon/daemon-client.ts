@@ -2,7 +2,7 @@ import { ToolFailedError, UnavailableError } from '../../errors.js';
 import { abortError } from '../dify/abort.js';
 import { unwrapDifyError } from '../dify/dify-error.js';
 import type { StreamItem } from '../dify/observe-stream.js';
-import { SseParser } from '../../http/sse-parser.js';
+import { SseParser } from '../../sse/sse-parser.js';
 
 /** Dify's tool payload (`data` of every tool endpoint). */
 import type { ToolInvokeData } from '../dify/prepare-invocation.js';

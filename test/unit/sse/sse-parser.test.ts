@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseParser } from '../../../src/http/sse-parser.js';
+import { SseParser } from '../../../src/sse/sse-parser.js';
 
 function feed(parts: string[]): string[] {
   const p = new SseParser();
