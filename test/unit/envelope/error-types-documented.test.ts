@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../../src/errors.js';
-import { GATEWAY_ERROR } from '../../../src/http/http-server.js';
+import { GATEWAY_ERROR } from '../../../src/http/gateway-route.js';
 
 // Every error type the wire can carry is a ToolwireError code (wireError passes err.code on);
 // the gateway adds one of its own. The README's table must name them all, and nothing else.
