@@ -2,16 +2,14 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { errorMessage } from '../../errors.js';
-import { DifyDaemonClient } from '../../plugins/dify-daemon/daemon-client.js';
-import { agentError } from '../../plugins/dify/agent-error.js';
-import { difyOptionsSchema, type DifyOptions } from '../../plugins/dify/dify-tool-options.js';
-import { loadSecrets, type Secrets } from '../../secrets.js';
-import { toolInputSchema } from '../../tools/json-schema.js';
-import { parameterSchema, type Parameter } from '../../tools/parameter.js';
+import { isPlainObject } from '../../plain-object.js';
+import { runtimeParameters } from '../../plugins/dify-daemon/runtime-parameters.js';
+import { buildDescriptor, i18n, InvalidPluginOptionsError } from '../../plugins/dify/tool-declaration.js';
+import type { DifyOptions } from '../../plugins/dify/dify-tool-options.js';
+import { loadSecrets } from '../../secrets.js';
 import { UsageError } from '../args.js';
 import type { Command, CommandIo } from '../command.js';
 import { commandGroup } from '../command-group.js';
-import { isPlainObject } from '../../plain-object.js';
 
 const HELP = `Usage:
   toolwire dify import <tool.yaml> --service <id> [options]
@@ -48,14 +46,6 @@ Options:
 
 Exit codes: 0 printed, 1 failed, 2 bad usage.`;
 
-/** Dify's i18n objects: `{en_US: "...", zh_Hans: "..."}`, or a plain string. */
-function i18n(v: unknown, lang: string): string | undefined {
-  if (typeof v === 'string') return v || undefined;
-  if (!isPlainObject(v)) return undefined;
-  const s = v[lang] ?? v['en_US'] ?? Object.values(v)[0];
-  return typeof s === 'string' && s !== '' ? s : undefined;
-}
-
 function pairs(values: readonly string[] | undefined, what: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const v of values ?? []) {
@@ -64,91 +54,6 @@ function pairs(values: readonly string[] | undefined, what: string): Record<stri
     out[v.slice(0, at)] = v.slice(at + 1);
   }
   return out;
-}
-
-/** One Dify parameter declaration as a toolwire argument declaration. */
-export function toArgument(raw: unknown, lang: string): Record<string, unknown> {
-  if (!isPlainObject(raw) || typeof raw['name'] !== 'string') throw new Error('a parameter without a name');
-  const out: Record<string, unknown> = { name: raw['name'], type: raw['type'] ?? 'string', form: raw['form'] ?? 'llm', required: raw['required'] === true };
-  const description = (typeof raw['llm_description'] === 'string' && raw['llm_description']) || i18n(raw['human_description'], lang) || i18n(raw['label'], lang);
-  if (description) out['description'] = description;
-  if (raw['default'] !== undefined && raw['default'] !== null) out['default'] = raw['default'];
-  if (Array.isArray(raw['options']) && raw['options'].length > 0) {
-    out['options'] = raw['options'].map((o: unknown) => (isPlainObject(o) ? o['value'] : o));
-  }
-  if (isPlainObject(raw['input_schema'])) out['input_schema'] = raw['input_schema'];
-  for (const k of ['min', 'max'] as const) if (typeof raw[k] === 'number') out[k] = raw[k];
-  return out;
-}
-
-export interface ImportedTool {
-  descriptor: Record<string, unknown>;
-  /** Required configuration-side parameters without a default: they need runtime-parameters. */
-  needsRuntime: string[];
-}
-
-/** Build the descriptor from a declaration's pieces. Throws with every bad parameter named. */
-export function buildDescriptor(input: {
-  name: string;
-  description: string;
-  service: string;
-  parameters: readonly unknown[];
-  pluginOptions: DifyOptions;
-  config: Record<string, string>;
-  lang: string;
-}): ImportedTool {
-  const args: Record<string, unknown>[] = [];
-  const parsed: Parameter[] = [];
-  const problems: string[] = [];
-  input.parameters.forEach((raw, i) => {
-    try {
-      const a = toArgument(raw, input.lang);
-      const r = parameterSchema.safeParse(a);
-      if (!r.success) problems.push(`parameters[${i}] (${String(a['name'])}): ${r.error.issues.map((x) => x.message).join('; ')}`);
-      else {
-        args.push(a);
-        parsed.push(r.data);
-      }
-    } catch (err) {
-      problems.push(`parameters[${i}]: ${errorMessage(err)}`);
-    }
-  });
-  if (problems.length > 0) throw new Error(problems.join('\n'));
-  const options = difyOptionsSchema.safeParse(input.pluginOptions);
-  if (!options.success) throw new UsageError(options.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('\n'));
-  return {
-    descriptor: {
-      type: 'tool-service',
-      name: input.name,
-      description: input.description,
-      service: input.service,
-      ...input.config,
-      arguments: args,
-      'input-schema': toolInputSchema(parsed),
-      'plugin-options': options.data,
-    },
-    needsRuntime: parsed.filter((p) => p.form !== 'llm' && p.required && p.default === undefined).map((p) => p.name),
-  };
-}
-
-async function fromDaemon(io: CommandIo, secrets: Secrets, o: { pluginId: string; provider: string; tool: string; credentials: Record<string, string> }): Promise<unknown[]> {
-  const url = io.env['DIFY_DAEMON_URL'];
-  const key = io.env['DIFY_DAEMON_KEY'];
-  const tenantId = io.env['DIFY_TENANT_ID'];
-  if (!url || !key || !tenantId) throw new UsageError('--from-daemon needs DIFY_DAEMON_URL, DIFY_DAEMON_KEY and DIFY_TENANT_ID in the environment');
-  const creds: Record<string, string> = {};
-  for (const [name, ref] of Object.entries(o.credentials)) {
-    const v = secrets.resolve(ref);
-    if (!v) throw new UsageError(`credential ${name}: cannot resolve ${ref}`);
-    creds[name] = v;
-  }
-  const client = new DifyDaemonClient({ url: url.replace(/\/+$/, ''), key, tenantId });
-  const provider = o.provider.split('/').pop() ?? o.provider;
-  for await (const item of client.getRuntimeParameters(o.pluginId, { user_id: 'toolwire-import', data: { provider, tool: o.tool, credentials: creds } }, io.signal)) {
-    if (item.kind === 'error') throw new Error(agentError(item.error, { toolName: o.tool, secrets: [key, ...Object.values(creds)] }).message);
-    if (isPlainObject(item.value) && Array.isArray(item.value['parameters'])) return item.value['parameters'];
-  }
-  throw new Error('the daemon answered without a parameters list');
 }
 
 async function run(io: CommandIo): Promise<number> {
@@ -191,7 +96,14 @@ async function run(io: CommandIo): Promise<number> {
     const segments = provider?.split('/') ?? [];
     const pluginId = values['plugin-id'] ?? (segments.length === 3 ? `${segments[0]}/${segments[1]}` : undefined);
     if (!provider || !pluginId || !values.tool) throw new UsageError('--from-daemon needs --provider (org/plugin/provider, or with --plugin-id) and --tool');
-    parameters = await fromDaemon(io, loadSecrets(io.env, values['secrets-file']), { pluginId, provider, tool: values.tool, credentials });
+    const daemon = { url: io.env['DIFY_DAEMON_URL'], key: io.env['DIFY_DAEMON_KEY'], tenantId: io.env['DIFY_TENANT_ID'] };
+    if (!daemon.url || !daemon.key || !daemon.tenantId) throw new UsageError('--from-daemon needs DIFY_DAEMON_URL, DIFY_DAEMON_KEY and DIFY_TENANT_ID in the environment');
+    parameters = await runtimeParameters(
+      { url: daemon.url.replace(/\/+$/, ''), key: daemon.key, tenantId: daemon.tenantId },
+      loadSecrets(io.env, values['secrets-file']),
+      { pluginId, provider, tool: values.tool, credentials },
+      io.signal,
+    );
     declName = values.tool;
   } else {
     if (positionals.length !== 1) throw new UsageError('give exactly one tool YAML file');
@@ -243,7 +155,7 @@ export const difyImportCommand: Command = {
     try {
       return await run(io);
     } catch (err) {
-      const usage = err instanceof UsageError || (err as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || (err as { code?: unknown }).code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE';
+      const usage = err instanceof UsageError || err instanceof InvalidPluginOptionsError || (err as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || (err as { code?: unknown }).code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE';
       io.stderr.write(`toolwire dify import: ${errorMessage(err)}\n${usage ? 'Run with --help for usage.\n' : ''}`);
       return usage ? 2 : 1;
     }
