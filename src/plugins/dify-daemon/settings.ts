@@ -1,6 +1,6 @@
 import type { Secrets } from '../../secrets.js';
 import type { BlobSink } from '../blob-sink.js';
-import { DirectoryBlobSink, DiscardingBlobSink } from '../blob-sink.js';
+import { blobSinkFor } from '../blob-sink.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../dify/retry.js';
 import { SettingsReader } from '../dify/settings-reader.js';
 
@@ -47,7 +47,7 @@ export function readDifyDaemonSettings(
     key: r.secret(DifyDaemonSetting.Key, why),
     tenantId: r.required(DifyDaemonSetting.TenantId, why),
     userId: r.optional(DifyDaemonSetting.UserId) ?? 'toolwire',
-    blobSink: blobDir ? new DirectoryBlobSink(blobDir) : new DiscardingBlobSink(),
+    blobSink: blobSinkFor(blobDir, settings),
     retry: {
       maxAttempts: r.int(DifyDaemonSetting.MaxAttempts, DEFAULT_RETRY.maxAttempts, 1),
       baseDelayMs: r.int(DifyDaemonSetting.RetryBaseMs, DEFAULT_RETRY.baseDelayMs, 0),

@@ -1,5 +1,5 @@
 import type { Secrets } from '../../secrets.js';
-import { DirectoryBlobSink, DiscardingBlobSink, type BlobSink } from '../blob-sink.js';
+import { blobSinkFor, type BlobSink } from '../blob-sink.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../dify/retry.js';
 import { SettingsReader } from '../dify/settings-reader.js';
 
@@ -98,7 +98,7 @@ export function readDifySlimSettings(
       userId: r.optional('DIFY_USER_ID') ?? 'toolwire',
       timeoutMs,
       killGraceMs: r.int(DifySlimSetting.KillGraceMs, 2000, 0),
-      blobSink: blobDir ? new DirectoryBlobSink(blobDir) : new DiscardingBlobSink(),
+      blobSink: blobSinkFor(blobDir, settings),
       retry: {
         maxAttempts: r.int('DIFY_SLIM_MAX_ATTEMPTS', DEFAULT_RETRY.maxAttempts, 1),
         baseDelayMs: r.int('DIFY_SLIM_RETRY_BASE_MS', DEFAULT_RETRY.baseDelayMs, 0),

@@ -8,7 +8,11 @@ export const BLOB_FILE_MAX_BYTES = 30 * 1024 * 1024;
 export interface BlobLimits {
   readonly chunkMaxBytes: number;
   readonly fileMaxBytes: number;
+  /** Files being received at once (each bounded by fileMaxBytes); default 16. */
+  readonly openMax?: number;
 }
+
+export const BLOB_OPEN_MAX = 16;
 
 export interface MergedBlob {
   readonly id: string;
@@ -46,6 +50,10 @@ export class BlobChunkMerger {
     const { id, sequence, end } = msg.message;
     let p = this.pending.get(id);
     if (!p) {
+      const openMax = this.limits.openMax ?? BLOB_OPEN_MAX;
+      if (this.pending.size >= openMax) {
+        throw new PayloadTooLargeError(`tool invoke error: the tool sent more than ${openMax} files at once (file ${id} would be one more); the answer was refused`);
+      }
       const declared = msg.message.total_length ?? undefined;
       if (declared !== undefined && declared > this.limits.fileMaxBytes) {
         throw this.tooLarge(id, `announced ${mib(declared)}`);

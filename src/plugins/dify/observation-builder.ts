@@ -1,4 +1,4 @@
-import { isDeepStrictEqual } from 'node:util';
+import { stringify as stableStringify } from 'safe-stable-stringify';
 import type { Logger } from 'pino';
 import { PayloadTooLargeError } from '../../errors.js';
 import { BLOB_FILE_MAX_BYTES, BlobChunkMerger, type BlobLimits } from './blob-merger.js';
@@ -17,7 +17,11 @@ export interface ObservationOptions {
   readonly limits?: BlobLimits;
   /** Values to mask in what a tool's log messages carry (they may echo credentials). */
   readonly secrets?: readonly string[];
+  /** The JSON parts held until the end may not exceed this in all (default 512 KiB, the worker's default observation bound). */
+  readonly jsonMaxBytes?: number;
 }
+
+export const JSON_PARTS_MAX_BYTES = 512 * 1024;
 
 function str(v: unknown): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
@@ -40,14 +44,19 @@ function sizeText(bytes: number): string {
  * (the JSON parts) and reports a file whose last chunk never came.
  */
 export class ObservationBuilder {
-  private readonly texts: string[] = [];
+  private readonly texts = new Set<string>();
+  /** Each JSON-looking text part once, in a canonical form (keys sorted): what a JSON part is matched against. */
+  private readonly textsAsJson = new Set<string>();
   private readonly jsonParts: { text: string; value: unknown }[] = [];
+  private jsonBytes = 0;
+  private readonly jsonMaxBytes: number;
   private readonly merger: BlobChunkMerger;
   private readonly fileMaxBytes: number;
 
   constructor(private readonly opts: ObservationOptions) {
     this.merger = new BlobChunkMerger(opts.limits);
     this.fileMaxBytes = opts.limits?.fileMaxBytes ?? BLOB_FILE_MAX_BYTES;
+    this.jsonMaxBytes = opts.jsonMaxBytes ?? JSON_PARTS_MAX_BYTES;
   }
 
   async accept(msg: InvokeMessage): Promise<string[]> {
@@ -66,7 +75,15 @@ export class ObservationBuilder {
         this.opts.log.debug({ url: msg.message.text }, 'tool sent an image');
         return this.text(IMAGE_TEXT);
       case 'json':
-        if (!msg.message.suppress_output) this.jsonParts.push({ text: pythonJsonDumps(msg.message.json_object), value: msg.message.json_object });
+        if (!msg.message.suppress_output) {
+          const text = pythonJsonDumps(msg.message.json_object);
+          // Held until the end of the stream: bounded, or a plugin could fill the worker's memory.
+          this.jsonBytes += Buffer.byteLength(text);
+          if (this.jsonBytes > this.jsonMaxBytes) {
+            throw new PayloadTooLargeError(`tool invoke error: the tool's JSON messages exceed ${sizeText(this.jsonMaxBytes)} in all; the answer was refused`);
+          }
+          this.jsonParts.push({ text, value: msg.message.json_object });
+        }
         return [];
       case 'blob': {
         const data = Buffer.from(msg.message.blob, 'base64');
@@ -112,22 +129,27 @@ export class ObservationBuilder {
   }
 
   private text(t: string): string[] {
-    this.texts.push(t);
+    if (!this.texts.has(t)) {
+      this.texts.add(t);
+      const s = t.trim();
+      if (s.startsWith('{') || s.startsWith('[')) {
+        try {
+          this.textsAsJson.add(stableStringify(JSON.parse(s)) ?? '');
+        } catch {
+          // not JSON: no JSON part can be the same
+        }
+      }
+    }
     return t === '' ? [] : [t];
   }
 
-  /** A text part that is the same JSON, written another way (a plugin's own json.dumps). */
+  /**
+   * A text part that is the same JSON, written another way (a plugin's own json.dumps). One
+   * canonical form per text, parsed once as it arrives: matching is a set lookup per JSON part,
+   * not a parse of every text for every part.
+   */
   private isTextOf(value: unknown): boolean {
-    for (const t of this.texts) {
-      const s = t.trim();
-      if (!(s.startsWith('{') || s.startsWith('['))) continue;
-      try {
-        if (isDeepStrictEqual(JSON.parse(s), value)) return true;
-      } catch {
-        // not JSON: cannot be the same part
-      }
-    }
-    return false;
+    return this.textsAsJson.has(stableStringify(value) ?? '');
   }
 
   private async describe(data: Buffer, meta: Record<string, unknown> | null): Promise<string> {

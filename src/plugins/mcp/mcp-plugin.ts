@@ -1,7 +1,7 @@
 import type { Tool, ToolService } from '../../catalog/descriptors.js';
 import { ConfigError, errorMessage } from '../../errors.js';
 import { AsyncQueue } from '../../transport/async-queue.js';
-import { DirectoryBlobSink, DiscardingBlobSink, type BlobSink } from '../blob-sink.js';
+import { blobSinkFor, type BlobSink } from '../blob-sink.js';
 import type { Observation, Plugin, PluginContext, PluginFactory, ToolCall } from '../plugin.js';
 import { mcpServiceOptions, mcpToolOptions, type McpServiceOptions, type McpToolOptions } from './mcp-options.js';
 import { resultText } from './mcp-result.js';
@@ -21,7 +21,7 @@ function sessionContext(service: ToolService, ctx: PluginContext): McpSessionCon
 /** Where files a tool returns go: `MCP_BLOB_DIR`, else `DIFY_BLOB_DIR`; unset: described, not kept. */
 function blobSink(ctx: PluginContext): BlobSink {
   const dir = ctx.settings['MCP_BLOB_DIR'] ?? ctx.settings['DIFY_BLOB_DIR'];
-  return dir ? new DirectoryBlobSink(dir) : new DiscardingBlobSink();
+  return blobSinkFor(dir, ctx.settings);
 }
 
 function progressText(p: { progress: number; total?: number; message?: string }): string {

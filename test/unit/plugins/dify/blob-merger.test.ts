@@ -68,3 +68,15 @@ describe('BlobChunkMerger', () => {
     expect(m.push(chunk('a', 0, Buffer.from('2'), true))?.data.toString()).toBe('2');
   });
 });
+
+describe('BlobChunkMerger bounds', () => {
+  it('refuses a file beyond the number it may receive at once', () => {
+    const m = new BlobChunkMerger({ chunkMaxBytes: 8192, fileMaxBytes: 1024, openMax: 2 });
+    m.push(chunk('a', 0, Buffer.from('x')));
+    m.push(chunk('b', 0, Buffer.from('x')));
+    expect(() => m.push(chunk('c', 0, Buffer.from('x')))).toThrow(/more than 2 files at once/);
+    // A finished file makes room.
+    m.push(chunk('a', 1, Buffer.alloc(0), true));
+    expect(m.push(chunk('c', 0, Buffer.from('x')))).toBeUndefined();
+  });
+});

@@ -43,3 +43,34 @@ describe('ObservationBuilder', () => {
     expect(await run(builder(), [{ type: 'binary_link', message: { text: 'https://b' }, meta: null }])).toBe('result link: https://b. please tell user to check it.');
   });
 });
+
+describe('ObservationBuilder bounds', () => {
+  const json = (o: unknown): InvokeMessage => ({ type: 'json', message: { json_object: o }, meta: null }) as InvokeMessage;
+  const text = (t: string): InvokeMessage => ({ type: 'text', message: { text: t }, meta: null });
+
+  it('refuses JSON messages past their bound in all, instead of holding them until the end', async () => {
+    const b = new ObservationBuilder({ log: pino({ level: 'silent' }), blobSink: new DiscardingBlobSink(), signal: new AbortController().signal, jsonMaxBytes: 80 });
+    await b.accept(json({ a: 'x'.repeat(40) }));
+    await expect(b.accept(json({ b: 'y'.repeat(40) }))).rejects.toThrow(/JSON messages exceed 80 bytes in all/);
+  });
+
+  it('skips a JSON part equal to a text part written another way, and keeps one that differs', async () => {
+    const out = await run(builder(), [text('{"b": [1, 2], "a": {"y": null, "x": "é"}}'), json({ a: { x: 'é', y: null }, b: [1, 2] }), json({ a: 1 })]);
+    expect(out).toBe('{"b": [1, 2], "a": {"y": null, "x": "é"}}{"a": 1}');
+  });
+
+  it('matches many JSON parts against many texts, each text parsed once', async () => {
+    const b = builder();
+    const parse = JSON.parse;
+    let parses = 0;
+    JSON.parse = ((s: string, r?: (this: unknown, k: string, v: unknown) => unknown) => (parses++, parse(s, r))) as typeof JSON.parse;
+    try {
+      for (let i = 0; i < 200; i++) await b.accept(text(`{"n": ${i}}`));
+      for (let i = 0; i < 200; i++) await b.accept(json({ n: i }));
+      expect(b.finish()).toEqual([]);
+    } finally {
+      JSON.parse = parse;
+    }
+    expect(parses).toBe(200);
+  });
+});
