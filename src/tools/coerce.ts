@@ -62,7 +62,11 @@ function parseJson(v: string): unknown {
   }
 }
 
-/** Coerce one declared parameter to its wire shape (the table in the Dify spec, §1). */
+/**
+ * Coerce one declared parameter to its wire shape: the parameter types of Dify's tools
+ * (ToolParameter in Dify's api/core/tools/entities/tool_entities.py), each to the JSON value a
+ * Dify plugin receives for it.
+ */
 export function coerceParameter(p: Parameter, value: unknown): unknown {
   switch (p.type) {
     case 'string':

@@ -25,7 +25,8 @@ export interface AgentErrorContext {
 const has = (type: string, ...parts: string[]): boolean => parts.some((p) => type.includes(p));
 
 /**
- * Dify's agent-facing text for a tool error, chosen by the innermost error type (spec §3),
+ * Dify's agent-facing text for a tool error, chosen by the innermost error type (the texts
+ * Dify's tool engine gives an agent, api/core/tools/tool_engine.py),
  * as a typed error. Beyond Dify: the SDK's "not found" ValueErrors and a missing plugin read
  * as "there is not a tool", an OAuth failure reads as a credentials problem, rate limits are RateLimitedError (retriable), and a daemon
  * timeout is a TimeoutError. The traceback is never part of the text.

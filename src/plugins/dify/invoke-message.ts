@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The kinds of message a Dify tool streams back (spec §2). */
+/** The kinds of message a Dify tool streams back: ToolInvokeMessage's types in the plugin SDK (dify_plugin/entities/tool.py). */
 export const InvokeMessageType = {
   Text: 'text',
   Link: 'link',
