@@ -79,8 +79,37 @@ export interface Settings {
 }
 
 const PLUGIN_PREFIXES = ['DIFY_', 'SLIM_', 'MCP_', 'TOOLWIRE_PLUGIN_'];
-/** What a plugin's child process (dify-slim) may inherit; nothing else of the worker's environment. */
-const CHILD_BASICS = ['PATH', 'HOME', 'TMPDIR', 'LANG'];
+/**
+ * What a plugin's child process (dify-slim) may inherit, beside the names DIFY_SLIM_ENV lists;
+ * nothing else of the worker's environment. The TLS and proxy variables are there because slim
+ * hands them to uv when it builds a plugin's Python environment (without them a private CA
+ * or a proxy fails the install).
+ */
+export const CHILD_BASICS = [
+  'PATH',
+  'HOME',
+  'TMPDIR',
+  'LANG',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'REQUESTS_CA_BUNDLE',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'ALL_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+  'all_proxy',
+];
+
+/** DIFY_SLIM_ENV: more variable names (comma-separated) the operator lets slim's child inherit. */
+export function slimEnvNames(env: NodeJS.ProcessEnv): string[] {
+  return (env['DIFY_SLIM_ENV'] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
 
 function fullTopic(name: string, value: string): string {
   const t = parseTopic(value);
@@ -96,7 +125,8 @@ export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings
   }
   const e = r.data;
   const pluginSettings: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries(env)) if (PLUGIN_PREFIXES.some((p) => k.startsWith(p)) || CHILD_BASICS.includes(k)) pluginSettings[k] = v;
+  const childNames = new Set([...CHILD_BASICS, ...slimEnvNames(env)]);
+  for (const [k, v] of Object.entries(env)) if (PLUGIN_PREFIXES.some((p) => k.startsWith(p)) || childNames.has(k)) pluginSettings[k] = v;
   const pulsarUrl = overrides.pulsarUrl ?? e.PULSAR_URL;
   return {
     configDir: e.TOOLWIRE_CONFIG_DIR,

@@ -2,6 +2,7 @@ import type { Secrets } from '../../secrets.js';
 import { blobSinkFor, type BlobSink } from '../blob-sink.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../dify/retry.js';
 import { SettingsReader } from '../dify/settings-reader.js';
+import { CHILD_BASICS, slimEnvNames } from '../../settings.js';
 
 export const SlimMode = { Remote: 'remote', Local: 'local' } as const;
 export type SlimMode = (typeof SlimMode)[keyof typeof SlimMode];
@@ -15,14 +16,19 @@ export type SlimMode = (typeof SlimMode)[keyof typeof SlimMode];
  * - `DIFY_SLIM_FOLDER`       local: where plugins are unpacked and run (required in local mode)
  * - `DIFY_SLIM_PYTHON_PATH`, `DIFY_SLIM_UV_PATH`, `DIFY_SLIM_MARKETPLACE_URL`, `DIFY_SLIM_PIP_MIRROR_URL`
  *                            local: passed to slim as SLIM_PYTHON_PATH... when set
- * - `DIFY_SLIM_TIMEOUT_MS`   longest run of one invocation, both modes (default 600000, slim's own limit);
- *                            a local-mode plugin that calls back into Dify hangs until then
+ * - `DIFY_SLIM_TIMEOUT_MS`   longest run of one invocation, both modes (default 600000). In local mode
+ *                            slim also has a timer of its own (SLIM_MAX_EXECUTION_TIMEOUT), but it is an
+ *                            inactivity timer that the SDK's heartbeat (every 10 s) resets: it never bounds
+ *                            a run that keeps beating. When it fires slim exits 0 with no `done`, which is
+ *                            reported as an unfinished answer. Ours is the bound on a whole run.
  * - `DIFY_SLIM_KILL_GRACE_MS` time between SIGTERM and SIGKILL (default 2000)
  * - `DIFY_TENANT_ID`, `DIFY_USER_ID` (default `toolwire`), `DIFY_BLOB_DIR`: as for dify-daemon
  * - `DIFY_SLIM_MAX_ATTEMPTS`, `DIFY_SLIM_RETRY_BASE_MS`, `DIFY_SLIM_RETRY_MAX_MS`: retries of rate limits
  *   and unreachable daemons (defaults 3, 500, 10000)
- * - `PATH`, `HOME`, `TMPDIR`, `LANG`: passed to the child when the worker's settings carry them
- *   (python and uv need them in local mode); nothing else of the worker's environment is.
+ * - `PATH`, `HOME`, `TMPDIR`, `LANG`, the TLS variables (`SSL_CERT_FILE`, `SSL_CERT_DIR`,
+ *   `REQUESTS_CA_BUNDLE`) and the proxy ones (`HTTP_PROXY`... in both cases): passed to the child
+ *   when the worker's environment has them (python and uv need them in local mode), and the names
+ *   `DIFY_SLIM_ENV` lists (comma-separated); nothing else of the worker's environment is.
  */
 export const DifySlimSetting = {
   Path: 'DIFY_SLIM_PATH',
@@ -40,7 +46,6 @@ const LOCAL_PASSTHROUGH: Record<string, string> = {
   DIFY_SLIM_MARKETPLACE_URL: 'SLIM_MARKETPLACE_URL',
   DIFY_SLIM_PIP_MIRROR_URL: 'SLIM_PIP_MIRROR_URL',
 };
-const SYSTEM_PASSTHROUGH = ['PATH', 'HOME', 'TMPDIR', 'LANG'] as const;
 
 export interface DifySlimSettings {
   readonly path: string;
@@ -76,14 +81,15 @@ export function readDifySlimSettings(
     hidden.push(env['SLIM_DAEMON_KEY']);
   } else {
     env['SLIM_FOLDER'] = r.required(DifySlimSetting.Folder, `${why} in local mode`);
-    // Slim's own limit a little above ours, so ours fires first with the clearer message.
+    // Slim's inactivity timer (reset by each heartbeat of the SDK): above ours, so that a run
+    // gone quiet is ended by our bound, with our message, before slim's exits without a word.
     env['SLIM_MAX_EXECUTION_TIMEOUT'] = String(Math.ceil(timeoutMs / 1000) + 5);
     for (const [from, to] of Object.entries(LOCAL_PASSTHROUGH)) {
       const v = r.optional(from);
       if (v !== undefined) env[to] = v;
     }
   }
-  for (const k of SYSTEM_PASSTHROUGH) {
+  for (const k of [...CHILD_BASICS, ...slimEnvNames(settings)]) {
     const v = settings[k];
     if (v) env[k] = v;
   }

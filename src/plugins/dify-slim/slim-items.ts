@@ -35,6 +35,22 @@ function slimError(code: string, message: string): DifyError {
   return unwrapErrorMessage(message, (Object.hasOwn(CODE_TYPES, code) ? CODE_TYPES[code] : undefined) ?? 'SlimError', { code });
 }
 
+/** The longest free-text slim message an agent reads; the rest is the worker log's. */
+const AGENT_DETAIL_CHARS = 300;
+
+/**
+ * A message that is not the SDK's JSON error (installer output, say: `init python env:` and
+ * uv's trace, thousands of characters) reaches the agent as its first line, bounded; the whole
+ * text goes to the log.
+ */
+function agentSized(message: string, code: string, log: Logger, secrets: readonly string[]): string {
+  const t = message.trim();
+  if (t.startsWith('{') || (t.length <= AGENT_DETAIL_CHARS && !t.includes('\n'))) return message;
+  log.warn({ slimCode: code, detail: truncate(redact(t, secrets), 16_000) }, 'slim error, in full');
+  const first = t.split('\n')[0]!.trim();
+  return `${truncate(first, AGENT_DETAIL_CHARS)} (the full output is in the worker's log)`;
+}
+
 /**
  * Slim's output as stream items. Remote mode: a chunk is the daemon's whole envelope, error
  * envelopes included. Local mode: a chunk is the raw invoke message; a plugin error is an
@@ -62,7 +78,8 @@ export async function* slimItems(outputs: AsyncIterable<SlimOutput>, mode: SlimM
           break;
         case 'error': {
           const d = isPlainObject(data) ? data : {};
-          yield { kind: 'error', error: slimError(String(d['code'] ?? ''), String(d['message'] ?? 'plugin error')) };
+          const code = String(d['code'] ?? '');
+          yield { kind: 'error', error: slimError(code, agentSized(String(d['message'] ?? 'plugin error'), code, log, secrets)) };
           return;
         }
         case 'done':

@@ -35,7 +35,8 @@ export function reportDifyError(error: DifyError, opts: Pick<ObserveOptions, 'lo
     traceback: error.traceback === undefined ? undefined : redact(error.traceback, opts.secrets),
   };
   if (error.errorType === 'PluginDaemonUnauthorizedError') opts.log.error(fields, 'the plugin daemon rejected the worker key');
-  else if (typeof error.code === 'string') opts.log.error(fields, 'the plugin daemon does not know the route; check the daemon URL and version');
+  // Slim's codes are strings too (PLUGIN_EXEC_ERROR): only the daemon's unknown-route answer is this.
+  else if (error.errorType === 'PluginDaemonRouteNotFound') opts.log.error(fields, 'the plugin daemon does not know the route; check the daemon URL and version');
   else opts.log.warn(fields, 'dify tool failed');
   return agentError(error, { toolName: opts.toolName, secrets: opts.secrets });
 }
