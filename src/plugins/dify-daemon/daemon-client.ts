@@ -6,6 +6,7 @@ import { SseParser } from '../../sse/sse-parser.js';
 
 /** Dify's tool payload (`data` of every tool endpoint). */
 import type { ToolInvokeData } from '../dify/prepare-invocation.js';
+import { parsePluginJson } from '../dify/plugin-json.js';
 export type { ToolInvokeData };
 
 export interface DaemonEndpoint {
@@ -131,7 +132,7 @@ export class DifyDaemonClient {
   private item(data: string): StreamItem {
     let envelope: unknown;
     try {
-      envelope = JSON.parse(data);
+      envelope = parsePluginJson(data);
     } catch {
       throw new ToolFailedError('tool invoke error: the plugin daemon sent an event that is not JSON');
     }

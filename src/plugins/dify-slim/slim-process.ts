@@ -3,6 +3,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Logger } from 'pino';
 import { TimeoutError, ToolFailedError } from '../../errors.js';
 import { abortError } from '../dify/abort.js';
+import { parsePluginJson } from '../dify/plugin-json.js';
 
 /** One line of slim's stdout, parsed; or, last, how the process ended. */
 export type SlimOutput =
@@ -120,7 +121,7 @@ function duration(ms: number): string {
 
 function parseLine(line: string): unknown {
   try {
-    return JSON.parse(line) as unknown;
+    return parsePluginJson(line);
   } catch {
     throw new ToolFailedError('tool invoke error: the plugin runner wrote a line that is not JSON');
   }

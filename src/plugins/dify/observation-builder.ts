@@ -4,6 +4,7 @@ import { PayloadTooLargeError } from '../../errors.js';
 import { BLOB_FILE_MAX_BYTES, BlobChunkMerger, type BlobLimits } from './blob-merger.js';
 import type { BlobSink } from '../blob-sink.js';
 import { isKnown, type InvokeMessage, type LogMessage } from './invoke-message.js';
+import { isLosslessNumber, parsePluginJson, stringifyPluginJson } from './plugin-json.js';
 import { pythonJsonDumps } from './python-json.js';
 import { redact } from '../../redact.js';
 
@@ -22,6 +23,11 @@ export interface ObservationOptions {
 }
 
 export const JSON_PARTS_MAX_BYTES = 512 * 1024;
+
+/** One form for equal JSON values: keys sorted, a number a double cannot hold by its digits. */
+function canonical(value: unknown): string {
+  return stableStringify(value, (_key, v: unknown) => (isLosslessNumber(v) ? `\u0000${v.toString()}` : v)) ?? '';
+}
 
 function str(v: unknown): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
@@ -62,7 +68,7 @@ export class ObservationBuilder {
   async accept(msg: InvokeMessage): Promise<string[]> {
     if (!isKnown(msg)) {
       // A type this version does not know: its string form, as Dify does for "others".
-      return this.text(typeof msg.message === 'string' ? msg.message : JSON.stringify(msg.message ?? null));
+      return this.text(typeof msg.message === 'string' ? msg.message : stringifyPluginJson(msg.message ?? null));
     }
     switch (msg.type) {
       case 'text':
@@ -134,7 +140,7 @@ export class ObservationBuilder {
       const s = t.trim();
       if (s.startsWith('{') || s.startsWith('[')) {
         try {
-          this.textsAsJson.add(stableStringify(JSON.parse(s)) ?? '');
+          this.textsAsJson.add(canonical(parsePluginJson(s)));
         } catch {
           // not JSON: no JSON part can be the same
         }
@@ -149,7 +155,7 @@ export class ObservationBuilder {
    * not a parse of every text for every part.
    */
   private isTextOf(value: unknown): boolean {
-    return this.textsAsJson.has(stableStringify(value) ?? '');
+    return this.textsAsJson.has(canonical(value));
   }
 
   private async describe(data: Buffer, meta: Record<string, unknown> | null): Promise<string> {
@@ -179,11 +185,11 @@ export class ObservationBuilder {
   private masked(data: unknown): unknown {
     const secrets = this.opts.secrets ?? [];
     if (secrets.length === 0 || data === undefined) return data;
-    const text = JSON.stringify(data);
+    const text = stringifyPluginJson(data);
     const clean = redact(text, secrets);
     if (clean === text) return data;
     try {
-      return JSON.parse(clean) as unknown;
+      return parsePluginJson(clean);
     } catch {
       return '[redacted]';
     }

@@ -1,3 +1,5 @@
+import { isLosslessNumber } from './plugin-json.js';
+
 /**
  * JSON text the way Python's `json.dumps(value, ensure_ascii=False)` writes it (", " and ": "
  * separators). Dify's agent builds its observation with it, and a plugin that sends the same
@@ -5,6 +7,8 @@
  */
 export function pythonJsonDumps(value: unknown): string {
   if (value === null || value === undefined) return 'null';
+  // A number a double cannot hold, as the plugin wrote it (plugin-json.ts).
+  if (isLosslessNumber(value)) return value.toString();
   if (Array.isArray(value)) return value.length === 0 ? '[]' : `[${value.map(pythonJsonDumps).join(', ')}]`;
   if (typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);

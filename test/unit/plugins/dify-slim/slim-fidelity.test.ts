@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { reportDifyError } from '../../../../src/plugins/dify/observe-stream.js';
+import { DiscardingBlobSink } from '../../../../src/plugins/blob-sink.js';
+import { observe, reportDifyError } from '../../../../src/plugins/dify/observe-stream.js';
+import { parsePluginJson } from '../../../../src/plugins/dify/plugin-json.js';
 import { readDifySlimSettings } from '../../../../src/plugins/dify-slim/settings.js';
 import { slimItems } from '../../../../src/plugins/dify-slim/slim-items.js';
 import type { SlimOutput } from '../../../../src/plugins/dify-slim/slim-process.js';
@@ -59,5 +61,21 @@ describe('dify-slim as the real binary behaves', () => {
     reportDifyError({ errorType: 'PluginExecError', message: 'boom', chain: ['PluginExecError'], traceback: undefined, code: 'PLUGIN_EXEC_ERROR', httpStatus: undefined } as never, { log, toolName: 't', secrets: [] });
     expect(lines().some((l) => l.includes('does not know the route'))).toBe(false);
     expect(lines().some((l) => l.includes('dify tool failed'))).toBe(true);
+  });
+});
+
+describe('numbers a double cannot hold', () => {
+  it('reach the observation as the plugin wrote them, on the slim path (the daemon path parses the same way)', async () => {
+    const { log } = captureLogger();
+    // A local-mode chunk line exactly as slim writes it: the plugin's JSON message, compacted.
+    const line = '{"event":"chunk","data":{"type":"json","message":{"json_object":{"big":12345678901234567891,"exact":0.10000000000000000555,"small":42}},"meta":null}}';
+    async function* fromSlim(): AsyncGenerator<SlimOutput> {
+      yield { kind: 'line', value: parsePluginJson(line) };
+      yield { kind: 'line', value: { event: 'done', data: {} } };
+      yield { kind: 'exit', code: 0, signal: null, stderr: '' };
+    }
+    let text = '';
+    for await (const chunk of observe(slimItems(fromSlim(), 'local', log, []), { log, blobSink: new DiscardingBlobSink(), signal: new AbortController().signal, toolName: 't', secrets: [] })) text += chunk;
+    expect(text).toBe('{"big": 12345678901234567891, "exact": 0.10000000000000000555, "small": 42}');
   });
 });

@@ -1,5 +1,12 @@
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { parsePluginJson } from '../../../../src/plugins/dify/plugin-json.js';
+
+// Counted: the matching of JSON parts against text parts must parse each text once.
+vi.mock('../../../../src/plugins/dify/plugin-json.js', async (load) => {
+  const real = await load<typeof import('../../../../src/plugins/dify/plugin-json.js')>();
+  return { ...real, parsePluginJson: vi.fn(real.parsePluginJson) };
+});
 import { PayloadTooLargeError } from '../../../../src/errors.js';
 import { DiscardingBlobSink } from '../../../../src/plugins/blob-sink.js';
 import type { InvokeMessage } from '../../../../src/plugins/dify/invoke-message.js';
@@ -61,16 +68,10 @@ describe('ObservationBuilder bounds', () => {
 
   it('matches many JSON parts against many texts, each text parsed once', async () => {
     const b = builder();
-    const parse = JSON.parse;
-    let parses = 0;
-    JSON.parse = ((s: string, r?: (this: unknown, k: string, v: unknown) => unknown) => (parses++, parse(s, r))) as typeof JSON.parse;
-    try {
-      for (let i = 0; i < 200; i++) await b.accept(text(`{"n": ${i}}`));
-      for (let i = 0; i < 200; i++) await b.accept(json({ n: i }));
-      expect(b.finish()).toEqual([]);
-    } finally {
-      JSON.parse = parse;
-    }
-    expect(parses).toBe(200);
+    vi.mocked(parsePluginJson).mockClear();
+    for (let i = 0; i < 200; i++) await b.accept(text(`{"n": ${i}}`));
+    for (let i = 0; i < 200; i++) await b.accept(json({ n: i }));
+    expect(b.finish()).toEqual([]);
+    expect(vi.mocked(parsePluginJson)).toHaveBeenCalledTimes(200);
   });
 });
