@@ -28,7 +28,7 @@ export class DifyDaemonPlugin implements Plugin {
     const { target: t, toolName, log, credentials, data } = prepareDifyInvocation(this.service, call, this.secrets, 'plugin_id', (t) => ({ plugin: DIFY_DAEMON_KIND, pluginId: t.pluginId, provider: t.provider, difyTool: t.tool }));
     const hidden = [...Object.values(credentials), this.settings.key];
     const body = {
-      user_id: call.user ?? this.settings.userId,
+      user_id: (this.settings.userFromRequest ? call.user : undefined) ?? this.settings.userId,
       data,
     };
     yield* withRetry(

@@ -10,6 +10,8 @@ import { SettingsReader } from '../dify/settings-reader.js';
  * - `DIFY_DAEMON_KEY`     the daemon's server key (X-Api-Key); a value or `env:NAME` / `file:key` (required)
  * - `DIFY_TENANT_ID`      the Dify workspace (tenant) id the plugins are installed for (required)
  * - `DIFY_USER_ID`        user_id sent when a request names no user (default `toolwire`)
+ * - `DIFY_USER_ID_SOURCE` `request` (default: the request's `user`, else DIFY_USER_ID) or `fixed`
+ *                          (always DIFY_USER_ID: an agent's user name never reaches the plugin)
  * - `DIFY_BLOB_DIR`       where files a tool creates are written; unset: described, not kept
  * - `DIFY_DAEMON_MAX_ATTEMPTS`  tries per call for rate limits / unreachable daemon (default 3)
  * - `DIFY_DAEMON_RETRY_BASE_MS` first backoff bound, doubled per retry (default 500)
@@ -31,6 +33,8 @@ export interface DifyDaemonSettings {
   readonly key: string;
   readonly tenantId: string;
   readonly userId: string;
+  /** Send the request's `user` as Dify's user_id (else always userId). */
+  readonly userFromRequest: boolean;
   readonly blobSink: BlobSink;
   readonly retry: RetryPolicy;
 }
@@ -47,6 +51,7 @@ export function readDifyDaemonSettings(
     key: r.secret(DifyDaemonSetting.Key, why),
     tenantId: r.required(DifyDaemonSetting.TenantId, why),
     userId: r.optional(DifyDaemonSetting.UserId) ?? 'toolwire',
+    userFromRequest: r.oneOf('DIFY_USER_ID_SOURCE', ['request', 'fixed'], 'request') === 'request',
     blobSink: blobSinkFor(blobDir, settings),
     retry: {
       maxAttempts: r.int(DifyDaemonSetting.MaxAttempts, DEFAULT_RETRY.maxAttempts, 1),

@@ -29,7 +29,7 @@ export class DifySlimPlugin implements Plugin {
     const hidden = [...Object.values(credentials), ...this.settings.secrets];
     const payload = JSON.stringify({
       ...(this.settings.tenantId ? { tenant_id: this.settings.tenantId } : {}),
-      user_id: call.user ?? this.settings.userId,
+      user_id: (this.settings.userFromRequest ? call.user : undefined) ?? this.settings.userId,
       data,
     });
     const s = this.settings;

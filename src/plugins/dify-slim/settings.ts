@@ -22,7 +22,7 @@ export type SlimMode = (typeof SlimMode)[keyof typeof SlimMode];
  *                            a run that keeps beating. When it fires slim exits 0 with no `done`, which is
  *                            reported as an unfinished answer. Ours is the bound on a whole run.
  * - `DIFY_SLIM_KILL_GRACE_MS` time between SIGTERM and SIGKILL (default 2000)
- * - `DIFY_TENANT_ID`, `DIFY_USER_ID` (default `toolwire`), `DIFY_BLOB_DIR`: as for dify-daemon
+ * - `DIFY_TENANT_ID`, `DIFY_USER_ID` (default `toolwire`), `DIFY_USER_ID_SOURCE`, `DIFY_BLOB_DIR`: as for dify-daemon
  * - `DIFY_SLIM_MAX_ATTEMPTS`, `DIFY_SLIM_RETRY_BASE_MS`, `DIFY_SLIM_RETRY_MAX_MS`: retries of rate limits
  *   and unreachable daemons (defaults 3, 500, 10000)
  * - `PATH`, `HOME`, `TMPDIR`, `LANG`, the TLS variables (`SSL_CERT_FILE`, `SSL_CERT_DIR`,
@@ -56,6 +56,8 @@ export interface DifySlimSettings {
   readonly secrets: readonly string[];
   readonly tenantId: string | undefined;
   readonly userId: string;
+  /** Send the request's `user` as Dify's user_id (else always userId), as for dify-daemon. */
+  readonly userFromRequest: boolean;
   readonly timeoutMs: number;
   readonly killGraceMs: number;
   readonly blobSink: BlobSink;
@@ -102,6 +104,7 @@ export function readDifySlimSettings(
       secrets: hidden.filter(Boolean),
       tenantId: r.optional('DIFY_TENANT_ID'),
       userId: r.optional('DIFY_USER_ID') ?? 'toolwire',
+      userFromRequest: r.oneOf('DIFY_USER_ID_SOURCE', ['request', 'fixed'], 'request') === 'request',
       timeoutMs,
       killGraceMs: r.int(DifySlimSetting.KillGraceMs, 2000, 0),
       blobSink: blobSinkFor(blobDir, settings),

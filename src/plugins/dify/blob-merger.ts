@@ -1,8 +1,12 @@
 import { PayloadTooLargeError, ToolFailedError } from '../../errors.js';
 import type { BlobChunkMessage } from './invoke-message.js';
 
-/** Dify's limits: a chunk carries at most 8 KiB, a merged file at most 30 MiB. */
-export const BLOB_CHUNK_MAX_BYTES = 8192;
+/**
+ * The SDK and the daemon cut files into chunks of exactly 8,192 bytes (seen on the real
+ * daemon); a check at that size would refuse the first daemon that cuts a little larger. The
+ * bound on a chunk only stops a plugin that never ends one; a merged file is bounded at 30 MiB.
+ */
+export const BLOB_CHUNK_MAX_BYTES = 64 * 1024;
 export const BLOB_FILE_MAX_BYTES = 30 * 1024 * 1024;
 
 export interface BlobLimits {

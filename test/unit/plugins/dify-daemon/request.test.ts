@@ -29,6 +29,13 @@ describe('dify-daemon: the request', () => {
     );
   });
 
+  it("sends a fixed user_id when DIFY_USER_ID_SOURCE is fixed, whatever the request's user", async () => {
+    daemon.script('web_search', async (c) => c.message(text('ok')));
+    const h = await daemonHarness(daemon, { settings: { DIFY_USER_ID_SOURCE: 'fixed', DIFY_USER_ID: 'fleet-7' } });
+    expect(await h.call('web-search', { query: 'cats' }, { user: 'alice@example.com' })).toBe('ok');
+    expect((JSON.parse(daemon.requests[0]?.body ?? '{}') as { user_id: string }).user_id).toBe('fleet-7');
+  });
+
   it('sends empty credentials and tool_parameters rather than leaving them out', async () => {
     daemon.script('now', async (c) => c.message(text('12:00')));
     const h = await daemonHarness(daemon, {

@@ -24,8 +24,9 @@ describe('BlobChunkMerger', () => {
     expect(merged?.data.length).toBe(0);
   });
 
-  it('refuses a chunk over 8192 bytes', () => {
-    expect(() => new BlobChunkMerger().push(chunk('a', 0, Buffer.alloc(8193)))).toThrow(/chunk of 8193 bytes for file a; chunks are limited to 8192 bytes/);
+  it('takes the 8,192-byte chunks the daemon cuts with room to spare, and refuses one over 64 KiB', () => {
+    expect(new BlobChunkMerger().push(chunk('a', 0, Buffer.alloc(8192 * 2), true))?.data.length).toBe(16384);
+    expect(() => new BlobChunkMerger().push(chunk('b', 0, Buffer.alloc(65537)))).toThrow(/chunk of 65537 bytes for file b; chunks are limited to 65536 bytes/);
   });
 
   it('refuses a file once it passes 30 MiB, even when no size was announced', () => {
