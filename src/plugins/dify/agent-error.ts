@@ -4,6 +4,7 @@ import {
   TimeoutError,
   ToolFailedError,
   UnauthorizedError,
+  ConfigError,
   UnknownToolError,
   type ToolwireError,
 } from '../../errors.js';
@@ -31,6 +32,9 @@ const has = (type: string, ...parts: string[]): boolean => parts.some((p) => typ
  * as "there is not a tool", an OAuth failure reads as a credentials problem, rate limits are RateLimitedError (retriable), and a daemon
  * timeout is a TimeoutError. The traceback is never part of the text.
  */
+/** What an agent reads when the plugin daemon refuses the worker's own key. */
+export const DAEMON_KEY_TEXT = "the tool worker is misconfigured: the plugin daemon refused the worker's key (not the tool's credentials); the operator must fix the worker's daemon key setting (DIFY_DAEMON_KEY, or DIFY_SLIM_DAEMON_KEY for slim)";
+
 export function agentError(err: DifyError, ctx: AgentErrorContext): ToolwireError {
   const type = err.errorType;
   const detail = truncate(redact(err.message || type, ctx.secrets), MAX_DETAIL_CHARS);
@@ -38,6 +42,9 @@ export function agentError(err: DifyError, ctx: AgentErrorContext): ToolwireErro
   // serializer would print; the caller logs a redacted copy instead.
 
   if (has(type, 'RateLimit') || err.httpStatus === 429) return new RateLimitedError(`tool invoke error: ${detail}`);
+  // The worker's own key, not the tool's credentials: an operator's fault, which no retry and
+  // no agent can fix. Checked before the credentials case, whose words would blame the tool.
+  if (type === 'PluginDaemonUnauthorizedError') return new ConfigError([DAEMON_KEY_TEXT], { retriable: false });
   if (has(type, 'Credential', 'Authorization', 'Unauthorized', 'OAuth')) return new UnauthorizedError(CREDENTIALS_TEXT);
   if (has(type, 'ToolNotFound', 'ProviderNotFound', 'PluginNotFound') || (type === 'ValueError' && /not found/i.test(err.message))) {
     return new UnknownToolError(`there is not a tool named ${ctx.toolName}`);

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  ConfigError,
   ErrorCode,
   InvalidArgumentsError,
   RateLimitedError,
@@ -11,6 +12,7 @@ import {
 } from '../../../../src/errors.js';
 import { httpError, startFakeDifyDaemon, type FakeDifyDaemon } from '../../../fakes/fake-dify-daemon.js';
 import { daemonErrorEnvelope, pluginErrorEnvelope, text } from '../../../fakes/dify-wire.js';
+import { DAEMON_KEY_TEXT } from '../../../../src/plugins/dify/agent-error.js';
 import { daemonHarness } from './setup.js';
 
 const CREDS = 'Please check your tool provider credentials';
@@ -67,11 +69,13 @@ describe('dify-daemon: errors reach the agent as Dify words them', () => {
     expect((err as Error).message).toBe('tool invoke error: killed by timeout');
   });
 
-  it('reads a rejected daemon key (HTTP 401) as a credentials problem and logs what it is', async () => {
+  it("reads a rejected daemon key (HTTP 401) as the worker's misconfiguration, not the tool's credentials, and logs it loudly", async () => {
     const h = await daemonHarness(daemon, { settings: { DIFY_DAEMON_KEY: 'not-the-key' } });
     const err = await h.call('web-search', { query: 'q' }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(UnauthorizedError);
-    expect((err as Error).message).toBe(CREDS);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).retriable).toBe(false);
+    expect((err as Error).message).toBe(DAEMON_KEY_TEXT);
+    expect((err as Error).message).not.toContain(CREDS);
     expect(h.logs.text()).toContain('the plugin daemon rejected the worker key');
   });
 

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { wireError } from '../../../../src/envelope/response.js';
 import {
+  ConfigError,
   AbortedError,
   InvalidArgumentsError,
   TimeoutError,
@@ -9,6 +10,7 @@ import {
   UnavailableError,
   UnknownToolError,
 } from '../../../../src/errors.js';
+import { DAEMON_KEY_TEXT } from '../../../../src/plugins/dify/agent-error.js';
 import { alive, CREDENTIAL, DAEMON_KEY, slimHarness, type SlimHarness } from './setup.js';
 
 describe('dify-slim', () => {
@@ -96,7 +98,8 @@ describe('dify-slim', () => {
     ['exit_1_not_found', new UnknownToolError('there is not a tool named exit-1-not-found')],
     ['exit_2', new ToolFailedError('tool invoke error: the plugin runner refused its input (unexpected end of JSON input)')],
     ['exit_3', new UnavailableError('tool invoke error: the plugin could not be reached (Post "http://daemon:5002/v2/invoke/dispatch/tool/invoke": dial tcp: connection refused)')],
-    ['exit_4_unauthorized', new UnauthorizedError('Please check your tool provider credentials')],
+    // The daemon refused slim's key: the worker's own setting, not the tool's credentials.
+    ['exit_4_unauthorized', new ConfigError([DAEMON_KEY_TEXT])],
     ['exit_4_not_found', new UnknownToolError('there is not a tool named exit-4-not-found')],
   ])('reads the exit of %s with its stderr line', async (tool, expected) => {
     h = await slimHarness({ tools: [tool], settings: { DIFY_SLIM_MAX_ATTEMPTS: '1' } });
