@@ -4,6 +4,16 @@
 // on stdout, {code,message} line on stderr and exit codes, in remote and local mode. What it
 // does is chosen by the tool name in the payload. Each run records its argv, environment,
 // stdin and pid to $TMPDIR/fake-slim-<checksum of -id>-<n>.json for the test to read.
+//
+// Its bytes follow what the real binary was seen to write (slim built from
+// langgenius/dify-plugin-daemon at commit bdb5642a, local mode, a plugin on the dify_plugin
+// 0.7.4 SDK, as the Dify fidelity issue reports it): in local mode a plugin error is an
+// `error` event whose message is the SDK's JSON with empty args (no traceback), exit 0, no
+// `done`; a chunk is the plugin's JSON compacted as Go writes it (<, > and & escaped), keys in
+// the SDK's order, numbers as the plugin wrote them; a line the plugin prints on stdout becomes
+// an `error` event quoting it; a missing plugin shows a `download` stage and, with no network,
+// ends with PLUGIN_DOWNLOAD_ERROR, exit 3. In remote mode chunk lines carry the daemon's bytes,
+// and an event line over 64 KiB ends the run with STREAM_READ_ERROR, exit 1, no `done`.
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +23,9 @@ const flag = (name) => {
   const i = argv.indexOf(`-${name}`);
   return i === -1 ? undefined : argv[i + 1];
 };
-const out = (event, data) => process.stdout.write(`${JSON.stringify({ event, data: data ?? null })}\n`);
+// Go's encoding/json escapes <, > and & in strings.
+const goEscape = (text) => text.replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026');
+const out = (event, data) => process.stdout.write(`${goEscape(JSON.stringify({ event, data: data ?? null }))}\n`);
 const fatal = (exit, code, message) => {
   process.stderr.write(`${JSON.stringify({ code, message })}\n`);
   process.exit(exit);
@@ -51,6 +63,12 @@ if (mode === 'remote') {
   if (!process.env.SLIM_DAEMON_KEY) fatal(2, 'CONFIG_INVALID', 'remote.daemon_key is required');
 } else if (mode === 'local') {
   if (!process.env.SLIM_FOLDER) fatal(2, 'CONFIG_INVALID', 'local.folder is required');
+  if (payload?.data?.tool === 'missing_plugin') {
+    // Not unpacked here: slim tries the marketplace first; with no network that ends the run.
+    out('message', { stage: 'download', message: `downloading plugin ${id}` });
+    fatal(3, 'PLUGIN_DOWNLOAD_ERROR', `download plugin ${id}: Get "https://marketplace.dify.ai/api/v1/plugins/download": dial tcp: lookup marketplace.dify.ai: no such host`);
+  }
+  // Progress comes once the plugin is found and its runtime built.
   out('message', { stage: 'init', message: 'initializing python environment' });
   out('message', { stage: 'init', message: 'python environment ready' });
 } else {
@@ -65,12 +83,13 @@ const traceback = `Traceback (most recent call last):\n  File "/plugin/tools/t.p
 const message = (type, body, meta = null) => {
   const msg = { type, message: body, meta };
   if (mode === 'local') out('chunk', msg);
-  else process.stdout.write(`{"data":${goJson({ code: 0, message: 'success', data: msg })},"event":"chunk"}\n`);
+  else process.stdout.write(`{"data":${goEscape(goJson({ code: 0, message: 'success', data: msg }))},"event":"chunk"}\n`);
 };
 const pluginError = (type, text) => {
   if (mode === 'local') {
-    // Slim turns the plugin's error into an error event, exits 0 and sends no done.
-    out('error', { code: 'PLUGIN_EXEC_ERROR', message: errText(type, text, { traceback }) });
+    // Slim turns the plugin's error into an error event, exits 0 and sends no done; the SDK
+    // sends no traceback in local mode.
+    out('error', { code: 'PLUGIN_EXEC_ERROR', message: errText(type, text, {}) });
     process.exit(0);
   }
   const envelope = goJson({ code: -500, data: null, message: errText('PluginInvokeError', errText(type, text, { traceback })) });
@@ -82,9 +101,10 @@ const blob = (id, size) => {
   const data = Buffer.alloc(size, 0x61);
   let seq = 0;
   for (let off = 0; off < size; off += 8192) {
-    message('blob_chunk', { blob: data.subarray(off, off + 8192).toString('base64'), end: false, id, sequence: seq++, total_length: size }, { mime_type: 'text/plain' });
+    // The SDK's key order: id, sequence, total_length, blob, end.
+    message('blob_chunk', { id, sequence: seq++, total_length: size, blob: data.subarray(off, off + 8192).toString('base64'), end: false }, { mime_type: 'text/plain' });
   }
-  message('blob_chunk', { blob: '', end: true, id, sequence: seq, total_length: size }, { mime_type: 'text/plain' });
+  message('blob_chunk', { id, sequence: seq, total_length: size, blob: '', end: true }, { mime_type: 'text/plain' });
 };
 
 switch (tool) {
@@ -119,6 +139,25 @@ switch (tool) {
     if (n === 1) pluginError('InvokeRateLimitError', 'rate limit exceeded');
     message('text', { text: `ok after ${n} tries` });
     out('done');
+    break;
+  case 'markup':
+    message('text', { text: '<b>bold</b> & done' });
+    out('done');
+    break;
+  case 'big_number':
+    // The plugin's digits, written through as they came (no double on the way).
+    if (mode === 'local') process.stdout.write('{"event":"chunk","data":{"type":"json","message":{"json_object":{"big":12345678901234567891}},"meta":null}}\n');
+    else process.stdout.write('{"data":{"code":0,"data":{"message":{"json_object":{"big":12345678901234567891}},"meta":null,"type":"json"},"message":"success"},"event":"chunk"}\n');
+    out('done');
+    break;
+  case 'prints_stdout':
+    // A plugin that prints to stdout breaks the SDK's line protocol; slim says so and exits 0.
+    out('error', { code: 'PLUGIN_EXEC_ERROR', message: "invalid character 'd' looking for beginning of value, original response: debug: calling upstream" });
+    process.exit(0);
+    break;
+  case 'huge_line':
+    // Remote mode: an SSE line over bufio.Scanner's 64 KiB.
+    fatal(1, 'STREAM_READ_ERROR', 'bufio.Scanner: token too long');
     break;
   case 'no_done':
     message('text', { text: 'started' });

@@ -70,7 +70,9 @@ describe('dify-slim', () => {
       expect((err as Error).message).toBe('tool invoke error: the upstream said no to [redacted]');
       await expect(h.call('credential-error')).rejects.toThrow(new UnauthorizedError('Please check your tool provider credentials'));
       const logs = h.logs.text();
-      expect(logs).toContain('/plugin/tools/t.py');
+      // Tracebacks travel only in remote mode (the daemon's envelope); the local SDK sends none,
+      // so there the redaction is checked on the message alone.
+      if (mode === 'remote') expect(logs).toContain('/plugin/tools/t.py');
       expect(logs).not.toContain(CREDENTIAL);
       expect(logs).not.toContain(DAEMON_KEY);
       expect(JSON.stringify(wireError(err))).not.toContain('Traceback');
@@ -147,5 +149,44 @@ describe('dify-slim', () => {
       new InvalidArgumentsError('tool parameters validation error: query: field required, please check your tool parameters'),
     );
     expect(await h.records()).toHaveLength(1);
+  });
+});
+
+describe('dify-slim: cases the real binary showed', () => {
+  let h: SlimHarness | undefined;
+  afterEach(async () => {
+    await h?.cleanup();
+    h = undefined;
+  });
+
+  it.each(['remote', 'local'] as const)('%s: reads text Go escaped (<, >, &) as the plugin wrote it', async (mode) => {
+    h = await slimHarness({ mode, tools: ['markup'] });
+    expect(await h.call('markup')).toBe('<b>bold</b> & done');
+  });
+
+  it.each(['remote', 'local'] as const)('%s: keeps a number a double cannot hold', async (mode) => {
+    h = await slimHarness({ mode, tools: ['big_number'] });
+    expect(await h.call('big-number')).toBe('{"big": 12345678901234567891}');
+  });
+
+  it('local: a plugin that prints to stdout is a tool error quoting the line', async () => {
+    h = await slimHarness({ mode: 'local', tools: ['prints_stdout'] });
+    const err = await h.call('prints-stdout').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ToolFailedError);
+    expect((err as Error).message).toMatch(/^tool invoke error: invalid character 'd' looking for beginning of value, original response: debug: calling upstream/);
+  });
+
+  it('local: a plugin that is not installed and cannot be downloaded is unavailable, not unknown', async () => {
+    h = await slimHarness({ mode: 'local', tools: ['missing_plugin'], settings: { DIFY_SLIM_MAX_ATTEMPTS: '1' } });
+    const err = await h.call('missing-plugin').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnavailableError);
+    expect((err as Error).message).toMatch(/could not be reached .*download plugin/);
+  });
+
+  it('remote: an event line over 64 KiB ends the run with a tool error, not an empty answer', async () => {
+    h = await slimHarness({ mode: 'remote', tools: ['huge_line'] });
+    const err = await h.call('huge-line').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ToolFailedError);
+    expect((err as Error).message).toBe('tool invoke error: bufio.Scanner: token too long');
   });
 });
