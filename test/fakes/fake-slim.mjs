@@ -56,7 +56,7 @@ const mode = process.env.SLIM_MODE || 'remote';
 const checksum = id.split('@')[1] || 'none';
 let n = 1;
 while (existsSync(join(tmpdir(), `fake-slim-${checksum}-${n}.json`))) n++;
-writeFileSync(join(tmpdir(), `fake-slim-${checksum}-${n}.json`), JSON.stringify({ argv, env: process.env, stdin, pid: process.pid, attempt: n }));
+writeFileSync(join(tmpdir(), `fake-slim-${checksum}-${n}.json`), JSON.stringify({ argv, env: process.env, stdin, pid: process.pid, cwd: process.cwd(), uid: process.getuid?.(), attempt: n }));
 
 if (mode === 'remote') {
   if (!process.env.SLIM_DAEMON_ADDR) fatal(2, 'CONFIG_INVALID', 'remote.daemon_addr is required');

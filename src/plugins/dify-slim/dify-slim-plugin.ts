@@ -46,6 +46,9 @@ export class DifySlimPlugin implements Plugin {
           killGraceMs: s.killGraceMs,
           log,
           timeoutHint: s.mode === 'local' ? LOCAL_HANG_HINT : undefined,
+          ...(s.cwd !== undefined ? { cwd: s.cwd } : {}),
+          ...(s.uid !== undefined ? { uid: s.uid } : {}),
+          ...(s.gid !== undefined ? { gid: s.gid } : {}),
         });
         return observe(slimItems(outputs, s.mode, log, hidden), { log, blobSink: s.blobSink, signal: call.signal, toolName, secrets: hidden });
       },

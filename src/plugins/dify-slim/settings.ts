@@ -22,6 +22,10 @@ export type SlimMode = (typeof SlimMode)[keyof typeof SlimMode];
  *                            a run that keeps beating. When it fires slim exits 0 with no `done`, which is
  *                            reported as an unfinished answer. Ours is the bound on a whole run.
  * - `DIFY_SLIM_KILL_GRACE_MS` time between SIGTERM and SIGKILL (default 2000)
+ * - `DIFY_SLIM_CWD`          slim's working directory (default the worker's)
+ * - `DIFY_SLIM_UID`, `DIFY_SLIM_GID` the user and group slim runs as (the worker needs the right
+ *                            to switch: root or CAP_SETUID/CAP_SETGID). Without them a local-mode plugin
+ *                            runs as the worker's user and can read its environment through /proc
  * - `DIFY_TENANT_ID`, `DIFY_USER_ID` (default `toolwire`), `DIFY_USER_ID_SOURCE`, `DIFY_BLOB_DIR`: as for dify-daemon
  * - `DIFY_SLIM_MAX_ATTEMPTS`, `DIFY_SLIM_RETRY_BASE_MS`, `DIFY_SLIM_RETRY_MAX_MS`: retries of rate limits
  *   and unreachable daemons (defaults 3, 500, 10000)
@@ -62,6 +66,15 @@ export interface DifySlimSettings {
   readonly killGraceMs: number;
   readonly blobSink: BlobSink;
   readonly retry: RetryPolicy;
+  /** Where slim runs (DIFY_SLIM_CWD); default the worker's working directory. */
+  readonly cwd: string | undefined;
+  /**
+   * The user and group slim runs as (DIFY_SLIM_UID, DIFY_SLIM_GID). A local-mode plugin runs
+   * in slim's process tree: as the worker's own user it could read the worker's environment
+   * (its broker token) through /proc/<pid>/environ. Another user cannot.
+   */
+  readonly uid: number | undefined;
+  readonly gid: number | undefined;
 }
 
 export function readDifySlimSettings(
@@ -108,6 +121,9 @@ export function readDifySlimSettings(
       timeoutMs,
       killGraceMs: r.int(DifySlimSetting.KillGraceMs, 2000, 0),
       blobSink: blobSinkFor(blobDir, settings),
+      cwd: r.optional('DIFY_SLIM_CWD'),
+      uid: r.optional('DIFY_SLIM_UID') === undefined ? undefined : r.int('DIFY_SLIM_UID', 0, 0),
+      gid: r.optional('DIFY_SLIM_GID') === undefined ? undefined : r.int('DIFY_SLIM_GID', 0, 0),
       retry: {
         maxAttempts: r.int('DIFY_SLIM_MAX_ATTEMPTS', DEFAULT_RETRY.maxAttempts, 1),
         baseDelayMs: r.int('DIFY_SLIM_RETRY_BASE_MS', DEFAULT_RETRY.baseDelayMs, 0),

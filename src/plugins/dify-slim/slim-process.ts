@@ -21,6 +21,11 @@ export interface SlimRunOptions {
   readonly log: Logger;
   /** Said in the timeout error (why a run may never end). */
   readonly timeoutHint?: string;
+  /** The child's working directory; default the worker's. */
+  readonly cwd?: string;
+  /** Run the child as this user and group (the worker must be allowed to: root, or CAP_SETUID). */
+  readonly uid?: number;
+  readonly gid?: number;
 }
 
 const MAX_LINE_CHARS = 16 * 1024 * 1024;
@@ -34,7 +39,14 @@ const MAX_STDERR_CHARS = 64 * 1024;
  */
 export async function* runSlim(o: SlimRunOptions): AsyncGenerator<SlimOutput> {
   if (o.signal.aborted) throw abortError(o.signal);
-  const child = spawn(o.path, [...o.args], { env: { ...o.env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  const child = spawn(o.path, [...o.args], {
+    env: { ...o.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+    detached: true,
+    ...(o.cwd !== undefined ? { cwd: o.cwd } : {}),
+    ...(o.uid !== undefined ? { uid: o.uid } : {}),
+    ...(o.gid !== undefined ? { gid: o.gid } : {}),
+  });
 
   let spawnError: Error | undefined;
   const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {

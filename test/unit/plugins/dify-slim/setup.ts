@@ -16,6 +16,8 @@ export interface SlimRecord {
   env: Record<string, string>;
   stdin: string;
   pid: number;
+  cwd: string;
+  uid: number | undefined;
   attempt: number;
 }
 

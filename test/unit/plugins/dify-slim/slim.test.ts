@@ -1,4 +1,9 @@
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { readDifySlimSettings } from '../../../../src/plugins/dify-slim/settings.js';
+import { loadSecrets } from '../../../../src/secrets.js';
 import { wireError } from '../../../../src/envelope/response.js';
 import {
   ConfigError,
@@ -190,3 +195,29 @@ describe('dify-slim: cases the real binary showed', () => {
     expect((err as Error).message).toBe('tool invoke error: bufio.Scanner: token too long');
   });
 });
+
+describe('dify-slim: where and as whom slim runs', () => {
+  let h: SlimHarness | undefined;
+  afterEach(async () => {
+    await h?.cleanup();
+    h = undefined;
+  });
+
+  it('runs slim in DIFY_SLIM_CWD when set', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tw-slim-cwd-'));
+    try {
+      h = await slimHarness({ mode: 'local', tools: ['echo'], settings: { DIFY_SLIM_CWD: dir } });
+      await h.call('echo');
+      const [rec] = await h.records();
+      expect(await realpath(rec!.cwd)).toBe(await realpath(dir));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a user id that is not a number', () => {
+    const { problems } = readDifySlimSettings({ DIFY_SLIM_PATH: '/bin/slim', DIFY_SLIM_MODE: 'local', DIFY_SLIM_FOLDER: '/tmp', DIFY_SLIM_UID: 'nobody' }, loadSecrets({}));
+    expect(problems).toEqual(['setting DIFY_SLIM_UID: must be an integer >= 0, got "nobody"']);
+  });
+});
+
