@@ -61,5 +61,10 @@ export interface PluginFactory<S = unknown, T = unknown> {
   readonly toolOptions?: z.ZodType<T>;
   /** Load-time checks beyond the schemas (a module that must exist, a secret that must resolve). */
   check?(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<string[]>;
+  /**
+   * Opt-in (`toolwire validate --check-credentials`): ask the backend whether the service's
+   * credentials are good, running the plugin's own validation. Problems, each naming the descriptor.
+   */
+  checkCredentials?(service: ToolService, tools: readonly Tool[], ctx: PluginContext, signal: AbortSignal): Promise<string[]>;
   create(service: ToolService, ctx: PluginContext): Promise<Plugin>;
 }

@@ -6,7 +6,7 @@ import { defaultRegistry } from '../../plugins/default-registry.js';
 import { loadSecrets } from '../../secrets.js';
 import { readSettings } from '../../settings.js';
 import { toolInputSchema } from '../../tools/json-schema.js';
-import { parse } from '../args.js';
+import { parse, UsageError } from '../args.js';
 import type { Command } from '../command.js';
 
 export const validateCommand: Command = {
@@ -23,11 +23,15 @@ The plugins' own checks run code and reach out: a module plugin's file is import
 top-level code runs), an MCP server is connected to (a stdio one is started), a Dify daemon
 may be asked. --static leaves them out and checks only what the descriptors say.
 
-  --schema   also print each tool's model-facing JSON Schema
-  --static   check without executing modules or contacting any plugin's backend
+  --schema             also print each tool's model-facing JSON Schema
+  --static             check without executing modules or contacting any plugin's backend
+  --check-credentials  also ask each Dify plugin daemon whether the services' credentials are
+                       good (tool/validate_credentials: the plugin's own check, which calls
+                       its upstream); a refused credential is a problem
 `,
   async run(io) {
-    const { values, positionals } = parse(io.argv, { schema: { type: 'boolean' }, static: { type: 'boolean' } });
+    const { values, positionals } = parse(io.argv, { schema: { type: 'boolean' }, static: { type: 'boolean' }, 'check-credentials': { type: 'boolean' } });
+    if (values.static && values['check-credentials']) throw new UsageError('--static and --check-credentials do not go together');
     if (values.help) {
       io.stdout.write(validateCommand.help);
       return 0;
@@ -38,7 +42,18 @@ may be asked. --static leaves them out and checks only what the descriptors say.
     const secrets = loadSecrets(io.env, settings.secretsFile);
     try {
       const entries = await new DirectoryConfigStore(dir).entries();
-      const catalog = await buildCatalog(entries, defaultRegistry(), { log, configDir: dir, secrets, settings: settings.pluginSettings }, { portable: values.static === true });
+      const registry = defaultRegistry();
+      const ctx = { log, configDir: dir, secrets, settings: settings.pluginSettings };
+      const catalog = await buildCatalog(entries, registry, ctx, { portable: values.static === true });
+      if (values['check-credentials']) {
+        const problems: string[] = [];
+        for (const s of catalog.services.values()) {
+          const factory = s.plugin ? registry.get(s.plugin.kind) : undefined;
+          const tools = [...catalog.tools.values()].filter((t) => t.service === s.id);
+          if (factory?.checkCredentials) problems.push(...(await factory.checkCredentials(s, tools, ctx, AbortSignal.any([io.signal, AbortSignal.timeout(60_000)]))));
+        }
+        if (problems.length > 0) throw new ConfigError(problems);
+      }
       io.stdout.write(`${dir}: ${catalog.services.size} tool-services, ${catalog.tools.size} tools: OK${values.static ? ' (static: plugins not checked)' : ''}\n`);
       if (values.schema) {
         const out = Object.fromEntries([...catalog.tools.values()].map((t) => [t.name, toolInputSchema(t.parameters)]));

@@ -8,6 +8,7 @@ import { withRetry } from '../dify/retry.js';
 import { prepareDifyInvocation } from '../dify/prepare-invocation.js';
 import { DifyDaemonClient } from './daemon-client.js';
 import { readDifyDaemonSettings, type DifyDaemonSettings } from './settings.js';
+import { validateServiceCredentials } from './validate-credentials.js';
 
 export const DIFY_DAEMON_KIND = 'dify-daemon';
 
@@ -63,5 +64,8 @@ export const difyDaemonPluginFactory: PluginFactory<DifyOptions, DifyOptions> = 
   },
   async create(service: ToolService, ctx: PluginContext): Promise<Plugin> {
     return new DifyDaemonPlugin(service, settingsOrThrow(ctx), ctx.secrets);
+  },
+  checkCredentials(service: ToolService, tools: readonly Tool[], ctx: PluginContext, signal: AbortSignal): Promise<string[]> {
+    return validateServiceCredentials(service, tools, settingsOrThrow(ctx), ctx.secrets, signal);
   },
 };

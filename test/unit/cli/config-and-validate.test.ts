@@ -44,6 +44,12 @@ describe('toolwire validate and config', () => {
     expect((await runCli(['validate', dir])).code).toBe(0);
     expect(existsSync(marker)).toBe(true);
     expect((await runCli(['validate', '--help'])).stdout).toMatch(/a module plugin's file is imported \(its\s+top-level code runs\)/);
+    // Checking credentials runs plugin code by design: it cannot be static.
+    const both = await runCli(['validate', dir, '--static', '--check-credentials']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/--static and --check-credentials do not go together/);
+    // With no Dify service there is nothing to ask: the shipped examples pass.
+    expect((await runCli(['validate', dir, '--check-credentials'])).code).toBe(0);
   });
 
   it('puts, gets, lists and deletes an item with tg-put-config-item flags', async () => {
