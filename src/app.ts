@@ -15,6 +15,7 @@ import type { Secrets } from './secrets.js';
 import type { Settings } from './settings.js';
 import type { Transport } from './transport/transport.js';
 import { Worker } from './worker/worker.js';
+import { PluginFaultBoard } from './plugins/plugin-faults.js';
 
 export interface AppDeps {
   readonly settings: Settings;
@@ -61,7 +62,8 @@ export async function startApp(deps: AppDeps): Promise<App> {
   const { settings, transport, secrets, log } = deps;
   const registry = deps.registry ?? defaultRegistry();
   const httpToken = settings.httpToken ? resolveToken(settings.httpToken, secrets) : undefined;
-  const ctx: PluginContext = { log: log.child({ component: 'plugins' }), configDir: settings.configDir, secrets, settings: settings.pluginSettings };
+  const faults = new PluginFaultBoard();
+  const ctx: PluginContext = { log: log.child({ component: 'plugins' }), configDir: settings.configDir, secrets, settings: settings.pluginSettings, faults };
   const createPlugin = async (s: ToolService): Promise<Plugin | undefined> =>
     s.plugin ? registry.get(s.plugin.kind)!.create(s, { ...ctx, log: log.child({ component: 'plugin', service: s.id }) }) : undefined;
   const follower = new ConfigFollower({
@@ -95,6 +97,7 @@ export async function startApp(deps: AppDeps): Promise<App> {
         client,
         catalog: () => w.current(),
         config: () => follower.status(),
+        faults: () => faults.list(),
         log: log.child({ component: 'http' }),
         ...(httpToken ? { token: httpToken } : {}),
       });

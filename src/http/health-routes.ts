@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ConfigStatus } from '../config/config-follower.js';
 import type { Transport } from '../transport/transport.js';
+import type { PluginFault } from '../plugins/plugin-faults.js';
 import type { Worker } from '../worker/worker.js';
 import { json } from './http-io.js';
 import { metricsText } from './metrics.js';
@@ -10,6 +11,7 @@ export interface HealthSources {
   readonly worker: Worker;
   readonly transport: Transport;
   readonly config?: () => ConfigStatus;
+  readonly faults?: () => readonly PluginFault[];
 }
 
 /** `GET /readyz`: 200 when the worker serves its catalog, 503 with the reason otherwise. */
@@ -17,15 +19,19 @@ export function readiness(res: ServerResponse, o: HealthSources): void {
   const { worker, transport } = o;
   const config = o.config?.();
   const abandoned = worker.abandoned();
+  const faults = o.faults?.() ?? [];
   // Until a valid catalog has been read (a config service with none yet) there is nothing
   // to serve; a service blocked by calls running past their timeout serves nothing either.
-  const ready = worker.state === 'running' && transport.connected && (!config || config.version !== undefined) && !abandoned.some((a) => a.blocked);
+  // A plugin that found the worker misconfigured (a daemon refusing its key) serves nothing until fixed.
+  const ready =
+    worker.state === 'running' && transport.connected && (!config || config.version !== undefined) && !abandoned.some((a) => a.blocked) && faults.length === 0;
   json(res, ready ? 200 : 503, {
     status: ready ? 'ready' : 'not-ready',
     worker: worker.state,
     transport: transport.connected ? 'connected' : 'disconnected',
     ...(config ? { config } : {}),
     ...(abandoned.length > 0 ? { abandoned } : {}),
+    ...(faults.length > 0 ? { faults } : {}),
   });
 }
 

@@ -11,6 +11,7 @@ import { listTools } from './catalog-route.js';
 import { invokeTool } from './gateway-route.js';
 import { metrics, readiness } from './health-routes.js';
 import { json } from './http-io.js';
+import type { PluginFault } from '../plugins/plugin-faults.js';
 
 
 export interface HttpSurfaceOptions {
@@ -22,6 +23,8 @@ export interface HttpSurfaceOptions {
   readonly catalog: () => Catalog;
   /** Where descriptors come from and which version is served; absent in tests of the surface alone. */
   readonly config?: () => ConfigStatus;
+  /** Faults of the worker's own making that plugins found (readiness shows them). */
+  readonly faults?: () => readonly PluginFault[];
   readonly log: Logger;
   readonly maxBodyBytes?: number;
   /** Required as a bearer token on /v1/ routes. Without one, those routes answer only on loopback. */

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { Tool, ToolService } from '../catalog/descriptors.js';
 import type { Secrets } from '../secrets.js';
+import type { PluginFaults } from './plugin-faults.js';
 
 /** One invocation of a tool, as a plugin sees it. */
 export interface ToolCall {
@@ -51,6 +52,8 @@ export interface PluginContext {
   readonly secrets: Secrets;
   /** Worker-level settings by plugin kind (daemon URL and key, binary paths...). */
   readonly settings: Readonly<Record<string, string | undefined>>;
+  /** Where a plugin reports a fault of the worker's own making (readiness shows it). */
+  readonly faults?: PluginFaults;
 }
 
 export interface PluginFactory<S = unknown, T = unknown> {

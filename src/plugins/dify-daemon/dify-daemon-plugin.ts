@@ -9,6 +9,8 @@ import { prepareDifyInvocation } from '../dify/prepare-invocation.js';
 import { DifyDaemonClient } from './daemon-client.js';
 import { readDifyDaemonSettings, type DifyDaemonSettings } from './settings.js';
 import { validateServiceCredentials } from './validate-credentials.js';
+import type { PluginFaults } from '../plugin-faults.js';
+import { withFaultReport } from '../dify/fault-report.js';
 
 export const DIFY_DAEMON_KIND = 'dify-daemon';
 
@@ -21,6 +23,7 @@ export class DifyDaemonPlugin implements Plugin {
     private readonly service: ToolService,
     private readonly settings: DifyDaemonSettings,
     private readonly secrets: Secrets,
+    private readonly faults?: PluginFaults,
   ) {
     this.client = new DifyDaemonClient({ url: settings.url, key: settings.key, tenantId: settings.tenantId });
   }
@@ -32,18 +35,22 @@ export class DifyDaemonPlugin implements Plugin {
       user_id: (this.settings.userFromRequest ? call.user : undefined) ?? this.settings.userId,
       data,
     };
-    yield* withRetry(
-      (attempt) => {
-        log.debug({ attempt }, 'invoking dify tool');
-        return observe(this.client.invokeTool(t.pluginId as string, body, call.signal), {
-          log,
-          blobSink: this.settings.blobSink,
-          signal: call.signal,
-          toolName,
-          secrets: hidden,
-        });
-      },
-      { policy: this.settings.retry, signal: call.signal, log },
+    yield* withFaultReport(
+      this.service.id,
+      this.faults,
+      withRetry(
+        (attempt) => {
+          log.debug({ attempt }, 'invoking dify tool');
+          return observe(this.client.invokeTool(t.pluginId as string, body, call.signal), {
+            log,
+            blobSink: this.settings.blobSink,
+            signal: call.signal,
+            toolName,
+            secrets: hidden,
+          });
+        },
+        { policy: this.settings.retry, signal: call.signal, log },
+      ),
     );
   }
 }
@@ -63,7 +70,7 @@ export const difyDaemonPluginFactory: PluginFactory<DifyOptions, DifyOptions> = 
     return [...problems.map((p) => `${service.source}: plugin: ${p}`), ...checkTargets(service, tools, ctx.secrets, 'plugin_id')];
   },
   async create(service: ToolService, ctx: PluginContext): Promise<Plugin> {
-    return new DifyDaemonPlugin(service, settingsOrThrow(ctx), ctx.secrets);
+    return new DifyDaemonPlugin(service, settingsOrThrow(ctx), ctx.secrets, ctx.faults);
   },
   checkCredentials(service: ToolService, tools: readonly Tool[], ctx: PluginContext, signal: AbortSignal): Promise<string[]> {
     return validateServiceCredentials(service, tools, settingsOrThrow(ctx), ctx.secrets, signal);

@@ -9,6 +9,8 @@ import type { Plugin, PluginContext, PluginFactory, ToolCall } from '../plugin.j
 import { readDifySlimSettings, type DifySlimSettings } from './settings.js';
 import { slimItems } from './slim-items.js';
 import { runSlim } from './slim-process.js';
+import type { PluginFaults } from '../plugin-faults.js';
+import { withFaultReport } from '../dify/fault-report.js';
 
 export const DIFY_SLIM_KIND = 'dify-slim';
 
@@ -22,6 +24,7 @@ export class DifySlimPlugin implements Plugin {
     private readonly service: ToolService,
     private readonly settings: DifySlimSettings,
     private readonly secrets: Secrets,
+    private readonly faults?: PluginFaults,
   ) {}
 
   async *invoke(call: ToolCall): AsyncGenerator<string> {
@@ -33,7 +36,7 @@ export class DifySlimPlugin implements Plugin {
       data,
     });
     const s = this.settings;
-    yield* withRetry(
+    const attempts = withRetry(
       (attempt) => {
         log.debug({ attempt, mode: s.mode }, 'running slim');
         const outputs = runSlim({
@@ -54,6 +57,7 @@ export class DifySlimPlugin implements Plugin {
       },
       { policy: s.retry, signal: call.signal, log },
     );
+    yield* withFaultReport(this.service.id, this.faults, attempts);
   }
 }
 
@@ -68,6 +72,6 @@ export const difySlimPluginFactory: PluginFactory<DifyOptions, DifyOptions> = {
   async create(service: ToolService, ctx: PluginContext): Promise<Plugin> {
     const { settings, problems } = readDifySlimSettings(ctx.settings, ctx.secrets);
     if (problems.length > 0) throw new ConfigError(problems);
-    return new DifySlimPlugin(service, settings, ctx.secrets);
+    return new DifySlimPlugin(service, settings, ctx.secrets, ctx.faults);
   },
 };

@@ -13,6 +13,7 @@ import {
 import { httpError, startFakeDifyDaemon, type FakeDifyDaemon } from '../../../fakes/fake-dify-daemon.js';
 import { daemonErrorEnvelope, pluginErrorEnvelope, text } from '../../../fakes/dify-wire.js';
 import { DAEMON_KEY_TEXT } from '../../../../src/plugins/dify/agent-error.js';
+import type { PluginFaultBoard } from '../../../../src/plugins/plugin-faults.js';
 import { daemonHarness } from './setup.js';
 
 const CREDS = 'Please check your tool provider credentials';
@@ -77,6 +78,18 @@ describe('dify-daemon: errors reach the agent as Dify words them', () => {
     expect((err as Error).message).toBe(DAEMON_KEY_TEXT);
     expect((err as Error).message).not.toContain(CREDS);
     expect(h.logs.text()).toContain('the plugin daemon rejected the worker key');
+    // Readiness shows it until a call of the service succeeds.
+    const board = h.ctx.faults as PluginFaultBoard;
+    expect(board.list()).toEqual([{ service: 'dify', problem: DAEMON_KEY_TEXT, since: expect.any(String) }]);
+  });
+
+  it('clears a reported fault once a call of the service succeeds', async () => {
+    daemon.script('web_search', async (c) => c.message(text('ok')));
+    const h = await daemonHarness(daemon);
+    const board = h.ctx.faults as PluginFaultBoard;
+    board.set('dify', 'stale');
+    expect(await h.call('web-search', { query: 'q' })).toBe('ok');
+    expect(board.list()).toEqual([]);
   });
 
   it('reads a plugin that is not installed (HTTP 404) as "there is not a tool"', async () => {

@@ -8,6 +8,7 @@ import { isAsyncIterable, type Plugin, type PluginContext, type PluginFactory } 
 import { PluginRegistry } from '../../../../src/plugins/registry.js';
 import { loadSecrets } from '../../../../src/secrets.js';
 import { prepareArguments } from '../../../../src/tools/prepare-arguments.js';
+import { PluginFaultBoard } from '../../../../src/plugins/plugin-faults.js';
 
 /** Every line the logger wrote, as text (what would reach a log file). */
 export class LogCapture implements DestinationStream {
@@ -58,7 +59,7 @@ export function toolEntries(tools: Record<string, unknown>[]): ConfigEntry[] {
 
 export async function loadCatalog(o: HarnessOptions, logs = new LogCapture()): Promise<{ catalog: Catalog; ctx: PluginContext; logs: LogCapture }> {
   const log = createLogger({ level: 'debug', destination: logs });
-  const ctx: PluginContext = { log, configDir: '.', secrets: loadSecrets(o.env ?? {}), settings: o.settings };
+  const ctx: PluginContext = { log, configDir: '.', secrets: loadSecrets(o.env ?? {}), settings: o.settings, faults: new PluginFaultBoard() };
   const registry = new PluginRegistry([o.factory]);
   const catalog = await buildCatalog([serviceEntry(o.kind, o.servicePlugin), ...toolEntries(o.tools)], registry, ctx);
   return { catalog, ctx, logs };
