@@ -65,12 +65,13 @@ if (mode === 'remote') {
   if (!process.env.SLIM_FOLDER) fatal(2, 'CONFIG_INVALID', 'local.folder is required');
   if (payload?.data?.tool === 'missing_plugin') {
     // Not unpacked here: slim tries the marketplace first; with no network that ends the run.
-    out('message', { stage: 'download', message: `downloading plugin ${id}` });
-    fatal(3, 'PLUGIN_DOWNLOAD_ERROR', `download plugin ${id}: Get "https://marketplace.dify.ai/api/v1/plugins/download": dial tcp: lookup marketplace.dify.ai: no such host`);
+    // As the real binary wrote it (checked against slim built from bdb5642a): keys sorted (a Go map).
+    out('message', { message: `downloading plugin ${id} from marketplace`, stage: 'download' });
+    fatal(3, 'PLUGIN_DOWNLOAD_ERROR', `marketplace request failed: Get "https://marketplace.dify.ai/api/v1/plugins/download?unique_identifier=${encodeURIComponent(id)}": dial tcp: lookup marketplace.dify.ai: no such host`);
   }
   // Progress comes once the plugin is found and its runtime built.
-  out('message', { stage: 'init', message: 'initializing python environment' });
-  out('message', { stage: 'init', message: 'python environment ready' });
+  out('message', { message: 'initializing python environment', stage: 'init' });
+  out('message', { message: 'python environment ready', stage: 'init' });
 } else {
   fatal(2, 'UNKNOWN_MODE', mode);
 }
@@ -172,7 +173,7 @@ switch (tool) {
     fatal(2, 'INVALID_ARGS_JSON', 'unexpected end of JSON input');
     break;
   case 'exit_3':
-    fatal(3, 'NETWORK_ERROR', 'Post "http://daemon:5002/v2/invoke/dispatch/tool/invoke": dial tcp: connection refused');
+    fatal(3, 'NETWORK_ERROR', 'Post "http://daemon:5002/v2/invoke/dispatch/tool/invoke": dial tcp 10.0.0.5:5002: connect: connection refused');
     break;
   case 'exit_4_unauthorized':
     fatal(4, 'DAEMON_ERROR', `status 401: ${goJson({ code: -401, data: null, message: errText('PluginDaemonUnauthorizedError', 'unauthorized') })}`);

@@ -104,7 +104,7 @@ describe('dify-slim', () => {
     ['exit_1', new ToolFailedError('tool invoke error: plugin crashed')],
     ['exit_1_not_found', new UnknownToolError('there is not a tool named exit-1-not-found')],
     ['exit_2', new ToolFailedError('tool invoke error: the plugin runner refused its input (unexpected end of JSON input)')],
-    ['exit_3', new UnavailableError('tool invoke error: the plugin could not be reached (Post "http://daemon:5002/v2/invoke/dispatch/tool/invoke": dial tcp: connection refused)')],
+    ['exit_3', new UnavailableError('tool invoke error: the plugin could not be reached (Post "http://daemon:5002/v2/invoke/dispatch/tool/invoke": dial tcp 10.0.0.5:5002: connect: connection refused)')],
     // The daemon refused slim's key: the worker's own setting, not the tool's credentials.
     ['exit_4_unauthorized', new ConfigError([DAEMON_KEY_TEXT])],
     ['exit_4_not_found', new UnknownToolError('there is not a tool named exit-4-not-found')],
@@ -185,7 +185,7 @@ describe('dify-slim: cases the real binary showed', () => {
     h = await slimHarness({ mode: 'local', tools: ['missing_plugin'], settings: { DIFY_SLIM_MAX_ATTEMPTS: '1' } });
     const err = await h.call('missing-plugin').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UnavailableError);
-    expect((err as Error).message).toMatch(/could not be reached .*download plugin/);
+    expect((err as Error).message).toMatch(/could not be reached \(marketplace request failed: Get "https:\/\/marketplace\.dify\.ai/);
   });
 
   it('remote: an event line over 64 KiB ends the run with a tool error, not an empty answer', async () => {
