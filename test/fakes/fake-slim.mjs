@@ -14,6 +14,10 @@
 // an `error` event quoting it; a missing plugin shows a `download` stage and, with no network,
 // ends with PLUGIN_DOWNLOAD_ERROR, exit 3. In remote mode chunk lines carry the daemon's bytes,
 // and an event line over 64 KiB ends the run with STREAM_READ_ERROR, exit 1, no `done`.
+// Checked against that binary built locally (remote mode against a local HTTP server): it posts
+// the stdin payload as is to /v2/invoke/dispatch/tool/invoke with X-Api-Key and
+// X-Plugin-Unique-Identifier, writes {"event":"chunk","data":<the daemon's envelope, compacted
+// and HTML-escaped, keys in the daemon's order>} then {"event":"done","data":null}.
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -84,7 +88,7 @@ const traceback = `Traceback (most recent call last):\n  File "/plugin/tools/t.p
 const message = (type, body, meta = null) => {
   const msg = { type, message: body, meta };
   if (mode === 'local') out('chunk', msg);
-  else process.stdout.write(`{"data":${goEscape(goJson({ code: 0, message: 'success', data: msg }))},"event":"chunk"}\n`);
+  else process.stdout.write(`{"event":"chunk","data":${goEscape(goJson({ code: 0, message: 'success', data: msg }))}}\n`);
 };
 const pluginError = (type, text) => {
   if (mode === 'local') {
@@ -94,7 +98,7 @@ const pluginError = (type, text) => {
     process.exit(0);
   }
   const envelope = goJson({ code: -500, data: null, message: errText('PluginInvokeError', errText(type, text, { traceback })) });
-  process.stdout.write(`{"data":${envelope},"event":"chunk"}\n`);
+  process.stdout.write(`{"event":"chunk","data":${envelope}}\n`);
   out('done');
   process.exit(0);
 };
@@ -148,7 +152,7 @@ switch (tool) {
   case 'big_number':
     // The plugin's digits, written through as they came (no double on the way).
     if (mode === 'local') process.stdout.write('{"event":"chunk","data":{"type":"json","message":{"json_object":{"big":12345678901234567891}},"meta":null}}\n');
-    else process.stdout.write('{"data":{"code":0,"data":{"message":{"json_object":{"big":12345678901234567891}},"meta":null,"type":"json"},"message":"success"},"event":"chunk"}\n');
+    else process.stdout.write('{"event":"chunk","data":{"code":0,"data":{"message":{"json_object":{"big":12345678901234567891}},"meta":null,"type":"json"},"message":"success"}}\n');
     out('done');
     break;
   case 'prints_stdout':
