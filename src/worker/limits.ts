@@ -40,7 +40,7 @@ export interface WorkerLimits {
   /**
    * Calls of one service that timed out (or were cancelled) while their plugin, ignoring its
    * signal, still runs. At this many the service takes no more requests until some end: a
-   * hung backend must not pile up work without bound.
+   * hung backend must not pile up work without bound. 0 turns the limit off.
    */
   readonly maxAbandoned: number;
 }

@@ -82,9 +82,10 @@ export class RequestHandler {
     return this.abandonedCalls;
   }
 
-  /** True while so many calls are abandoned that the service must take no more requests. */
+  /** True while so many calls are abandoned that the service must take no more requests (a limit of 0: never). */
   get blocked(): boolean {
-    return this.abandonedCalls >= this.deps.limits.maxAbandoned;
+    const max = this.deps.limits.maxAbandoned;
+    return max > 0 && this.abandonedCalls >= max;
   }
 
   /**

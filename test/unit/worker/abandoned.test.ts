@@ -68,3 +68,23 @@ describe('calls abandoned by a plugin that ignores its signal', () => {
     for (const r of releases.splice(0)) r();
   });
 });
+
+describe('a limit of 0', () => {
+  it('turns the limit off', async () => {
+    const { RequestHandler } = await import('../../../src/worker/request-handler.js');
+    const { DEFAULT_LIMITS } = await import('../../../src/worker/limits.js');
+    const { captureLogger } = await import('../../support/harness.js');
+    const handler = new RequestHandler({
+      service: { id: 's' } as never,
+      catalog: () => ({}) as never,
+      plugin: { kind: 'x', invoke: () => Promise.resolve('') },
+      transport: {} as never,
+      limits: { ...DEFAULT_LIMITS, maxAbandoned: 0 },
+      log: captureLogger().log,
+      hardStop: new AbortController().signal,
+      redeliverable: true,
+    });
+    expect(handler.blocked).toBe(false);
+    handler.dispose();
+  });
+});
