@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ConfigStatus } from '../config/config-follower.js';
 import type { ToolClient } from '../client/tool-client.js';
+import type { PluginFault } from '../plugins/plugin-faults.js';
 import type { Transport } from '../transport/transport.js';
 import type { Worker } from '../worker/worker.js';
 import { hasBearer, isLoopback } from './bearer.js';
@@ -11,8 +12,6 @@ import { listTools } from './catalog-route.js';
 import { invokeTool } from './gateway-route.js';
 import { metrics, readiness } from './health-routes.js';
 import { json } from './http-io.js';
-import type { PluginFault } from '../plugins/plugin-faults.js';
-
 
 export interface HttpSurfaceOptions {
   readonly host: string;
