@@ -222,7 +222,7 @@ describe('markdown and SVG reports', () => {
     runId: 'run1',
     startedAt: 'a',
     finishedAt: 'b',
-    command: 'toolwire bench',
+    command: 'npm run bench',
     loadAverageEnd: 2,
     machine: { cpus: 2, cpuModel: 'cpu', memoryGiB: 24, freeMemoryGiB: 20, os: 'linux', node: 'v20', pulsar: '3.3.6', python: '3.11', trustgraphBase: '2.11.1', loadAverage: 0.5 },
     options: { ...options, broker: 'http://b' },
