@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { ConfigError } from './errors.js';
 
 /**
  * Credentials belong to the worker: resolved from its environment or a secrets file,
@@ -73,4 +74,14 @@ export function loadSecrets(env: NodeJS.ProcessEnv, secretsFile?: string): Secre
 /** Why a descriptor's reference gave nothing, for its error message. */
 export function unresolvedReason(ref: string, secrets: Secrets): string {
   return secrets.refused(ref) ? `${ref} names a variable TOOLWIRE_SECRET_ENV does not allow descriptors to name` : `${ref} does not resolve on this worker`;
+}
+
+const REF = /^(env|file):/;
+
+/** A descriptor value that may be a secret reference: resolved on this worker, else taken as literal text. */
+export function resolveDescriptorValue(value: string, what: string, secrets: Secrets): string {
+  if (!REF.test(value)) return value;
+  const v = secrets.resolve(value);
+  if (v === undefined) throw new ConfigError([`${what}: the secret reference ${unresolvedReason(value, secrets)}`]);
+  return v;
 }

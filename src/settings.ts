@@ -78,7 +78,7 @@ export interface Settings {
   readonly pluginSettings: Readonly<Record<string, string | undefined>>;
 }
 
-const PLUGIN_PREFIXES = ['DIFY_', 'SLIM_', 'MCP_', 'TOOLWIRE_PLUGIN_'];
+const PLUGIN_PREFIXES = ['DIFY_', 'SLIM_', 'MCP_', 'OPENAPI_', 'TOOLWIRE_PLUGIN_'];
 /**
  * What a plugin's child process (dify-slim) may inherit, beside the names DIFY_SLIM_ENV lists;
  * nothing else of the worker's environment. The TLS and proxy variables are there because slim

@@ -15,6 +15,7 @@ export const COMMANDS: readonly { readonly name: string; readonly summary: strin
   { name: 'pulsar', summary: "broker chores: create TrustGraph's tenant and namespaces (bootstrap)", load: async () => (await import('./commands/pulsar-bootstrap.js')).pulsarCommand },
   { name: 'dify', summary: 'Dify plugin chores: build tool descriptors (import)', load: async () => (await import('./commands/dify-import.js')).difyCommand },
   { name: 'mcp', summary: "MCP both ways: import an MCP server's tools, serve the fleet as an MCP server", load: async () => (await import('./commands/mcp.js')).mcpCommand },
+  { name: 'openapi', summary: 'HTTP APIs as tools: import an OpenAPI document', load: async () => (await import('./commands/openapi.js')).openApiCommand },
 ];
 
 function usage(): string {
@@ -22,7 +23,7 @@ function usage(): string {
   return `Usage: toolwire <command> [options]
 
 toolwire answers AI agents' tool requests over Apache Pulsar (TrustGraph's tool-service
-wire format), with tools from in-process modules, Dify plugins, and more.
+wire format), with tools from in-process modules, Dify plugins, MCP servers and HTTP APIs.
 
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}

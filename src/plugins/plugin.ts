@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { Tool, ToolService } from '../catalog/descriptors.js';
+import type { Resolver } from '../net/address-guard.js';
 import type { Secrets } from '../secrets.js';
 import type { PluginFaults } from './plugin-faults.js';
 
@@ -54,6 +55,8 @@ export interface PluginContext {
   readonly settings: Readonly<Record<string, string | undefined>>;
   /** Where a plugin reports a fault of the worker's own making (readiness shows it). */
   readonly faults?: PluginFaults;
+  /** How host names become addresses for the request-forgery guard (default: the system's); tests map names without DNS. */
+  readonly resolve?: Resolver;
 }
 
 export interface PluginFactory<S = unknown, T = unknown> {

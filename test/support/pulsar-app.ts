@@ -71,6 +71,8 @@ export interface PulsarAppOptions {
   readonly ws?: PulsarWsOptions;
   /** More settings, as environment variables (TOOLWIRE_CONFIG_SOURCE...). */
   readonly env?: Readonly<Record<string, string>>;
+  /** The environment secret references resolve from (env:NAME). */
+  readonly secretEnv?: Readonly<Record<string, string>>;
 }
 
 /** The worker process's app (no HTTP surface) on the suite's transport; app.stop() closes the transport. */
@@ -87,7 +89,7 @@ export async function startPulsarApp(o: PulsarAppOptions): Promise<App> {
   const settings = readSettings(env, { limits: { ...base.limits, shutdownGraceMs: 5_000, ...o.limits } });
   const transport = await brokerTransport(o.adminUrl, o.log, o.ws, o.pulsarUrl);
   try {
-    return await startApp({ settings, transport, secrets: loadSecrets({}), log: o.log, ...(o.registry ? { registry: o.registry } : {}) });
+    return await startApp({ settings, transport, secrets: loadSecrets({ ...o.secretEnv }), log: o.log, ...(o.registry ? { registry: o.registry } : {}) });
   } catch (err) {
     await transport.close();
     throw err;

@@ -1,5 +1,3 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { startApp } from '../../app.js';
 import { buildCatalog } from '../../catalog/build-catalog.js';
@@ -22,6 +20,7 @@ import type { Command, CommandIo } from '../command.js';
 import { openTransport } from '../open-transport.js';
 import { settingOptions, settingsFromFlags } from '../setting-flags.js';
 import { parse, UsageError } from '../args.js';
+import { listFlag, writeDescriptors } from '../write-descriptors.js';
 
 const IMPORT_HELP = `Usage: toolwire mcp import --service ID (--command CMD [--arg A]... | --url URL) [options]
 
@@ -48,10 +47,6 @@ Descriptors:
       --out DIR            write DIR/tool-service/<id>.json and DIR/tool/<name>.json
                            (default: print them as one JSON document)
 `;
-
-function list(v: string | undefined): Set<string> | undefined {
-  return v === undefined ? undefined : new Set(v.split(',').map((s) => s.trim()).filter(Boolean));
-}
 
 const mcpImportCommand: Command = {
   name: 'import',
@@ -110,8 +105,8 @@ const mcpImportCommand: Command = {
     } finally {
       await client.close();
     }
-    const include = list(values.include);
-    const exclude = list(values.exclude);
+    const include = listFlag(values.include);
+    const exclude = listFlag(values.exclude);
     const picked = tools.filter((t) => (!include || include.has(t.name)) && !exclude?.has(t.name));
     const service = {
       id,
@@ -121,15 +116,7 @@ const mcpImportCommand: Command = {
       plugin: { kind: 'mcp', ...plugin },
     };
     const descriptors = toolDescriptors(picked, { service: id, prefix: values.prefix ?? '' });
-    if (!values.out) {
-      io.stdout.write(`${JSON.stringify({ 'tool-service': service, tools: descriptors }, null, 2)}\n`);
-      return 0;
-    }
-    await mkdir(join(values.out, 'tool-service'), { recursive: true });
-    await mkdir(join(values.out, 'tool'), { recursive: true });
-    await writeFile(join(values.out, 'tool-service', `${id}.json`), `${JSON.stringify(service, null, 2)}\n`);
-    for (const d of descriptors) await writeFile(join(values.out, 'tool', `${String(d['name'])}.json`), `${JSON.stringify(d, null, 2)}\n`);
-    io.stderr.write(`${descriptors.length} tool(s) of ${tools.length} written to ${values.out}\n`);
+    await writeDescriptors(io, values.out, service, descriptors, tools.length);
     return 0;
   },
 };

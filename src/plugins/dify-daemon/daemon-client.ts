@@ -1,5 +1,5 @@
 import { ToolFailedError, UnavailableError } from '../../errors.js';
-import { abortError } from '../dify/abort.js';
+import { abortError } from '../abort.js';
 import { unwrapDifyError } from '../dify/dify-error.js';
 import type { StreamItem } from '../dify/observe-stream.js';
 import { SseParser } from '../../sse/sse-parser.js';

@@ -2,6 +2,8 @@ import type { Tool, ToolService } from '../../catalog/descriptors.js';
 import { ConfigError } from '../../errors.js';
 import type { Secrets } from '../../secrets.js';
 import type { Plugin, PluginContext, PluginFactory, ToolCall } from '../plugin.js';
+import { AddressGuard, type Resolver } from '../../net/address-guard.js';
+import { checkFileUrls } from '../dify/file-urls.js';
 import { checkTargets, difyOptionsSchema, type DifyOptions } from '../dify/dify-tool-options.js';
 import { observe } from '../dify/observe-stream.js';
 import { withRetry } from '../dify/retry.js';
@@ -18,18 +20,22 @@ export const DIFY_DAEMON_KIND = 'dify-daemon';
 export class DifyDaemonPlugin implements Plugin {
   readonly kind = DIFY_DAEMON_KIND;
   private readonly client: DifyDaemonClient;
+  private readonly fileUrls: AddressGuard;
 
   constructor(
     private readonly service: ToolService,
     private readonly settings: DifyDaemonSettings,
     private readonly secrets: Secrets,
     private readonly faults?: PluginFaults,
+    resolve?: Resolver,
   ) {
     this.client = new DifyDaemonClient({ url: settings.url, key: settings.key, tenantId: settings.tenantId });
+    this.fileUrls = new AddressGuard(settings.fileUrls, resolve);
   }
 
   async *invoke(call: ToolCall): AsyncGenerator<string> {
     const { target: t, toolName, log, credentials, data } = prepareDifyInvocation(this.service, call, this.secrets, 'plugin_id', (t) => ({ plugin: DIFY_DAEMON_KIND, pluginId: t.pluginId, provider: t.provider, difyTool: t.tool }));
+    await checkFileUrls(data.tool_parameters, this.fileUrls);
     const hidden = [...Object.values(credentials), this.settings.key];
     const body = {
       user_id: (this.settings.userFromRequest ? call.user : undefined) ?? this.settings.userId,
@@ -70,7 +76,7 @@ export const difyDaemonPluginFactory: PluginFactory<DifyOptions, DifyOptions> = 
     return [...problems.map((p) => `${service.source}: plugin: ${p}`), ...checkTargets(service, tools, ctx.secrets, 'plugin_id')];
   },
   async create(service: ToolService, ctx: PluginContext): Promise<Plugin> {
-    return new DifyDaemonPlugin(service, settingsOrThrow(ctx), ctx.secrets, ctx.faults);
+    return new DifyDaemonPlugin(service, settingsOrThrow(ctx), ctx.secrets, ctx.faults, ctx.resolve);
   },
   checkCredentials(service: ToolService, tools: readonly Tool[], ctx: PluginContext, signal: AbortSignal): Promise<string[]> {
     return validateServiceCredentials(service, tools, settingsOrThrow(ctx), ctx.secrets, signal);

@@ -3,6 +3,8 @@ import type { BlobSink } from '../blob-sink.js';
 import { blobSinkFor } from '../blob-sink.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../dify/retry.js';
 import { SettingsReader } from '../dify/settings-reader.js';
+import { readFileUrlPolicy } from '../dify/file-urls.js';
+import type { AddressPolicy } from '../../net/address-guard.js';
 
 /**
  * Worker settings of the dify-daemon plugin (never taken from a request):
@@ -29,6 +31,8 @@ export const DifyDaemonSetting = {
 } as const;
 
 export interface DifyDaemonSettings {
+  /** Which file URLs a model may hand the plugin (DIFY_FILE_URL_ALLOW_*). */
+  readonly fileUrls: AddressPolicy;
   readonly url: string;
   readonly key: string;
   readonly tenantId: string;
@@ -53,6 +57,7 @@ export function readDifyDaemonSettings(
     userId: r.optional(DifyDaemonSetting.UserId) ?? 'toolwire',
     userFromRequest: r.oneOf('DIFY_USER_ID_SOURCE', ['request', 'fixed'], 'request') === 'request',
     blobSink: blobSinkFor(blobDir, settings),
+    fileUrls: readFileUrlPolicy(r),
     retry: {
       maxAttempts: r.int(DifyDaemonSetting.MaxAttempts, DEFAULT_RETRY.maxAttempts, 1),
       baseDelayMs: r.int(DifyDaemonSetting.RetryBaseMs, DEFAULT_RETRY.baseDelayMs, 0),

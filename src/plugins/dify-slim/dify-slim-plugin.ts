@@ -6,6 +6,8 @@ import { observe } from '../dify/observe-stream.js';
 import { withRetry } from '../dify/retry.js';
 import { prepareDifyInvocation } from '../dify/prepare-invocation.js';
 import type { Plugin, PluginContext, PluginFactory, ToolCall } from '../plugin.js';
+import { AddressGuard, type Resolver } from '../../net/address-guard.js';
+import { checkFileUrls } from '../dify/file-urls.js';
 import { readDifySlimSettings, type DifySlimSettings } from './settings.js';
 import { slimItems } from './slim-items.js';
 import { runSlim } from './slim-process.js';
@@ -19,16 +21,21 @@ const LOCAL_HANG_HINT = 'in slim local mode a plugin cannot call back into Dify,
 /** Runs Dify plugin tools with the slim binary, one process per invocation. */
 export class DifySlimPlugin implements Plugin {
   readonly kind = DIFY_SLIM_KIND;
+  private readonly fileUrls: AddressGuard;
 
   constructor(
     private readonly service: ToolService,
     private readonly settings: DifySlimSettings,
     private readonly secrets: Secrets,
     private readonly faults?: PluginFaults,
-  ) {}
+    resolve?: Resolver,
+  ) {
+    this.fileUrls = new AddressGuard(settings.fileUrls, resolve);
+  }
 
   async *invoke(call: ToolCall): AsyncGenerator<string> {
     const { target: t, toolName, log, credentials, data } = prepareDifyInvocation(this.service, call, this.secrets, 'plugin_unique_identifier', (t) => ({ plugin: DIFY_SLIM_KIND, plugin_unique_identifier: t.uniqueIdentifier, provider: t.provider, difyTool: t.tool }));
+    await checkFileUrls(data.tool_parameters, this.fileUrls);
     const hidden = [...Object.values(credentials), ...this.settings.secrets];
     const payload = JSON.stringify({
       ...(this.settings.tenantId ? { tenant_id: this.settings.tenantId } : {}),
@@ -72,6 +79,6 @@ export const difySlimPluginFactory: PluginFactory<DifyOptions, DifyOptions> = {
   async create(service: ToolService, ctx: PluginContext): Promise<Plugin> {
     const { settings, problems } = readDifySlimSettings(ctx.settings, ctx.secrets);
     if (problems.length > 0) throw new ConfigError(problems);
-    return new DifySlimPlugin(service, settings, ctx.secrets, ctx.faults);
+    return new DifySlimPlugin(service, settings, ctx.secrets, ctx.faults, ctx.resolve);
   },
 };

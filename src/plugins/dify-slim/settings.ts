@@ -2,6 +2,8 @@ import type { Secrets } from '../../secrets.js';
 import { blobSinkFor, type BlobSink } from '../blob-sink.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../dify/retry.js';
 import { SettingsReader } from '../dify/settings-reader.js';
+import { readFileUrlPolicy } from '../dify/file-urls.js';
+import type { AddressPolicy } from '../../net/address-guard.js';
 import { CHILD_BASICS, slimEnvNames } from '../../settings.js';
 
 export const SlimMode = { Remote: 'remote', Local: 'local' } as const;
@@ -52,6 +54,8 @@ const LOCAL_PASSTHROUGH: Record<string, string> = {
 };
 
 export interface DifySlimSettings {
+  /** Which file URLs a model may hand the plugin (DIFY_FILE_URL_ALLOW_*). */
+  readonly fileUrls: AddressPolicy;
   readonly path: string;
   readonly mode: SlimMode;
   /** The child's whole environment. */
@@ -121,6 +125,7 @@ export function readDifySlimSettings(
       timeoutMs,
       killGraceMs: r.int(DifySlimSetting.KillGraceMs, 2000, 0),
       blobSink: blobSinkFor(blobDir, settings),
+      fileUrls: readFileUrlPolicy(r),
       cwd: r.optional('DIFY_SLIM_CWD'),
       uid: r.optional('DIFY_SLIM_UID') === undefined ? undefined : r.int('DIFY_SLIM_UID', 0, 0),
       gid: r.optional('DIFY_SLIM_GID') === undefined ? undefined : r.int('DIFY_SLIM_GID', 0, 0),

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
 import type { Logger } from 'pino';
 import { TimeoutError, ToolFailedError } from '../../errors.js';
-import { abortError } from '../dify/abort.js';
+import { abortError } from '../abort.js';
 import { parsePluginJson } from '../dify/plugin-json.js';
 
 /** One line of slim's stdout, parsed; or, last, how the process ended. */

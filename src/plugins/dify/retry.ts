@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { isRetriable } from '../../errors.js';
-import { abortError, sleep } from './abort.js';
+import { abortError, sleep } from '../abort.js';
 
 export interface RetryPolicy {
   /** Tries in all, the first included. */

@@ -6,7 +6,7 @@ import type { Transport as McpTransport } from '@modelcontextprotocol/sdk/shared
 import type { CallToolResult, Progress, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { AbortedError, ConfigError, UnavailableError, errorMessage } from '../../errors.js';
-import { unresolvedReason, type Secrets } from '../../secrets.js';
+import { resolveDescriptorValue, type Secrets } from '../../secrets.js';
 import { Backoff, sleep } from '../../transport/backoff.js';
 import { isolatingFetch } from './isolating-fetch.js';
 import type { McpServiceOptions } from './mcp-options.js';
@@ -21,29 +21,20 @@ export interface McpSessionContext {
   readonly log: Logger;
 }
 
-const REF = /^(env|file):/;
-
-function resolve(value: string, what: string, secrets: Secrets): string {
-  if (!REF.test(value)) return value;
-  const v = secrets.resolve(value);
-  if (v === undefined) throw new ConfigError([`${what}: the secret reference ${unresolvedReason(value, secrets)}`]);
-  return v;
-}
-
 /** The transport to the server, built from the descriptor and the worker's secrets; throws ConfigError for a reference that does not resolve. */
 export function mcpTransport(o: McpServiceOptions, ctx: McpSessionContext): McpTransport {
   if (o.transport === 'stdio') {
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(ctx.basics)) if (v !== undefined) env[k] = v;
-    for (const [k, v] of Object.entries(o.env)) env[k] = resolve(v, `plugin.env.${k}`, ctx.secrets);
+    for (const [k, v] of Object.entries(o.env)) env[k] = resolveDescriptorValue(v, `plugin.env.${k}`, ctx.secrets);
     const t = new StdioClientTransport({ command: o.command, args: o.args, cwd: o.cwd === undefined ? ctx.configDir : isAbsolute(o.cwd) ? o.cwd : join(ctx.configDir, o.cwd), env, stderr: 'pipe' });
     // The server's own log, kept at debug: it is a third party's text.
     t.stderr?.on('data', (d: Buffer) => ctx.log.debug({ stderr: d.toString('utf8').slice(0, 2000) }, 'mcp server stderr'));
     return t;
   }
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(o.headers)) headers[k] = resolve(v, `plugin.headers.${k}`, ctx.secrets);
-  if (o.token) headers['authorization'] = `Bearer ${resolve(o.token, 'plugin.token', ctx.secrets)}`;
+  for (const [k, v] of Object.entries(o.headers)) headers[k] = resolveDescriptorValue(v, `plugin.headers.${k}`, ctx.secrets);
+  if (o.token) headers['authorization'] = `Bearer ${resolveDescriptorValue(o.token, 'plugin.token', ctx.secrets)}`;
   return new StreamableHTTPClientTransport(new URL(o.url), { requestInit: { headers, redirect: 'error' }, fetch: isolatingFetch() });
 }
 

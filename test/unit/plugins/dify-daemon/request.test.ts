@@ -85,6 +85,24 @@ describe('dify-daemon: the request', () => {
     });
   });
 
+  it('refuses a file URL that reaches a private or link-local address, and calls nothing', async () => {
+    daemon.script('read_doc', async (c) => c.message(text('read')));
+    const h = await daemonHarness(daemon, {
+      tools: [{ name: 'read-doc', arguments: [{ name: 'doc', type: 'file', required: true }], 'plugin-options': { provider: 'langgenius/search/search', tool: 'read_doc' } }],
+    });
+    const before = daemon.requests.length;
+    for (const [url, why] of [
+      ['http://169.254.169.254/latest/meta-data/', '169.254.169.254 is a linkLocal address'],
+      ['http://files.internal/a.pdf', 'host files.internal resolves to 10.0.0.7, a private address'],
+      ['file:///etc/passwd', 'only http and https URLs are allowed'],
+    ] as const) {
+      const err = await h.call('read-doc', { doc: url }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'invalid-arguments' });
+      expect((err as Error).message).toContain(why);
+    }
+    expect(daemon.requests.length).toBe(before);
+  });
+
   it('yields observation text while the stream is still open', async () => {
     const firstSeen = deferred();
     daemon.script('web_search', async (c) => {

@@ -10,6 +10,17 @@ import { loadSecrets } from '../../../../src/secrets.js';
 import { prepareArguments } from '../../../../src/tools/prepare-arguments.js';
 import { PluginFaultBoard } from '../../../../src/plugins/plugin-faults.js';
 
+/**
+ * Names in these tests resolve here, never through DNS: `*.example` to example.com's public
+ * address (never dialled: only a plugin would fetch it, and the fakes do not), `*.internal`
+ * to a private one.
+ */
+export const testResolver = async (host: string): Promise<string[]> => {
+  if (host.endsWith('.example')) return ['93.184.215.14'];
+  if (host.endsWith('.internal')) return ['10.0.0.7'];
+  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+};
+
 /** Every line the logger wrote, as text (what would reach a log file). */
 export class LogCapture implements DestinationStream {
   readonly lines: string[] = [];
@@ -59,7 +70,7 @@ export function toolEntries(tools: Record<string, unknown>[]): ConfigEntry[] {
 
 export async function loadCatalog(o: HarnessOptions, logs = new LogCapture()): Promise<{ catalog: Catalog; ctx: PluginContext; logs: LogCapture }> {
   const log = createLogger({ level: 'debug', destination: logs });
-  const ctx: PluginContext = { log, configDir: '.', secrets: loadSecrets(o.env ?? {}), settings: o.settings, faults: new PluginFaultBoard() };
+  const ctx: PluginContext = { log, configDir: '.', secrets: loadSecrets(o.env ?? {}), settings: o.settings, faults: new PluginFaultBoard(), resolve: testResolver };
   const registry = new PluginRegistry([o.factory]);
   const catalog = await buildCatalog([serviceEntry(o.kind, o.servicePlugin), ...toolEntries(o.tools)], registry, ctx);
   return { catalog, ctx, logs };

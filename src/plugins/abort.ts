@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { AbortedError, ToolwireError } from '../../errors.js';
+import { AbortedError, ToolwireError } from '../errors.js';
 
 /** The error to raise for an aborted call: the reason when the worker gave a typed one. */
 export function abortError(signal: AbortSignal): ToolwireError {

@@ -1,0 +1,24 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { CommandIo } from './command.js';
+
+/** A comma-separated flag value as a set; undefined when the flag was not given. */
+export function listFlag(v: string | undefined): Set<string> | undefined {
+  return v === undefined ? undefined : new Set(v.split(',').map((s) => s.trim()).filter(Boolean));
+}
+
+/**
+ * An import's result: one JSON document on stdout, or with `out` the descriptor files
+ * (`out/tool-service/<id>.json`, `out/tool/<name>.json`), ready for `toolwire config import`.
+ */
+export async function writeDescriptors(io: CommandIo, out: string | undefined, service: Record<string, unknown>, tools: readonly Record<string, unknown>[], offered: number): Promise<void> {
+  if (!out) {
+    io.stdout.write(`${JSON.stringify({ 'tool-service': service, tools }, null, 2)}\n`);
+    return;
+  }
+  await mkdir(join(out, 'tool-service'), { recursive: true });
+  await mkdir(join(out, 'tool'), { recursive: true });
+  await writeFile(join(out, 'tool-service', `${String(service['id'])}.json`), `${JSON.stringify(service, null, 2)}\n`);
+  for (const d of tools) await writeFile(join(out, 'tool', `${String(d['name'])}.json`), `${JSON.stringify(d, null, 2)}\n`);
+  io.stderr.write(`${tools.length} tool(s) of ${offered} written to ${out}\n`);
+}

@@ -1,0 +1,148 @@
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { buildConnector } from 'undici';
+
+/** A name lookup: every address a host name resolves to. Injected in tests, so none ever reaches a real resolver. */
+export type Resolver = (hostname: string) => Promise<readonly string[]>;
+
+export const systemResolver: Resolver = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+
+/** A CIDR the policy can hold (`10.0.0.0/8`, `::1/128`). */
+export function isCidr(text: string): boolean {
+  return ipaddr.isValidCIDR(text);
+}
+
+/** A URL or an address the policy does not allow; the message says which rule refused it. */
+export class AddressRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AddressRefusedError';
+  }
+}
+
+export interface AddressPolicy {
+  /** Host names a request may go to (`api.example.com`, `*.example.com`); undefined: any host. */
+  readonly allowHosts?: readonly string[];
+  /**
+   * Addresses beyond the public internet (loopback, private, link-local, shared, reserved):
+   * refused by default; `true` allows them all, a list of CIDRs allows those only.
+   */
+  readonly allowPrivate?: boolean | readonly string[];
+  /** The setting an operator changes to allow more, named in refusals. */
+  readonly allowPrivateSetting?: string;
+}
+
+function bareHost(hostname: string): string {
+  return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
+}
+
+function hostMatches(host: string, pattern: string): boolean {
+  const p = pattern.toLowerCase();
+  if (p.startsWith('*.')) return host.endsWith(p.slice(1)) && host.length > p.length - 1;
+  return host === p;
+}
+
+/**
+ * Guards outgoing requests against forgery: the scheme, the host name against an allow-list,
+ * and every address the name resolves to against the address policy. The connector checks
+ * again at connect time, on the address it then dials, so a name that changes its answer
+ * between the check and the connection (DNS rebinding) gains nothing.
+ */
+export class AddressGuard {
+  private readonly allowedRanges: [ipaddr.IPv4 | ipaddr.IPv6, number][];
+  private readonly allowAllPrivate: boolean;
+
+  constructor(
+    readonly policy: AddressPolicy,
+    private readonly resolve: Resolver = systemResolver,
+  ) {
+    this.allowAllPrivate = policy.allowPrivate === true;
+    this.allowedRanges = Array.isArray(policy.allowPrivate) ? policy.allowPrivate.map((c) => ipaddr.parseCIDR(c)) : [];
+  }
+
+  /** Why this host name is refused, or undefined. */
+  hostRefusal(hostname: string): string | undefined {
+    const host = bareHost(hostname).toLowerCase();
+    const allow = this.policy.allowHosts;
+    if (allow && !allow.some((p) => hostMatches(host, p))) return `host ${host} is not among the allowed hosts (${allow.join(', ')})`;
+    return undefined;
+  }
+
+  /** Why this address is refused (`a linkLocal address`), or undefined. */
+  private refusedKind(address: string): string | undefined {
+    let ip: ipaddr.IPv4 | ipaddr.IPv6;
+    try {
+      // An IPv4-mapped IPv6 address is judged as the IPv4 address it carries.
+      ip = ipaddr.process(address);
+    } catch {
+      return 'not an IP address';
+    }
+    const range = ip.range();
+    if (range === 'unicast' || this.allowAllPrivate) return undefined;
+    if (this.allowedRanges.some(([net, bits]) => net.kind() === ip.kind() && ip.match(net, bits))) return undefined;
+    return `a ${range} address`;
+  }
+
+  /** Why this address is refused, or undefined. */
+  addressRefusal(address: string, host?: string): string | undefined {
+    const kind = this.refusedKind(address);
+    if (!kind) return undefined;
+    return `${host && host !== address ? `host ${host} resolves to ${address}, ` : `${address} is `}${kind}, which is not allowed (see ${this.policy.allowPrivateSetting ?? 'allow-private'})`;
+  }
+
+  /** The addresses of a host, every one of them allowed; throws AddressRefusedError otherwise. */
+  async addresses(hostname: string): Promise<readonly string[]> {
+    const host = bareHost(hostname);
+    const refusedHost = this.hostRefusal(host);
+    if (refusedHost) throw new AddressRefusedError(refusedHost);
+    const addresses = isIP(host) ? [host] : await this.resolve(host);
+    if (addresses.length === 0) throw new AddressRefusedError(`host ${host} has no address`);
+    // All of them: a name with one public and one private answer is refused, not raced.
+    for (const a of addresses) {
+      const refused = this.addressRefusal(a, host);
+      if (refused) throw new AddressRefusedError(refused);
+    }
+    return addresses;
+  }
+
+  /** Checks a URL's scheme and host (and a literal address) before anything is sent; returns it parsed. */
+  checkUrl(url: string | URL): URL {
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      throw new AddressRefusedError(`not an absolute URL: ${String(url).slice(0, 200)}`);
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new AddressRefusedError(`only http and https URLs are allowed, not ${u.protocol}`);
+    if (u.username || u.password) throw new AddressRefusedError('URLs with credentials in them are not allowed');
+    const host = bareHost(u.hostname);
+    const refused = this.hostRefusal(host) ?? (isIP(host) ? this.addressRefusal(host) : undefined);
+    if (refused) throw new AddressRefusedError(refused);
+    return u;
+  }
+
+  /** checkUrl, and every address the host resolves to: for a URL someone else will fetch. */
+  async checkUrlResolved(url: string | URL): Promise<URL> {
+    const u = this.checkUrl(url);
+    await this.addresses(u.hostname);
+    return u;
+  }
+
+  /**
+   * An undici connector that dials only an allowed address: it resolves the name itself,
+   * checks every answer, and connects to the first by address (TLS still verifies the name).
+   */
+  connector(options: { connectTimeoutMs: number }): buildConnector.connector {
+    const dial = buildConnector({ timeout: options.connectTimeoutMs });
+    return (opts, callback) => {
+      const host = bareHost(opts.hostname);
+      // The lookup counts against the connect timeout too.
+      const timer = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`connect timeout: no address for ${host} within ${options.connectTimeoutMs} ms`)), options.connectTimeoutMs).unref());
+      Promise.race([this.addresses(host), timer]).then(
+        ([address]) => dial({ ...opts, hostname: address!, servername: opts.servername ?? (isIP(host) ? undefined : host) }, callback),
+        (err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null),
+      );
+    };
+  }
+}

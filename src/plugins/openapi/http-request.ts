@@ -1,0 +1,98 @@
+import { FormData } from 'undici';
+import { InvalidArgumentsError } from '../../errors.js';
+import type { OpenApiToolOptions } from './openapi-options.js';
+
+/** A request ready to send, before auth. */
+export interface HttpRequest {
+  readonly method: string;
+  readonly url: URL;
+  readonly headers: Record<string, string>;
+  readonly body: string | FormData | undefined;
+}
+
+/** A value on the wire: text as is, anything structured as JSON. */
+function wireText(v: unknown): string {
+  return typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+}
+
+function present(v: unknown): boolean {
+  return v !== undefined && v !== null;
+}
+
+function isJsonMedia(t: string): boolean {
+  return t === 'application/json' || t.endsWith('+json');
+}
+
+function appendField(form: URLSearchParams | FormData, name: string, v: unknown): void {
+  // Arrays are repeated fields, the common reading of both encodings.
+  for (const item of Array.isArray(v) ? v : [v]) if (present(item)) form.append(name, wireText(item));
+}
+
+function bodyOf(options: OpenApiToolOptions, args: Readonly<Record<string, unknown>>): { body: string | FormData | undefined; contentType: string | undefined } {
+  const spec = options.body;
+  if (!spec) return { body: undefined, contentType: undefined };
+  const media = spec['media-type'];
+  let value: unknown;
+  if (spec.argument) {
+    value = args[spec.argument];
+  } else {
+    const fields: Record<string, unknown> = {};
+    for (const b of options.parameters) if (b.in === 'body' && present(args[b.argument])) fields[b.name] = args[b.argument];
+    value = Object.keys(fields).length ? fields : undefined;
+  }
+  if (!present(value)) return { body: undefined, contentType: undefined };
+  if (isJsonMedia(media)) return { body: JSON.stringify(value), contentType: media };
+  if (media === 'application/x-www-form-urlencoded' || media === 'multipart/form-data') {
+    if (typeof value !== 'object' || Array.isArray(value)) throw new InvalidArgumentsError(`the request body must be an object of form fields`);
+    // FormData sets its own content type, with the boundary.
+    const form = media === 'multipart/form-data' ? new FormData() : new URLSearchParams();
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) appendField(form, k, v);
+    return form instanceof FormData ? { body: form, contentType: undefined } : { body: form.toString(), contentType: media };
+  }
+  return { body: wireText(value), contentType: media };
+}
+
+/**
+ * The HTTP request for one tool call: path parameters substituted and encoded (so a value
+ * can never leave its segment or reach another host), query, headers and cookies, and the
+ * body in the operation's media type. Arguments were coerced by the worker already.
+ */
+export function buildRequest(server: string, options: OpenApiToolOptions, args: Readonly<Record<string, unknown>>): HttpRequest {
+  let path = options.path;
+  const query: [string, string][] = [];
+  const headers: Record<string, string> = {};
+  const cookies: string[] = [];
+  for (const b of options.parameters) {
+    const v = args[b.argument];
+    if (b.in === 'body') continue;
+    if (b.in === 'path') {
+      if (!present(v) || v === '') throw new InvalidArgumentsError(`argument ${b.argument} is required (it is part of the path)`);
+      const segment = wireText(v);
+      // URLs read `.` and `..` (encoded or not) as steps through the path: never a value.
+      if (segment === '.' || segment === '..') throw new InvalidArgumentsError(`argument ${b.argument}: ${JSON.stringify(segment)} is not a path segment value`);
+      path = path.replaceAll(`{${b.name}}`, encodeURIComponent(segment));
+      continue;
+    }
+    if (!present(v)) continue;
+    if (b.in === 'query') {
+      if (Array.isArray(v) && b.explode) for (const item of v) query.push([b.name, wireText(item)]);
+      else query.push([b.name, Array.isArray(v) ? v.map(wireText).join(',') : wireText(v)]);
+    } else if (b.in === 'header') {
+      const text = wireText(v);
+      if (/[\r\n\0]/.test(text)) throw new InvalidArgumentsError(`argument ${b.argument}: a header value cannot hold line breaks`);
+      headers[b.name.toLowerCase()] = text;
+    } else {
+      cookies.push(`${encodeURIComponent(b.name)}=${encodeURIComponent(wireText(v))}`);
+    }
+  }
+  // The operation's path is joined to the server's, never resolved against it: a path that
+  // starts with `//` or holds `..` stays under the server.
+  const base = new URL(server);
+  const url = new URL(base.href);
+  url.pathname = `${base.pathname.replace(/\/$/, '')}${path}`;
+  for (const [k, v] of query) url.searchParams.append(k, v);
+  if (cookies.length) headers['cookie'] = cookies.join('; ');
+  const { body, contentType } = bodyOf(options, args);
+  if (contentType) headers['content-type'] = contentType;
+  return { method: options.method.toUpperCase(), url, headers, body };
+}

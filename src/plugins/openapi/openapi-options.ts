@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { isCidr } from '../../net/address-guard.js';
+
+/** Only a reference: a credential never sits in a descriptor. */
+const secretRef = z.string().regex(/^(env|file):.+$/, 'must be a secret reference: env:NAME or file:key');
+/** A value that may be a secret reference (`env:NAME`, `file:key`) or literal text. */
+const valueOrRef = z.string().min(1);
+
+/** Dify's API-key auth: in a header with a prefix (`Basic`, `Bearer` or the key as is), or in the query. */
+const apiKeyHeader = z.object({
+  type: z.literal('api-key'),
+  in: z.literal('header').default('header'),
+  name: z.string().min(1).default('Authorization'),
+  prefix: z.enum(['bearer', 'basic', 'custom']).default('bearer'),
+  value: secretRef,
+});
+const apiKeyQuery = z.object({ type: z.literal('api-key'), in: z.literal('query'), name: z.string().min(1), value: secretRef });
+const basic = z.object({ type: z.literal('basic'), username: valueOrRef, password: secretRef });
+const oauth2 = z.object({
+  type: z.literal('oauth2-client-credentials'),
+  'token-url': z.url({ protocol: /^https?$/ }),
+  'client-id': valueOrRef,
+  'client-secret': secretRef,
+  scopes: z.array(z.string().min(1)).default([]),
+});
+
+export const authOptions = z.union([z.object({ type: z.literal('none') }), apiKeyQuery, apiKeyHeader, basic, oauth2]);
+export type AuthOptions = z.infer<typeof authOptions>;
+
+const cidr = z.string().refine(isCidr, 'must be a CIDR, such as 127.0.0.0/8');
+
+/** The `plugin` object of an `openapi` tool-service (minus `kind`). */
+export const openApiServiceOptions = z.object({
+  /** Base URL the operations' paths are appended to (from the document; the operator may change it). */
+  server: z.url({ protocol: /^https?$/ }),
+  /** Hosts requests may go to: names or `*.domain`; by default only the server's host. */
+  'allow-hosts': z.array(z.string().min(1)).optional(),
+  /** Loopback, private and link-local addresses: refused unless allowed here (true, or CIDRs). */
+  'allow-private': z.union([z.boolean(), z.array(cidr)]).default(false),
+  auth: authOptions.default({ type: 'none' }),
+  /** Sent with every call; values may be secret references. */
+  headers: z.record(z.string(), valueOrRef).default({}),
+  'connect-timeout-ms': z.number().int().positive().default(10_000),
+  /** Longest wait for the response's headers and between pieces of its body. */
+  'read-timeout-ms': z.number().int().positive().default(60_000),
+  'max-response-bytes': z.number().int().positive().default(4 * 1024 * 1024),
+  /** Further tries after a 429 or 503; each waits as long as Retry-After says, up to max-retry-after-ms. */
+  retries: z.number().int().nonnegative().default(2),
+  'max-retry-after-ms': z.number().int().nonnegative().default(30_000),
+});
+export type OpenApiServiceOptions = z.infer<typeof openApiServiceOptions>;
+
+const binding = z.object({
+  /** The tool argument that carries it. */
+  argument: z.string().min(1),
+  /** Its name on the wire. */
+  name: z.string().min(1),
+  in: z.enum(['path', 'query', 'header', 'cookie', 'body']),
+  /** Query arrays: repeated keys (true) or one comma-joined value. */
+  explode: z.boolean().default(true),
+});
+export type ArgumentBinding = z.infer<typeof binding>;
+
+/** `plugin-options` of a tool: the HTTP operation it calls and where each argument goes. */
+export const openApiToolOptions = z.object({
+  method: z.enum(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']),
+  /** Relative to the service's server; `{name}` segments are path parameters. */
+  path: z.string().startsWith('/'),
+  parameters: z.array(binding).default([]),
+  body: z
+    .object({
+      'media-type': z.string().min(1),
+      /** The argument that is the whole body; absent: the body is an object of the `in: body` arguments. */
+      argument: z.string().min(1).optional(),
+    })
+    .optional(),
+});
+export type OpenApiToolOptions = z.infer<typeof openApiToolOptions>;

@@ -1,0 +1,190 @@
+import { Agent, fetch, type Response } from 'undici';
+import type { Tool, ToolService } from '../../catalog/descriptors.js';
+import { ConfigError, ToolFailedError, ToolwireError, UnavailableError, TimeoutError, errorMessage } from '../../errors.js';
+import { resolveDescriptorValue } from '../../secrets.js';
+import { AddressGuard, AddressRefusedError, type Resolver } from '../../net/address-guard.js';
+import { abortError, sleep } from '../abort.js';
+import { blobSinkFor, type BlobSink } from '../blob-sink.js';
+import type { Plugin, PluginContext, PluginFactory, ToolCall } from '../plugin.js';
+import { ServiceAuth, type Credentials } from './auth.js';
+import { buildRequest, type HttpRequest } from './http-request.js';
+import { openApiServiceOptions, openApiToolOptions, type OpenApiServiceOptions, type OpenApiToolOptions } from './openapi-options.js';
+import { mediaTypeOf, responseError, responseText, retryAfterMs, type ReadResponse } from './response-observation.js';
+
+export const OPENAPI_KIND = 'openapi';
+
+/** Redirects followed per call, each on the same host. */
+const MAX_REDIRECTS = 5;
+/** Without Retry-After, the wait before another try after a 429 or 503. */
+const DEFAULT_RETRY_WAIT_MS = 1_000;
+
+/** Hosts a service may reach: its own list, else the server's host and the token endpoint's. */
+function allowedHosts(o: OpenApiServiceOptions): string[] {
+  if (o['allow-hosts']) return o['allow-hosts'];
+  const hosts = [new URL(o.server).hostname];
+  if (o.auth.type === 'oauth2-client-credentials') hosts.push(new URL(o.auth['token-url']).hostname);
+  return hosts.map((h) => h.replace(/^\[|\]$/g, ''));
+}
+
+/** Where files an API returns go: `OPENAPI_BLOB_DIR`, else `DIFY_BLOB_DIR`; unset: described, not kept. */
+function blobSink(ctx: PluginContext): BlobSink {
+  return blobSinkFor(ctx.settings['OPENAPI_BLOB_DIR'] ?? ctx.settings['DIFY_BLOB_DIR'], ctx.settings);
+}
+
+/** undici's own failures, in words and with the code an agent can act on. */
+function fetchFailure(err: unknown, signal: AbortSignal): ToolwireError {
+  if (signal.aborted) return abortError(signal);
+  if (err instanceof ToolwireError) return err;
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+  if (cause instanceof AddressRefusedError) return new ToolFailedError(`request refused: ${cause.message}`);
+  const code = typeof cause === 'object' && cause !== null && 'code' in cause ? String(cause.code) : '';
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return new TimeoutError(`the API did not answer in time (${code === 'UND_ERR_HEADERS_TIMEOUT' ? 'headers' : 'body'})`, { cause: err });
+  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new ToolFailedError('the API answered with more than this service accepts (max-response-bytes)', { cause: err });
+  return new UnavailableError(`the API cannot be reached: ${errorMessage(cause)}`, { cause: err });
+}
+
+/** The operations of one HTTP API, called through one guarded connection pool. */
+export class OpenApiPlugin implements Plugin {
+  readonly kind = OPENAPI_KIND;
+  private readonly agent: Agent;
+  private readonly auth: ServiceAuth;
+  private readonly headers: Record<string, string>;
+
+  constructor(
+    private readonly options: OpenApiServiceOptions,
+    private readonly ctx: PluginContext,
+    private readonly guard: AddressGuard,
+    private readonly blobs: BlobSink,
+  ) {
+    this.agent = new Agent({
+      connect: guard.connector({ connectTimeoutMs: options['connect-timeout-ms'] }),
+      headersTimeout: options['read-timeout-ms'],
+      bodyTimeout: options['read-timeout-ms'],
+      maxResponseSize: options['max-response-bytes'],
+    });
+    this.headers = {};
+    for (const [k, v] of Object.entries(options.headers)) this.headers[k.toLowerCase()] = resolveDescriptorValue(v, `plugin.headers.${k}`, ctx.secrets);
+    this.auth = new ServiceAuth(options.auth, ctx.secrets, async (url, form, headers, signal) => {
+      const r = await this.send({ method: 'POST', url: new URL(url), headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() }, signal);
+      return { status: r.status, text: r.body.toString('utf8') };
+    });
+  }
+
+  /** Secret values this service sends, masked in anything an agent reads. */
+  private get secretValues(): readonly string[] {
+    return [...this.auth.secretValues, ...Object.entries(this.options.headers).filter(([, v]) => /^(env|file):/.test(v)).map(([k]) => this.headers[k.toLowerCase()]!)];
+  }
+
+  async invoke(call: ToolCall): Promise<string> {
+    const op = call.tool?.pluginOptions as OpenApiToolOptions | undefined;
+    if (!op) throw new ConfigError([`service ${call.service.id}: an openapi service answers only the tools it declares`]);
+    const request = buildRequest(this.options.server, op, call.arguments);
+    const secrets = this.secretValues;
+    let oauthRetried = false;
+    for (let attempt = 0; ; attempt++) {
+      const credentials = await this.auth.credentials(call.signal);
+      const r = await this.send(this.withCredentials(request, credentials), call.signal);
+      if (r.status >= 200 && r.status < 300) return responseText(r, this.blobs, call.signal);
+      if (r.status === 401 && !oauthRetried && this.auth.refused(credentials)) {
+        oauthRetried = true;
+        continue;
+      }
+      if ((r.status === 429 || r.status === 503) && attempt < this.options.retries) {
+        const asked = retryAfterMs(r.retryAfter);
+        const waitMs = asked ?? DEFAULT_RETRY_WAIT_MS * 2 ** attempt;
+        // A wait longer than the service allows is not taken: the agent hears now, with the API's words.
+        if (waitMs <= this.options['max-retry-after-ms']) {
+          call.log.info({ status: r.status, attempt: attempt + 1, waitMs }, 'API asked to retry later; waiting');
+          await sleep(waitMs, call.signal);
+          continue;
+        }
+      }
+      throw responseError(r, secrets);
+    }
+  }
+
+  private withCredentials(r: HttpRequest, c: Credentials): HttpRequest {
+    const url = new URL(r.url.href);
+    for (const [k, v] of c.query) url.searchParams.set(k, v);
+    return { ...r, url, headers: { ...this.headers, ...r.headers, ...c.headers } };
+  }
+
+  /**
+   * One exchange, following redirects on the same host only (the guard checks the host and
+   * its addresses again at every connection). The body is read whole, bounded by the agent.
+   */
+  private async send(request: HttpRequest, signal: AbortSignal): Promise<ReadResponse & { retryAfter: string | null }> {
+    let { method, url, body } = request;
+    const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.8', ...request.headers };
+    for (let hop = 0; ; hop++) {
+      let res: Response;
+      try {
+        this.guard.checkUrl(url);
+        res = await fetch(url, { method, headers, body, redirect: 'manual', signal, dispatcher: this.agent });
+      } catch (err) {
+        if (err instanceof AddressRefusedError) throw new ToolFailedError(`request refused: ${err.message}`);
+        throw fetchFailure(err, signal);
+      }
+      const location = res.headers.get('location');
+      if (res.status >= 300 && res.status < 400 && res.status !== 304 && location) {
+        await res.body?.cancel();
+        const next = new URL(location, url);
+        if (next.host !== url.host) throw new ToolFailedError(`the API redirected to another host (${next.host}); refused`);
+        if (hop >= MAX_REDIRECTS) throw new ToolFailedError(`the API redirected more than ${MAX_REDIRECTS} times`);
+        // 303, and 301/302 after anything but GET/HEAD, continue as GET without a body, as browsers do.
+        if (res.status === 303 || ((res.status === 301 || res.status === 302) && method !== 'GET' && method !== 'HEAD')) {
+          method = 'GET';
+          body = undefined;
+          delete headers['content-type'];
+        }
+        url = next;
+        continue;
+      }
+      let bytes: Buffer;
+      try {
+        bytes = Buffer.from(await res.arrayBuffer());
+      } catch (err) {
+        throw fetchFailure(err, signal);
+      }
+      return { status: res.status, statusText: res.statusText, mediaType: mediaTypeOf(res.headers.get('content-type')), body: bytes, retryAfter: res.headers.get('retry-after') };
+    }
+  }
+
+  private closing: Promise<void> | undefined;
+
+  /** Idempotent: the worker closes a plugin on stop, and a reload may too. */
+  close(): Promise<void> {
+    this.closing ??= this.agent.close();
+    return this.closing;
+  }
+}
+
+/** The guard a service's options describe; `resolve` is injected by tests. */
+export function serviceGuard(o: OpenApiServiceOptions, resolve?: Resolver): AddressGuard {
+  return new AddressGuard({ allowHosts: allowedHosts(o), allowPrivate: o['allow-private'] }, resolve);
+}
+
+export const openApiPluginFactory: PluginFactory<OpenApiServiceOptions, OpenApiToolOptions> = {
+    kind: OPENAPI_KIND,
+    serviceOptions: openApiServiceOptions,
+    toolOptions: openApiToolOptions,
+    /** Secrets resolve; every tool names its operation; the server's host is allowed. */
+    async check(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<string[]> {
+      const o = service.plugin!.options as OpenApiServiceOptions;
+      const problems: string[] = [];
+      try {
+        new ServiceAuth(o.auth, ctx.secrets, () => Promise.reject(new Error('not used')));
+        for (const [k, v] of Object.entries(o.headers)) resolveDescriptorValue(v, `plugin.headers.${k}`, ctx.secrets);
+      } catch (err) {
+        problems.push(...(err instanceof ConfigError ? err.problems : [errorMessage(err)]).map((p) => `${service.source}: ${p}`));
+      }
+      const refused = serviceGuard(o).hostRefusal(new URL(o.server).hostname);
+      if (refused) problems.push(`${service.source}: plugin.server: ${refused}`);
+      for (const t of tools) if (t.pluginOptions === undefined) problems.push(`${t.source}: plugin-options: an openapi tool names its operation (method, path); see toolwire openapi import`);
+      return problems;
+    },
+    async create(service: ToolService, ctx: PluginContext): Promise<Plugin> {
+      const o = service.plugin!.options as OpenApiServiceOptions;
+      return new OpenApiPlugin(o, ctx, serviceGuard(o, ctx.resolve), blobSink(ctx));
+    },
+};
