@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Build (once) the Python virtualenv the interop tests use, and print its python's path.
-#   scripts/python-env.sh            -> /root/.cache/toolwire/venv-<hash>/bin/python
+# Build (once) a Python virtualenv from a requirements file, and print its python's path.
+#   scripts/python-env.sh                 -> the interop tests' venv (test/interop/requirements.txt)
+#   scripts/python-env.sh REQUIREMENTS    -> a venv for that file (Schemathesis has its own)
 #
 # The venv lives in ${TOOLWIRE_CACHE:-~/.cache/toolwire}/venv-<hash>, where <hash> covers
-# test/interop/requirements.txt and the Python minor version, so a changed requirement gets
-# a fresh venv and an unchanged one costs only a file check. Concurrent callers wait on a lock.
+# the requirements file and the Python minor version, so a changed requirement gets a fresh
+# venv and an unchanged one costs only a file check. Concurrent callers wait on a lock.
 # Python: $TOOLWIRE_PYTHON, else the first of python3.11, python3.12, python3.13, python3 that is >= 3.11.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-REQ="$ROOT/test/interop/requirements.txt"
+REQ="${1:-$ROOT/test/interop/requirements.txt}"
+# The interop venv must import TrustGraph; another venv only needs pip to have succeeded.
+CHECK="import trustgraph.base, pulsar"
+[ -z "${1:-}" ] || CHECK="pass"
 CACHE="${TOOLWIRE_CACHE:-$HOME/.cache/toolwire}"
 
 log() { echo "[python-env] $*" >&2; }
@@ -51,7 +55,7 @@ if ! "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$REQ" 
   rm -rf "$VENV"
   die "pip install -r $REQ failed (see above)"
 fi
-"$VENV/bin/python" -c 'import trustgraph.base, pulsar' || { rm -rf "$VENV"; die "the venv does not import trustgraph.base"; }
+"$VENV/bin/python" -c "$CHECK" || { rm -rf "$VENV"; die "the venv does not pass: $CHECK"; }
 date -u +%FT%TZ >"$MARK"
 log "ready in $((SECONDS - start))s"
 echo "$VENV/bin/python"

@@ -1,7 +1,17 @@
+import { z } from 'zod';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ToolClient } from '../client/tool-client.js';
+import { InvalidArgumentsError } from '../errors.js';
+import { prepareArguments } from '../tools/prepare-arguments.js';
 import { json, readBody } from './http-io.js';
+
+/** An invoke's body; what the document at /openapi.json describes, refused with 400 otherwise. */
+const invokeBodySchema = z.looseObject({
+  arguments: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
+  stream: z.boolean({ error: 'must be true or false' }).optional(),
+  user: z.string({ error: 'must be a string' }).optional(),
+});
 
 /** The error type of the gateway's own last event when the call could not be made through the broker (not a worker's answer). */
 export const GATEWAY_ERROR = 'gateway-error';
@@ -22,14 +32,26 @@ export async function invokeTool(name: string, req: IncomingMessage, res: Server
     const service = tool ? catalog.services.get(tool.service) : undefined;
     if (!tool || !service) return json(res, 404, { error: `there is no tool named ${JSON.stringify(name)}` });
     const text = await readBody(req, o.maxBodyBytes ?? 1024 * 1024);
-    let body: { arguments?: unknown; stream?: unknown; user?: unknown };
+    let parsed: unknown;
     try {
-      body = text.trim() === '' ? {} : (JSON.parse(text) as typeof body);
+      parsed = text.trim() === '' ? {} : JSON.parse(text);
     } catch {
       return json(res, 400, { error: 'body must be JSON: {"arguments": {...}, "stream": false}' });
     }
+    const checked = invokeBodySchema.safeParse(parsed);
+    if (!checked.success) {
+      const i = checked.error.issues[0]!;
+      return json(res, 400, { error: i.path.length ? `"${i.path.join('.')}": ${i.message}` : `body must be a JSON object: ${i.message}` });
+    }
+    const body = checked.data;
     const args = body.arguments ?? {};
-    if (args === null || typeof args !== 'object' || Array.isArray(args)) return json(res, 400, { error: '"arguments" must be an object' });
+    try {
+      // The worker's own check, made here too so that arguments it would refuse get an HTTP 400.
+      prepareArguments(tool.parameters, tool.runtimeParameters, args);
+    } catch (err) {
+      if (err instanceof InvalidArgumentsError) return json(res, 400, { error: err.message });
+      throw err;
+    }
     const abort = new AbortController();
     res.on('close', () => abort.abort());
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
@@ -38,8 +60,8 @@ export async function invokeTool(name: string, req: IncomingMessage, res: Server
         requestQueue: service.requestQueue,
         responseQueue: service.responseQueue,
         config: tool.config as Record<string, unknown>,
-        arguments: args as Record<string, unknown>,
-        ...(typeof body.user === 'string' ? { user: body.user } : {}),
+        arguments: args,
+        ...(body.user !== undefined ? { user: body.user } : {}),
         stream: body.stream === true,
         tool: tool.name,
         signal: abort.signal,

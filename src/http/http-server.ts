@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Catalog } from '../catalog/catalog.js';
@@ -12,6 +13,18 @@ import { listTools } from './catalog-route.js';
 import { invokeTool } from './gateway-route.js';
 import { metrics, readiness } from './health-routes.js';
 import { json } from './http-io.js';
+import { openApiDocument } from './openapi-route.js';
+
+/** Routes that answer GET only; another method gets 405 with `Allow`. */
+const GET_ONLY = new Set(['/healthz', '/readyz', '/metrics', '/openapi.json', '/v1/tools']);
+
+function methodNotAllowed(res: ServerResponse, allow: string): void {
+  res.setHeader('allow', allow);
+  json(res, 405, { error: `use ${allow}` });
+}
+
+/** The package's version, for the surface's document (dist/http and src/http both sit two levels down). */
+const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
 export interface HttpSurfaceOptions {
   readonly host: string;
@@ -65,12 +78,14 @@ export class HttpSurface {
     if (req.method === 'GET' && url.pathname === '/healthz') return json(res, 200, { status: 'ok' });
     if (req.method === 'GET' && url.pathname === '/readyz') return readiness(res, this.o);
     if (req.method === 'GET' && url.pathname === '/metrics') return metrics(res, this.o);
-    // Health, readiness and metrics stay open for probes and scrapers; tools and calls do not.
-    if (url.pathname.startsWith('/v1/') && !this.authorized(req, res)) return;
+    // Health, readiness and metrics stay open for probes and scrapers; tools, calls and the
+    // document that lists the tools do not.
+    if ((url.pathname.startsWith('/v1/') || url.pathname === '/openapi.json') && !this.authorized(req, res)) return;
+    if (req.method === 'GET' && url.pathname === '/openapi.json') return openApiDocument(res, this.o.catalog(), this.o.token !== undefined, VERSION);
     if (req.method === 'GET' && url.pathname === '/v1/tools') return listTools(res, this.o.catalog(), this.o.config?.());
     const m = /^\/v1\/tools\/([^/]+)\/invoke$/.exec(url.pathname);
     if (m) {
-      if (req.method !== 'POST') return json(res, 405, { error: 'use POST' });
+      if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
       let name: string;
       try {
         name = decodeURIComponent(m[1]!);
@@ -81,6 +96,7 @@ export class HttpSurface {
       this.calls.add(call);
       return call.finally(() => this.calls.delete(call));
     }
+    if (GET_ONLY.has(url.pathname)) return methodNotAllowed(res, 'GET');
     json(res, 404, { error: `no route ${req.method} ${url.pathname}` });
   }
 

@@ -17,7 +17,8 @@ export interface ProcessResult {
   readonly stderr: string;
 }
 
-function collect(child: ChildProcess, limitMs: number, what: string): Promise<ProcessResult> {
+/** A child's output and exit, killed past `limitMs`. */
+export function collect(child: ChildProcess, limitMs: number, what: string): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
     let stdout = '';
     let stderr = '';
@@ -56,9 +57,12 @@ function tail(text: string, lines = 20): string {
   return text.trim().split('\n').slice(-lines).join('\n');
 }
 
-/** The venv's python, built on first use (about a minute) and found in a fraction of a second later. */
-export async function interopPython(): Promise<string> {
-  const child = spawn('bash', [join(REPO_ROOT, 'scripts/python-env.sh')], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * The venv's python, built on first use (about a minute) and found in a fraction of a second
+ * later: the interop venv, or the one of another requirements file.
+ */
+export async function interopPython(requirements?: string): Promise<string> {
+  const child = spawn('bash', [join(REPO_ROOT, 'scripts/python-env.sh'), ...(requirements ? [requirements] : [])], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stderr?.on('data', (c: Buffer) => process.stderr.write(c));
   const r = await collect(child, 280_000, 'scripts/python-env.sh');
   const python = r.stdout.trim().split('\n').pop() ?? '';

@@ -24,6 +24,14 @@ describe('HTTP surface', () => {
     expect(await (await fetch(`${base}/metrics`)).text()).toMatch(/^toolwire_requests_in_flight 0$/m);
   });
 
+  it('describes itself at /openapi.json, with one invoke route per tool carrying its arguments', async () => {
+    const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { openapi: string; paths: Record<string, { post?: { requestBody: { content: Record<string, { schema: { properties: { arguments: unknown } } }> } } }> };
+    expect(doc.openapi).toBe('3.1.0');
+    const args = (tool: string) => doc.paths[`/v1/tools/${tool}/invoke`]!.post!.requestBody.content['application/json']!.schema.properties.arguments;
+    expect(args('echo')).toMatchObject({ type: 'object', properties: { text: { type: 'string' }, chunks: { type: 'number' } } });
+    expect(args('calculate')).toMatchObject({ properties: { expression: { type: 'string' } }, required: ['expression'] });
+  });
+
   it('lists tools with their model-facing schemas', async () => {
     const body = (await (await fetch(`${base}/v1/tools`)).json()) as { tools: { name: string; input_schema: unknown }[] };
     expect(body.tools.find((t) => t.name === 'calculate')?.input_schema).toEqual({
@@ -49,8 +57,18 @@ describe('HTTP surface', () => {
     expect((await fetch(`${base}/v1/tools/echo/invoke`, { method: 'POST', body: '{not json' })).status).toBe(400);
     expect((await fetch(`${base}/v1/tools/echo/invoke`, { method: 'POST', body: '{"arguments":[1]}' })).status).toBe(400);
     expect((await fetch(`${base}/v1/tools/%E0%A4%A/invoke`, { method: 'POST', body: '{}' })).status).toBe(400);
-    expect((await fetch(`${base}/v1/tools/echo/invoke`)).status).toBe(405);
+    const get = await fetch(`${base}/v1/tools/echo/invoke`);
+    expect([get.status, get.headers.get('allow')]).toEqual([405, 'POST']);
+    const post = await fetch(`${base}/healthz`, { method: 'POST' });
+    expect([post.status, post.headers.get('allow')]).toEqual([405, 'GET']);
     expect((await fetch(`${base}/nowhere`)).status).toBe(404);
+    // The body is what the document says, and the tool's own check runs before anything is published.
+    const user = await fetch(`${base}/v1/tools/echo/invoke`, { method: 'POST', body: '{"arguments":{"text":"x"},"user":{}}' });
+    expect([user.status, await user.json()]).toEqual([400, { error: '"user": must be a string' }]);
+    const stream = await fetch(`${base}/v1/tools/echo/invoke`, { method: 'POST', body: '{"arguments":{"text":"x"},"stream":"yes"}' });
+    expect([stream.status, await stream.json()]).toEqual([400, { error: '"stream": must be true or false' }]);
+    const missing = await fetch(`${base}/v1/tools/calculate/invoke`, { method: 'POST', body: '{"arguments":{}}' });
+    expect([missing.status, await missing.json()]).toEqual([400, { error: 'tool parameter expression not found in tool config' }]);
   });
 });
 
