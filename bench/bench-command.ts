@@ -4,10 +4,12 @@ import { TargetName } from './targets/target.js';
 import type { BenchTransportKind } from './transport-for.js';
 import { parse, UsageError } from '../src/cli/args.js';
 import type { Command, CommandIo } from '../src/cli/command.js';
+import { roundedFigures } from './call-figures.js';
 
 const HELP = `Usage: npm run bench -- [options]
        npm run bench -- drills [--long] [options]   (fault drills; see 'npm run bench -- drills --help')
        npm run bench -- mcp [options]               (the mcp plugin against the MCP SDK, and mcp serve)
+       npm run bench -- openapi [options]           (the openapi plugin against calling the API directly)
 
 Load generator that behaves as agents (K requests in flight, each waiting for its answer,
 correlated by the id property) and measures, in one run against one broker, each on fresh
@@ -145,8 +147,35 @@ async function mcpBenchCommand(io: CommandIo): Promise<number> {
     rounds: num(values.rounds, '--rounds', 1) ?? 3,
   });
   const round = (x: number) => Math.round(x * 100) / 100;
-  const fig = (f: { p50Ms: number; p90Ms: number; callsPerSec: number }) => ({ p50Ms: round(f.p50Ms), p90Ms: round(f.p90Ms), callsPerSec: Math.round(f.callsPerSec) });
-  io.stdout.write(`${JSON.stringify({ direct: fig(r.direct), plugin: fig(r.plugin), serve: fig(r.serve), p50Ratio: round(r.p50Ratio), throughputRatio: round(r.throughputRatio) })}\n`);
+  io.stdout.write(`${JSON.stringify({ direct: roundedFigures(r.direct), plugin: roundedFigures(r.plugin), serve: roundedFigures(r.serve), p50Ratio: round(r.p50Ratio), throughputRatio: round(r.throughputRatio) })}\n`);
+  return 0;
+}
+
+const OPENAPI_HELP = `Usage: npm run bench -- openapi [--sequential N] [--concurrency K] [--calls N] [--rounds R] [--api-delay-ms D]
+
+A local JSON API (node:http on loopback, answering after D ms) called directly with undici's
+request, against the same call made as an agent makes it, through a worker (memory
+transport) and the openapi plugin; and, for the worker's own share, the same path to the
+built-in echo module. Rounds alternated, the best of each reported.
+Defaults: 1000 sequential, K 64, 5000 concurrent calls, 3 rounds, D 0.
+`;
+
+async function openApiBenchCommand(io: CommandIo): Promise<number> {
+  const { values } = parse(io.argv, { sequential: { type: 'string' }, concurrency: { type: 'string' }, calls: { type: 'string' }, rounds: { type: 'string' }, 'api-delay-ms': { type: 'string' } }, false);
+  if (values.help) {
+    io.stdout.write(OPENAPI_HELP);
+    return 0;
+  }
+  const { runOpenApiBench } = await import('./openapi-bench.js');
+  const r = await runOpenApiBench({
+    sequential: num(values.sequential, '--sequential', 1) ?? 1000,
+    concurrency: num(values.concurrency, '--concurrency', 1) ?? 64,
+    concurrentCalls: num(values.calls, '--calls', 1) ?? 5000,
+    rounds: num(values.rounds, '--rounds', 1) ?? 3,
+    apiDelayMs: num(values['api-delay-ms'], '--api-delay-ms', 0) ?? 0,
+  });
+  const round = (x: number) => Math.round(x * 100) / 100;
+  io.stdout.write(`${JSON.stringify({ direct: roundedFigures(r.direct), plugin: roundedFigures(r.plugin), worker: roundedFigures(r.worker), p50Ratio: round(r.p50Ratio), throughputRatio: round(r.throughputRatio) })}\n`);
   return 0;
 }
 
@@ -171,6 +200,7 @@ export const benchCommand: Command = {
     if (sub === 'serve-floor') return serveFloorCommand({ ...io, argv: io.argv.slice(1) });
     if (sub === 'hot-path') return hotPathCommand({ ...io, argv: io.argv.slice(1) });
     if (sub === 'mcp') return mcpBenchCommand({ ...io, argv: io.argv.slice(1) });
+    if (sub === 'openapi') return openApiBenchCommand({ ...io, argv: io.argv.slice(1) });
     if (sub === 'profile-summary') return profileSummaryCommand({ ...io, argv: io.argv.slice(1) });
     const { allScenarios } = await import('./bench-runner.js');
     const { ensureBroker, ensurePython } = await import('./environment-setup.js');

@@ -12,25 +12,11 @@ import { readSettings } from '../src/settings.js';
 import { MemoryTransport } from '../src/transport/memory-transport.js';
 import { REPO_ROOT } from './child-process.js';
 import { writeServiceConfig } from './service-config.js';
+import { bestRound, measureCalls, type CallBenchOptions, type Figures } from './call-figures.js';
 
 const EVERYTHING = join(REPO_ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 
-export interface McpBenchOptions {
-  /** Calls one after another, for latency. */
-  readonly sequential: number;
-  /** Calls in flight at once, for throughput. */
-  readonly concurrency: number;
-  /** Calls made at that concurrency. */
-  readonly concurrentCalls: number;
-  /** Direct and through-toolwire measured this many times each, alternated. */
-  readonly rounds: number;
-}
-
-export interface Figures {
-  readonly p50Ms: number;
-  readonly p90Ms: number;
-  readonly callsPerSec: number;
-}
+export type McpBenchOptions = CallBenchOptions;
 
 export interface McpBenchResult {
   /** server-everything's echo, called with the MCP SDK's Client over stdio. */
@@ -41,31 +27,6 @@ export interface McpBenchResult {
   readonly serve: Figures;
   readonly p50Ratio: number;
   readonly throughputRatio: number;
-}
-
-const median = (xs: number[], p = 0.5) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? NaN;
-
-async function measure(call: (n: number) => Promise<void>, o: McpBenchOptions): Promise<Figures> {
-  for (let n = 0; n < 50; n++) await call(n); // warm-up
-  const lat: number[] = [];
-  for (let n = 0; n < o.sequential; n++) {
-    const t = performance.now();
-    await call(n);
-    lat.push(performance.now() - t);
-  }
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: o.concurrency }, async () => {
-      while (next < o.concurrentCalls) await call(next++);
-    }),
-  );
-  return { p50Ms: median(lat), p90Ms: median(lat, 0.9), callsPerSec: (o.concurrentCalls / (performance.now() - t0)) * 1000 };
-}
-
-/** The best round of each (the least disturbed by the neighbours), as figures. */
-function best(rounds: Figures[]): Figures {
-  return { p50Ms: Math.min(...rounds.map((r) => r.p50Ms)), p90Ms: Math.min(...rounds.map((r) => r.p90Ms)), callsPerSec: Math.max(...rounds.map((r) => r.callsPerSec)) };
 }
 
 /**
@@ -99,12 +60,12 @@ export async function runMcpBench(o: McpBenchOptions): Promise<McpBenchResult> {
     const pluginRounds: Figures[] = [];
     for (let r = 0; r < o.rounds; r++) {
       directRounds.push(
-        await measure(async (n) => {
+        await measureCalls(async (n) => {
           await direct.callTool({ name: 'echo', arguments: { message: `m${n}` } });
         }, o),
       );
       pluginRounds.push(
-        await measure(async (n) => {
+        await measureCalls(async (n) => {
           await viaWorker.call({ requestQueue: 'persistent://tg/flow/everything-request', responseQueue: 'non-persistent://tg/response/everything', config: {}, arguments: { message: `m${n}` }, tool: 'echo' });
         }, o),
       );
@@ -116,11 +77,11 @@ export async function runMcpBench(o: McpBenchOptions): Promise<McpBenchResult> {
     served = new Client({ name: 'bench', version: '1' });
     await served.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${at.port}/mcp`), { fetch: isolatingFetch() }));
     const s = served;
-    const serve = await measure(async (n) => {
+    const serve = await measureCalls(async (n) => {
       await s.callTool({ name: 'say', arguments: { text: `m${n}` } });
     }, o);
-    const d = best(directRounds);
-    const p = best(pluginRounds);
+    const d = bestRound(directRounds);
+    const p = bestRound(pluginRounds);
     return { direct: d, plugin: p, serve, p50Ratio: p.p50Ms / d.p50Ms, throughputRatio: p.callsPerSec / d.callsPerSec };
   } finally {
     await served?.close().catch(() => undefined);

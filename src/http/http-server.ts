@@ -1,5 +1,4 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Catalog } from '../catalog/catalog.js';
@@ -14,6 +13,7 @@ import { invokeTool } from './gateway-route.js';
 import { metrics, readiness } from './health-routes.js';
 import { json } from './http-io.js';
 import { openApiDocument } from './openapi-route.js';
+import { VERSION } from '../version.js';
 
 /** Routes that answer GET only; another method gets 405 with `Allow`. */
 const GET_ONLY = new Set(['/healthz', '/readyz', '/metrics', '/openapi.json', '/v1/tools']);
@@ -22,9 +22,6 @@ function methodNotAllowed(res: ServerResponse, allow: string): void {
   res.setHeader('allow', allow);
   json(res, 405, { error: `use ${allow}` });
 }
-
-/** The package's version, for the surface's document (dist/http and src/http both sit two levels down). */
-const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
 export interface HttpSurfaceOptions {
   readonly host: string;

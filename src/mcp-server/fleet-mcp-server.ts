@@ -1,3 +1,4 @@
+import { VERSION } from '../version.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
@@ -35,7 +36,7 @@ export class InFlight {
  * the client's cancellation aborts the call. Announces `tools/list_changed` on a new catalog.
  */
 export function fleetMcpServer(deps: FleetDeps, inFlight: InFlight): { server: Server; dispose: () => void } {
-  const server = new Server({ name: 'toolwire', version: '1' }, { capabilities: { tools: { listChanged: true } } });
+  const server = new Server({ name: 'toolwire', version: VERSION }, { capabilities: { tools: { listChanged: true } } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: [...deps.catalog().tools.values()].map((t) => ({ name: t.name, description: t.description, inputSchema: toolInputSchema(t.parameters) as { type: 'object' } })),
   }));

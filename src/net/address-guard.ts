@@ -52,6 +52,8 @@ function hostMatches(host: string, pattern: string): boolean {
 export class AddressGuard {
   private readonly allowedRanges: [ipaddr.IPv4 | ipaddr.IPv6, number][];
   private readonly allowAllPrivate: boolean;
+  /** checkUrl's verdict by host name ('' = allowed), before any lookup. */
+  private readonly hostChecks = new Map<string, string>();
 
   constructor(
     readonly policy: AddressPolicy,
@@ -110,14 +112,20 @@ export class AddressGuard {
   checkUrl(url: string | URL): URL {
     let u: URL;
     try {
-      u = new URL(url);
+      u = url instanceof URL ? url : new URL(url);
     } catch {
       throw new AddressRefusedError(`not an absolute URL: ${String(url).slice(0, 200)}`);
     }
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new AddressRefusedError(`only http and https URLs are allowed, not ${u.protocol}`);
     if (u.username || u.password) throw new AddressRefusedError('URLs with credentials in them are not allowed');
-    const host = bareHost(u.hostname);
-    const refused = this.hostRefusal(host) ?? (isIP(host) ? this.addressRefusal(host) : undefined);
+    let refused = this.hostChecks.get(u.hostname);
+    if (refused === undefined) {
+      const host = bareHost(u.hostname);
+      refused = this.hostRefusal(host) ?? (isIP(host) ? this.addressRefusal(host) : undefined) ?? '';
+      // A name's verdict depends on the policy alone; kept for the few hosts a service calls.
+      if (this.hostChecks.size >= 64) this.hostChecks.clear();
+      this.hostChecks.set(u.hostname, refused);
+    }
     if (refused) throw new AddressRefusedError(refused);
     return u;
   }

@@ -85,11 +85,9 @@ export function buildRequest(server: string, options: OpenApiToolOptions, args: 
       cookies.push(`${encodeURIComponent(b.name)}=${encodeURIComponent(wireText(v))}`);
     }
   }
-  // The operation's path is joined to the server's, never resolved against it: a path that
-  // starts with `//` or holds `..` stays under the server.
-  const base = new URL(server);
-  const url = new URL(base.href);
-  url.pathname = `${base.pathname.replace(/\/$/, '')}${path}`;
+  // The operation's path is appended to the server's as text and parsed once as a whole:
+  // never resolved against it, so a path that starts with `//` stays on the server's host.
+  const url = new URL(`${server.endsWith('/') ? server.slice(0, -1) : server}${path}`);
   for (const [k, v] of query) url.searchParams.append(k, v);
   if (cookies.length) headers['cookie'] = cookies.join('; ');
   const { body, contentType } = bodyOf(options, args);

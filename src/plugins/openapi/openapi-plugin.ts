@@ -1,4 +1,5 @@
-import { Agent, fetch, type Response } from 'undici';
+import { STATUS_CODES } from 'node:http';
+import { Agent, type Dispatcher } from 'undici';
 import type { Tool, ToolService } from '../../catalog/descriptors.js';
 import { ConfigError, ToolFailedError, ToolwireError, UnavailableError, TimeoutError, errorMessage } from '../../errors.js';
 import { resolveDescriptorValue } from '../../secrets.js';
@@ -29,6 +30,12 @@ function allowedHosts(o: OpenApiServiceOptions): string[] {
 /** Where files an API returns go: `OPENAPI_BLOB_DIR`, else `DIFY_BLOB_DIR`; unset: described, not kept. */
 function blobSink(ctx: PluginContext): BlobSink {
   return blobSinkFor(ctx.settings['OPENAPI_BLOB_DIR'] ?? ctx.settings['DIFY_BLOB_DIR'], ctx.settings);
+}
+
+/** A response header as one string (undici gives repeated ones as an array). */
+function header(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
 }
 
 /** undici's own failures, in words and with the code an agent can act on. */
@@ -104,8 +111,11 @@ export class OpenApiPlugin implements Plugin {
   }
 
   private withCredentials(r: HttpRequest, c: Credentials): HttpRequest {
-    const url = new URL(r.url.href);
-    for (const [k, v] of c.query) url.searchParams.set(k, v);
+    let url = r.url;
+    if (c.query.length) {
+      url = new URL(r.url.href);
+      for (const [k, v] of c.query) url.searchParams.set(k, v);
+    }
     return { ...r, url, headers: { ...this.headers, ...r.headers, ...c.headers } };
   }
 
@@ -117,22 +127,24 @@ export class OpenApiPlugin implements Plugin {
     let { method, url, body } = request;
     const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.8', ...request.headers };
     for (let hop = 0; ; hop++) {
-      let res: Response;
+      let res: Dispatcher.ResponseData;
       try {
         this.guard.checkUrl(url);
-        res = await fetch(url, { method, headers, body, redirect: 'manual', signal, dispatcher: this.agent });
+        // undici's request, not fetch: the same pool and guard at a fraction of fetch's cost.
+        res = await this.agent.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method: method as Dispatcher.HttpMethod, headers, body: body ?? null, signal });
       } catch (err) {
         if (err instanceof AddressRefusedError) throw new ToolFailedError(`request refused: ${err.message}`);
         throw fetchFailure(err, signal);
       }
-      const location = res.headers.get('location');
-      if (res.status >= 300 && res.status < 400 && res.status !== 304 && location) {
-        await res.body?.cancel();
+      const status = res.statusCode;
+      const location = header(res.headers, 'location');
+      if (status >= 300 && status < 400 && status !== 304 && location) {
+        await res.body.dump();
         const next = new URL(location, url);
         if (next.host !== url.host) throw new ToolFailedError(`the API redirected to another host (${next.host}); refused`);
         if (hop >= MAX_REDIRECTS) throw new ToolFailedError(`the API redirected more than ${MAX_REDIRECTS} times`);
         // 303, and 301/302 after anything but GET/HEAD, continue as GET without a body, as browsers do.
-        if (res.status === 303 || ((res.status === 301 || res.status === 302) && method !== 'GET' && method !== 'HEAD')) {
+        if (status === 303 || ((status === 301 || status === 302) && method !== 'GET' && method !== 'HEAD')) {
           method = 'GET';
           body = undefined;
           delete headers['content-type'];
@@ -142,11 +154,11 @@ export class OpenApiPlugin implements Plugin {
       }
       let bytes: Buffer;
       try {
-        bytes = Buffer.from(await res.arrayBuffer());
+        bytes = Buffer.from(await res.body.arrayBuffer());
       } catch (err) {
         throw fetchFailure(err, signal);
       }
-      return { status: res.status, statusText: res.statusText, mediaType: mediaTypeOf(res.headers.get('content-type')), body: bytes, retryAfter: res.headers.get('retry-after') };
+      return { status, statusText: STATUS_CODES[status] ?? '', mediaType: mediaTypeOf(header(res.headers, 'content-type') ?? null), body: bytes, retryAfter: header(res.headers, 'retry-after') ?? null };
     }
   }
 
