@@ -39,7 +39,7 @@ function header(headers: Dispatcher.ResponseData['headers'], name: string): stri
 }
 
 /** undici's own failures, in words and with the code an agent can act on. */
-function fetchFailure(err: unknown, signal: AbortSignal): ToolwireError {
+function requestFailure(err: unknown, signal: AbortSignal): ToolwireError {
   if (signal.aborted) return abortError(signal);
   if (err instanceof ToolwireError) return err;
   const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
@@ -56,6 +56,8 @@ export class OpenApiPlugin implements Plugin {
   private readonly agent: Agent;
   private readonly auth: ServiceAuth;
   private readonly headers: Record<string, string>;
+  /** Secret values this service sends, masked in anything an agent reads. */
+  private readonly secretValues: readonly string[];
 
   constructor(
     private readonly options: OpenApiServiceOptions,
@@ -75,12 +77,10 @@ export class OpenApiPlugin implements Plugin {
       const r = await this.send({ method: 'POST', url: new URL(url), headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() }, signal);
       return { status: r.status, text: r.body.toString('utf8') };
     });
+    const headerSecrets = Object.entries(options.headers).filter(([, v]) => /^(env|file):/.test(v)).map(([k]) => this.headers[k.toLowerCase()]!);
+    this.secretValues = [...this.auth.secretValues, ...headerSecrets];
   }
 
-  /** Secret values this service sends, masked in anything an agent reads. */
-  private get secretValues(): readonly string[] {
-    return [...this.auth.secretValues, ...Object.entries(this.options.headers).filter(([, v]) => /^(env|file):/.test(v)).map(([k]) => this.headers[k.toLowerCase()]!)];
-  }
 
   async invoke(call: ToolCall): Promise<string> {
     const op = call.tool?.pluginOptions as OpenApiToolOptions | undefined;
@@ -134,7 +134,7 @@ export class OpenApiPlugin implements Plugin {
         res = await this.agent.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method: method as Dispatcher.HttpMethod, headers, body: body ?? null, signal });
       } catch (err) {
         if (err instanceof AddressRefusedError) throw new ToolFailedError(`request refused: ${err.message}`);
-        throw fetchFailure(err, signal);
+        throw requestFailure(err, signal);
       }
       const status = res.statusCode;
       const location = header(res.headers, 'location');
@@ -156,7 +156,7 @@ export class OpenApiPlugin implements Plugin {
       try {
         bytes = Buffer.from(await res.body.arrayBuffer());
       } catch (err) {
-        throw fetchFailure(err, signal);
+        throw requestFailure(err, signal);
       }
       return { status, statusText: STATUS_CODES[status] ?? '', mediaType: mediaTypeOf(header(res.headers, 'content-type') ?? null), body: bytes, retryAfter: header(res.headers, 'retry-after') ?? null };
     }
@@ -180,8 +180,8 @@ export const openApiPluginFactory: PluginFactory<OpenApiServiceOptions, OpenApiT
     kind: OPENAPI_KIND,
     serviceOptions: openApiServiceOptions,
     toolOptions: openApiToolOptions,
-    /** Secrets resolve; every tool names its operation; the server's host is allowed. */
-    async check(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<string[]> {
+    /** Secrets resolve, and the server is a host and an address the service may reach. */
+    async check(service: ToolService, _tools: readonly Tool[], ctx: PluginContext): Promise<string[]> {
       const o = service.plugin!.options as OpenApiServiceOptions;
       const problems: string[] = [];
       try {
@@ -190,9 +190,11 @@ export const openApiPluginFactory: PluginFactory<OpenApiServiceOptions, OpenApiT
       } catch (err) {
         problems.push(...(err instanceof ConfigError ? err.problems : [errorMessage(err)]).map((p) => `${service.source}: ${p}`));
       }
-      const refused = serviceGuard(o).hostRefusal(new URL(o.server).hostname);
-      if (refused) problems.push(`${service.source}: plugin.server: ${refused}`);
-      for (const t of tools) if (t.pluginOptions === undefined) problems.push(`${t.source}: plugin-options: an openapi tool names its operation (method, path); see toolwire openapi import`);
+      try {
+        serviceGuard(o).checkUrl(o.server);
+      } catch (err) {
+        problems.push(`${service.source}: plugin.server: ${errorMessage(err)}`);
+      }
       return problems;
     },
     async create(service: ToolService, ctx: PluginContext): Promise<Plugin> {

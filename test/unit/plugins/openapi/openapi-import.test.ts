@@ -3,7 +3,7 @@
  * Swagger Petstore in 2.0, 3.0 and 3.1 (YAML), security schemes, and a server over HTTP.
  */
 import { createServer } from 'node:http';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -99,6 +99,25 @@ describe('toolwire openapi import', () => {
     } finally {
       server.close();
     }
+  });
+
+  it('leaves validate to say what a worker would refuse: a tool without its operation, an unresolved secret, a private server', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolwire-openapi-validate-'));
+    dirs.push(dir);
+    await mkdir(join(dir, 'tool-service'));
+    await mkdir(join(dir, 'tool'));
+    const service = { id: 'api', 'request-queue': 'non-persistent://tg/request/api', 'response-queue': 'non-persistent://tg/response/api', plugin: { kind: 'openapi', server: 'http://10.1.2.3/v1', auth: { type: 'api-key', value: 'env:API_TOKEN_NOT_SET' } } };
+    await writeFile(join(dir, 'tool-service', 'api.json'), JSON.stringify(service));
+    await writeFile(join(dir, 'tool', 'ping.json'), JSON.stringify({ name: 'ping', service: 'api' }));
+    const bare = await runCli(['validate', dir]);
+    expect(bare.code).toBe(1);
+    expect(bare.stdout + bare.stderr).toContain('tool/ping.json: plugin-options.path: Invalid input: expected string');
+    await writeFile(join(dir, 'tool', 'ping.json'), JSON.stringify({ name: 'ping', service: 'api', 'plugin-options': { method: 'get', path: '/ping' } }));
+    const r = await runCli(['validate', dir]);
+    expect(r.code).toBe(1);
+    const out = r.stdout + r.stderr;
+    expect(out).toContain('plugin.auth.value: the secret reference env:API_TOKEN_NOT_SET does not resolve on this worker');
+    expect(out).toContain('plugin.server: 10.1.2.3 is a private address, which is not allowed (see allow-private)');
   });
 
   it('says what is wrong with its input', async () => {
