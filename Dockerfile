@@ -1,22 +1,31 @@
 # toolwire: a TrustGraph-compatible tool-service worker.
 #   docker build -t toolwire:local .
 #   docker run --rm toolwire:local --help
-# Untested here (no Docker engine on the build machines); see docker-compose.yml.
+# Built and run in CI (npm run test:containers): the image, the compose stack, a tool call
+# from the host through both, and `docker stop` with requests in flight.
 
 FROM node:20-slim AS build
 WORKDIR /app
-COPY package.json package-lock.json ./
+# build-ca.pem, when the build context has one: the CA of a TLS-inspecting proxy between the
+# build and the npm registry (scripts/containers-ci.sh writes it from NODE_EXTRA_CA_CERTS).
+# A certificate, not a secret; it stays in this stage.
+COPY package.json package-lock.json build-ca.pe[m] ./
 # --ignore-scripts: `prepare` would build before the sources are in; no dependency needs an
 # install script. --omit=optional: the native pulsar-client is not used by --transport pulsar-ws.
-RUN npm ci --ignore-scripts --omit=optional --no-audit --no-fund
+RUN if [ -f build-ca.pem ]; then export NODE_EXTRA_CA_CERTS="$PWD/build-ca.pem"; fi \
+ && npm ci --ignore-scripts --omit=optional --no-audit --no-fund \
+ && rm -f build-ca.pem
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 
 FROM node:20-slim
+# The HTTP surface listens on loopback unless told otherwise: to publish it, set
+# TOOLWIRE_HTTP_HOST=0.0.0.0 and TOOLWIRE_HTTP_TOKEN (without a token, /v1/ refuses callers
+# beyond loopback anyway). The shutdown grace fits docker stop's default 10 s.
 ENV NODE_ENV=production \
     TOOLWIRE_CONFIG_DIR=/app/config \
-    TOOLWIRE_HTTP_HOST=0.0.0.0
+    TOOLWIRE_SHUTDOWN_GRACE_MS=8000
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
@@ -26,5 +35,9 @@ COPY bin ./bin
 COPY config ./config
 USER node
 EXPOSE 8787
+# Probes the surface from inside the container, so loopback is enough.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=5 \
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.TOOLWIRE_HTTP_PORT || 8787}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+STOPSIGNAL SIGTERM
 ENTRYPOINT ["node", "bin/toolwire.js"]
 CMD ["run", "--transport", "pulsar-ws"]

@@ -20,6 +20,15 @@ export default defineConfig({
           globalSetup: ['test/setup/broker.ts'], // provides a broker, creates tenant tg, sets PULSAR_URL / PULSAR_ADMIN_URL
         },
       },
+      {
+        test: {
+          // Needs a Docker engine, the images and toolwire:local (scripts/containers-ci.sh, `npm run test:containers`).
+          name: 'containers',
+          include: ['test/containers/**/*.test.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
+        },
+      },
     ],
   },
 });

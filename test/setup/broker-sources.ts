@@ -63,6 +63,9 @@ export async function probeDocker(timeoutMs: number): Promise<{ host: string } |
  * here; the WebSocket API needs only the web port.
  */
 export async function brokerFromDocker(host: string, keep: boolean): Promise<Broker> {
+  // testcontainers' reaper (the ryuk image) cannot be pulled where no registry answers, and
+  // this setup stops its container itself; say TESTCONTAINERS_RYUK_DISABLED=false to have it.
+  process.env['TESTCONTAINERS_RYUK_DISABLED'] ??= 'true';
   const { GenericContainer, Wait } = await import('testcontainers');
   const brokerPort = await freePort();
   const webPort = await freePort();
@@ -84,10 +87,13 @@ export async function brokerFromDocker(host: string, keep: boolean): Promise<Bro
     .withWaitStrategy(Wait.forHttp('/admin/v2/clusters', webPort).forStatusCode(200))
     .withStartupTimeout(180_000)
     .start();
+  const adminUrl = `http://${host}:${webPort}`;
+  // The web port answers a moment before standalone has registered its cluster.
+  await waitForBroker(adminUrl, { waitMs: 60_000, intervalMs: 500 });
   return {
     source: 'docker',
     pulsarUrl: `pulsar://${host}:${brokerPort}`,
-    adminUrl: `http://${host}:${webPort}`,
+    adminUrl,
     detail: `container ${container.getId().slice(0, 12)} from ${PULSAR_IMAGE}, ready in ${Math.round((Date.now() - started) / 1000)} s`,
     stop: async () => {
       // The reaper removes it when this process exits anyway; keeping it only spares the wait.
