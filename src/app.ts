@@ -14,6 +14,7 @@ import type { PluginRegistry } from './plugins/registry.js';
 import type { Secrets } from './secrets.js';
 import type { Settings } from './settings.js';
 import type { Transport } from './transport/transport.js';
+import { WorkerMetrics } from './metrics/worker-metrics.js';
 import { Worker } from './worker/worker.js';
 import { PluginFaultBoard } from './plugins/plugin-faults.js';
 
@@ -84,8 +85,12 @@ export async function startApp(deps: AppDeps): Promise<App> {
       const p = await createPlugin(s);
       if (p) plugins.set(s.id, p);
     }
-    const w = new Worker({ transport, catalog, plugins, log: log.child({ component: 'worker' }), limits: settings.limits });
+    // Recorded whether or not anything scrapes them (the HTTP surface serves them); Node's
+    // process and event-loop metrics only where they can be read.
+    const metrics = new WorkerMetrics({ processMetrics: settings.httpPort !== undefined });
+    const w = new Worker({ transport, catalog, plugins, log: log.child({ component: 'worker' }), limits: settings.limits, metrics });
     worker = w;
+    metrics.watch({ services: () => w.load(), transportConnected: () => transport.connected, config: () => follower.status() });
     // Bind before consuming: a port that cannot be had stops the start before any request is
     // taken off the broker (its /readyz says not-ready until the worker runs).
     if (settings.httpPort !== undefined) {
@@ -95,6 +100,7 @@ export async function startApp(deps: AppDeps): Promise<App> {
         worker: w,
         transport,
         client,
+        metrics,
         catalog: () => w.current(),
         config: () => follower.status(),
         faults: () => faults.list(),

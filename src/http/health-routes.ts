@@ -4,7 +4,7 @@ import type { Transport } from '../transport/transport.js';
 import type { PluginFault } from '../plugins/plugin-faults.js';
 import type { Worker } from '../worker/worker.js';
 import { json } from './http-io.js';
-import { metricsText } from './metrics.js';
+import type { WorkerMetrics } from '../metrics/worker-metrics.js';
 
 /** What the probes and the scraper read. */
 export interface HealthSources {
@@ -35,8 +35,9 @@ export function readiness(res: ServerResponse, o: HealthSources): void {
   });
 }
 
-/** `GET /metrics`: Prometheus text. */
-export function metrics(res: ServerResponse, o: HealthSources): void {
-  res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
-  res.end(metricsText(o.worker.stats(), o.transport.connected, o.config?.()));
+/** `GET /metrics`: Prometheus text, from prom-client's registry. */
+export async function metrics(res: ServerResponse, m: WorkerMetrics): Promise<void> {
+  const text = await m.text();
+  res.writeHead(200, { 'content-type': m.contentType });
+  res.end(text);
 }

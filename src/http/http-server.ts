@@ -12,6 +12,7 @@ import { listTools } from './catalog-route.js';
 import { invokeTool } from './gateway-route.js';
 import { metrics, readiness } from './health-routes.js';
 import { json } from './http-io.js';
+import type { WorkerMetrics } from '../metrics/worker-metrics.js';
 import { openApiDocument } from './openapi-route.js';
 import { VERSION } from '../version.js';
 
@@ -29,6 +30,7 @@ export interface HttpSurfaceOptions {
   readonly worker: Worker;
   readonly transport: Transport;
   readonly client: ToolClient;
+  readonly metrics: WorkerMetrics;
   readonly catalog: () => Catalog;
   /** Where descriptors come from and which version is served; absent in tests of the surface alone. */
   readonly config?: () => ConfigStatus;
@@ -74,7 +76,7 @@ export class HttpSurface {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (req.method === 'GET' && url.pathname === '/healthz') return json(res, 200, { status: 'ok' });
     if (req.method === 'GET' && url.pathname === '/readyz') return readiness(res, this.o);
-    if (req.method === 'GET' && url.pathname === '/metrics') return metrics(res, this.o);
+    if (req.method === 'GET' && url.pathname === '/metrics') return metrics(res, this.o.metrics);
     // Health, readiness and metrics stay open for probes and scrapers; tools, calls and the
     // document that lists the tools do not.
     if ((url.pathname.startsWith('/v1/') || url.pathname === '/openapi.json') && !this.authorized(req, res)) return;

@@ -1,9 +1,15 @@
 import { Fifo } from '../transport/fifo.js';
 import type { IncomingMessage } from '../transport/transport.js';
 
+/** A request the intake took, and when (`performance.now()`), for the time it waits. */
+export interface Taken {
+  readonly msg: IncomingMessage;
+  readonly receivedAt: number;
+}
+
 /** Requests waiting for a slot, first in first out, bounded by count and by bytes. */
 export class Backlog {
-  private readonly items = new Fifo<IncomingMessage>();
+  private readonly items = new Fifo<Taken>();
   private held = 0;
 
   constructor(
@@ -21,16 +27,16 @@ export class Backlog {
   }
 
   /** False when the message would not fit: the caller must answer it some other way. */
-  push(msg: IncomingMessage): boolean {
-    if (this.items.size >= this.maxMessages || this.held + msg.data.length > this.maxBytes) return false;
-    this.items.push(msg);
-    this.held += msg.data.length;
+  push(t: Taken): boolean {
+    if (this.items.size >= this.maxMessages || this.held + t.msg.data.length > this.maxBytes) return false;
+    this.items.push(t);
+    this.held += t.msg.data.length;
     return true;
   }
 
-  shift(): IncomingMessage | undefined {
-    const msg = this.items.shift();
-    if (msg) this.held -= msg.data.length;
-    return msg;
+  shift(): Taken | undefined {
+    const t = this.items.shift();
+    if (t) this.held -= t.msg.data.length;
+    return t;
   }
 }

@@ -1,6 +1,7 @@
 import type { ToolService } from '../catalog/descriptors.js';
 import type { Plugin } from '../plugins/plugin.js';
 import type { Subscription } from '../transport/transport.js';
+import type { Backlog } from './backlog.js';
 import type { RequestHandler } from './request-handler.js';
 
 /**
@@ -32,4 +33,6 @@ export interface Binding {
   stopped: boolean;
   /** Wakes its intake loop when it waits for a free slot (or its bound grew). */
   wake: () => void;
+  /** A non-persistent topic's requests waiting for a slot, while its intake runs. */
+  backlog?: Backlog | undefined;
 }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { UnavailableError } from '../errors.js';
 import type { IncomingMessage } from '../transport/transport.js';
-import { Backlog } from './backlog.js';
+import { Backlog, type Taken } from './backlog.js';
 import type { Binding, Instance } from './binding.js';
 import type { WorkerLimits } from './limits.js';
 
@@ -14,8 +14,8 @@ export interface IntakeHost {
   readonly counts: { received: number; shed: number };
   /** The backlogs of non-persistent topics, for the `queued` figure. */
   readonly backlogs: Set<Backlog>;
-  /** Start a request under the global bound on `inst`; `done` once it has settled. */
-  start(inst: Instance, msg: IncomingMessage, done: () => void): void;
+  /** Start a request under the global bound on `inst`; `done` once it has settled. `receivedAt` is when it was taken. */
+  start(inst: Instance, msg: IncomingMessage, done: () => void, receivedAt: number): void;
   /** Answer a request without running it. */
   refuse(inst: Instance, msg: IncomingMessage, err: UnavailableError): void;
 }
@@ -36,7 +36,7 @@ export async function consumeTaking(b: Binding, host: IntakeHost): Promise<void>
   for await (const msg of b.subscription) {
     host.counts.received++;
     taken++;
-    host.start(b.current, msg, release);
+    host.start(b.current, msg, release, performance.now());
     // Take no more than the service may run, and nothing while too many of its calls run on
     // past their timeout: the rest stays with the broker.
     while ((taken >= b.current.concurrency || b.current.handler.blocked) && !b.stopped) {
@@ -60,12 +60,13 @@ export async function consumeAll(b: Binding, host: IntakeHost): Promise<void> {
   const { log, hardStop, counts } = host;
   const backlog = new Backlog(host.limits.backlogMessages, host.limits.backlogBytes);
   host.backlogs.add(backlog);
+  b.backlog = backlog;
   let running = 0;
   let shedLogged = 0;
   let emptied: (() => void) | undefined;
-  const run = (msg: IncomingMessage): void => {
+  const run = (t: Taken): void => {
     running++;
-    host.start(b.current, msg, settled);
+    host.start(b.current, t.msg, settled, t.receivedAt);
   };
   const startWaiting = (): void => {
     while (running < b.current.concurrency && backlog.size > 0) run(backlog.shift()!);
@@ -84,11 +85,12 @@ export async function consumeAll(b: Binding, host: IntakeHost): Promise<void> {
   hardStop.addEventListener('abort', flush, { once: true });
   for await (const msg of b.subscription) {
     counts.received++;
+    const taken: Taken = { msg, receivedAt: performance.now() };
     if (b.current.handler.blocked && !hardStop.aborted) {
       // The broker would drop what waits: answer it rather than run more of a hung service.
       host.refuse(b.current, msg, new UnavailableError(`the tool service ${b.current.service.id} has ${b.current.handler.abandoned} calls still running past their timeout; try again later`));
-    } else if (running < b.current.concurrency || hardStop.aborted) run(msg);
-    else if (!backlog.push(msg)) {
+    } else if (running < b.current.concurrency || hardStop.aborted) run(taken);
+    else if (!backlog.push(taken)) {
       counts.shed++;
       // One line a second at most: a shedding worker is busy enough.
       if (Date.now() - shedLogged > 1000) {
@@ -103,4 +105,5 @@ export async function consumeAll(b: Binding, host: IntakeHost): Promise<void> {
   if (backlog.size > 0) await new Promise<void>((resolve) => (emptied = resolve));
   hardStop.removeEventListener('abort', flush);
   host.backlogs.delete(backlog);
+  b.backlog = undefined;
 }

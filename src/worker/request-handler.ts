@@ -13,17 +13,10 @@ import type { WorkerLimits } from './limits.js';
 import { CallAbort } from './call-abort.js';
 import { createSink, type ObservationSink } from './observation-sink.js';
 import { RecentIds } from './recent-ids.js';
+import { Outcome } from './outcome.js';
+import { compose, type CallContext, type Interceptor, type Next } from './interceptor.js';
 
-/** How one delivery ended. */
-export const Outcome = {
-  Answered: 'answered',
-  Failed: 'failed',
-  Nacked: 'nacked',
-  DeadLettered: 'dead-lettered',
-  /** A redelivered copy of a request this worker already answered: acked, not run again. */
-  Duplicate: 'duplicate',
-} as const;
-export type Outcome = (typeof Outcome)[keyof typeof Outcome];
+export { Outcome } from './outcome.js';
 
 export interface RequestHandlerDeps {
   readonly service: ToolService;
@@ -41,6 +34,8 @@ export interface RequestHandlerDeps {
    * failure is answered instead.
    */
   readonly redeliverable: boolean;
+  /** Around the handling of each request (metrics, logging...), the first outermost. */
+  readonly interceptors?: readonly Interceptor[];
 }
 
 /**
@@ -61,7 +56,11 @@ export class RequestHandler {
   /** Messages answered here; only a topic that redelivers needs it. */
   private readonly answered: RecentIds | undefined;
 
+  /** The interceptors around handleCore, composed once. */
+  private readonly chain: Next;
+
   constructor(private readonly deps: RequestHandlerDeps) {
+    this.chain = compose(deps.interceptors ?? [], (ctx) => this.handleCore(ctx));
     this.answered = deps.redeliverable ? new RecentIds(deps.limits.answeredMemory) : undefined;
     this.debug = deps.log.isLevelEnabled('debug');
     deps.hardStop.addEventListener('abort', this.abortAll, { once: true });
@@ -128,8 +127,24 @@ export class RequestHandler {
     return this.responses;
   }
 
-  async handle(msg: IncomingMessage): Promise<Outcome> {
+  /** Handle one delivery through the service's interceptors; `receivedAt` is when the intake took it. */
+  handle(msg: IncomingMessage, receivedAt?: number): Promise<Outcome> {
+    const startedAt = performance.now();
+    return this.chain({
+      service: this.deps.service,
+      message: msg,
+      receivedAt: receivedAt ?? startedAt,
+      startedAt,
+      tool: undefined,
+      pluginStartedAt: undefined,
+      pluginEndedAt: undefined,
+      errorType: undefined,
+    });
+  }
+
+  private async handleCore(ctx: CallContext): Promise<Outcome> {
     const { service, log: baseLog } = this.deps;
+    const msg = ctx.message;
     const id = msg.properties[ID_PROPERTY];
     if (!id) return this.deadLetter(msg, 'request has no id property; no agent could receive an answer');
     // A message id is the broker's, the same on every delivery of one message: an agent's
@@ -140,7 +155,7 @@ export class RequestHandler {
       return Outcome.Duplicate;
     }
     try {
-      const outcome = await this.answer(msg, id);
+      const outcome = await this.answer(ctx, id);
       if (outcome !== Outcome.Nacked) this.answered?.add(msg.messageId);
       return outcome;
     } catch (err) {
@@ -171,8 +186,9 @@ export class RequestHandler {
     }
   }
 
-  private async answer(msg: IncomingMessage, id: string): Promise<Outcome> {
+  private async answer(ctx: CallContext, id: string): Promise<Outcome> {
     const { service, limits, hardStop } = this.deps;
+    const msg = ctx.message;
     const properties = { [ID_PROPERTY]: id };
     let toolName: string | undefined;
     // One child logger per request, made only when something logs or the plugin reads `log`
@@ -185,6 +201,7 @@ export class RequestHandler {
       const request = decodeRequest(msg.data, limits.maxPayloadBytes);
       const { tool, config } = this.deps.catalog().resolve(service, request.config, msg.properties[TOOL_PROPERTY]);
       toolName = tool?.name;
+      ctx.tool = tool;
       const args = prepareArguments(tool?.parameters ?? [], tool?.runtimeParameters ?? {}, request.arguments);
       const timeoutMs = tool?.timeoutMs ?? service.timeoutMs ?? limits.timeoutMs;
       // Queued behind the concurrency limit past the grace period: nothing may run now.
@@ -196,6 +213,7 @@ export class RequestHandler {
       const stream = streamProp === undefined ? service.stream === 'stream' : streamProp === 'true' || streamProp === '1';
       sink = createSink(stream, this.ready ?? (await this.producer()), properties, limits.maxObservationBytes);
       if (this.debug) logFor().debug({ stream, redelivery: msg.redeliveryCount }, 'invoking tool');
+      ctx.pluginStartedAt = performance.now();
       const observation = this.deps.plugin.invoke({
         requestId: id,
         service,
@@ -228,21 +246,20 @@ export class RequestHandler {
         // A plugin that ignores its signal still cannot hold the request past its timeout.
         // One race for the whole answer, not one per chunk: a stream of 100 chunks paid 100.
         await Promise.race([consumed, call.aborted]);
+        ctx.pluginEndedAt = performance.now();
       } catch (err) {
+        ctx.pluginEndedAt = performance.now();
         if (call.reason !== undefined) this.abandon(consumed);
         else consumed.catch(() => undefined);
         throw call.reason ?? err;
       }
       await sink.end();
       await msg.ack();
-      // Per-request success is a debug line: at thousands of requests a second an info line
-      // each was the worker's largest cost after the socket writes. Counts are in /metrics.
-      if (this.debug) logFor().debug({ outcome: Outcome.Answered }, 'request answered');
       return Outcome.Answered;
     } catch (err) {
       // Nothing more of this answer may go out once its final (error) message is decided.
       sink?.abort();
-      return this.fail(msg, err, properties, sink?.started ?? false, logFor());
+      return this.fail(ctx, err, properties, sink?.started ?? false, logFor());
     } finally {
       call.dispose();
       if (this.active.get(id) === call) this.active.delete(id);
@@ -253,8 +270,9 @@ export class RequestHandler {
    * Settle a request that did not succeed. Redelivery is for work nobody has seen: once
    * chunks of a stream reached the agent, a retry would repeat them, so the error is answered.
    */
-  private async fail(msg: IncomingMessage, err: unknown, properties: Record<string, string>, started: boolean, log: Logger): Promise<Outcome> {
+  private async fail(ctx: CallContext, err: unknown, properties: Record<string, string>, started: boolean, log: Logger): Promise<Outcome> {
     const { limits, service, hardStop, redeliverable } = this.deps;
+    const msg = ctx.message;
     if (err instanceof AbortedError && hardStop.aborted && !started) {
       if (redeliverable) {
         log.warn({ service: service.id }, 'interrupted by shutdown; request nacked for another worker');
@@ -270,6 +288,7 @@ export class RequestHandler {
       return Outcome.Nacked;
     }
     const e = wireError(err);
+    ctx.errorType = e.type;
     if (e.message === 'internal error in the tool worker') log.error({ err, service: service.id }, 'tool failed unexpectedly');
     else log.info({ service: service.id, errorType: e.type, errorMessage: e.message }, 'request answered with an error');
     return this.answerError(msg, e, properties);

@@ -14,6 +14,9 @@ import { consumeAll, consumeTaking, type IntakeHost } from './intake.js';
 import { CANCEL_PROPERTY } from '../envelope/properties.js';
 import { DEFAULT_LIMITS, type WorkerLimits } from './limits.js';
 import { Outcome, RequestHandler } from './request-handler.js';
+import type { Interceptor } from './interceptor.js';
+import { loggingInterceptor } from './logging-interceptor.js';
+import { metricsInterceptor, type WorkerMetrics } from '../metrics/worker-metrics.js';
 
 export const WorkerState = {
   Idle: 'idle',
@@ -31,6 +34,8 @@ export interface WorkerOptions {
   readonly plugins: ReadonlyMap<string, Plugin>;
   readonly log: Logger;
   readonly limits?: Partial<WorkerLimits>;
+  /** Where each service's requests are counted and timed; none: nothing is recorded. */
+  readonly metrics?: WorkerMetrics;
 }
 
 export interface WorkerStats {
@@ -100,8 +105,11 @@ export class Worker {
       hardStop: this.hardStop.signal,
       counts: this.counts,
       backlogs: this.backlogs,
-      start: (inst, msg, done) => this.track(inst, this.global(() => inst.handler.handle(msg)), done),
-      refuse: (inst, msg, err) => this.track(inst, inst.handler.refuse(msg, err)),
+      start: (inst, msg, done, receivedAt) => this.track(inst, this.global(() => inst.handler.handle(msg, receivedAt)), done),
+      refuse: (inst, msg, err) => {
+        options.metrics?.forService(inst.service.id).shed();
+        this.track(inst, inst.handler.refuse(msg, err));
+      },
     };
   }
 
@@ -111,7 +119,11 @@ export class Worker {
     return { state: this.state, inFlight: this.inFlight.size, queued, ...this.counts };
   }
 
-  /** The services this worker answers. */
+  /** Per service: requests being handled and requests waiting in its backlog (for the metrics' gauges). */
+  load(): { service: string; inFlight: number; queued: number }[] {
+    return [...this.bindings.values()].map((b) => ({ service: b.current.service.id, inFlight: b.current.active, queued: b.backlog?.size ?? 0 }));
+  }
+
   /** Services with calls past their timeout still running in the plugin; `blocked` at the limit. */
   abandoned(): { service: string; abandoned: number; blocked: boolean }[] {
     const out: { service: string; abandoned: number; blocked: boolean }[] = [];
@@ -228,16 +240,19 @@ export class Worker {
   }
 
   private instance(service: ToolService, plugin: Plugin, redeliverable: boolean): Instance {
-    const { transport, log } = this.options;
+    const { transport, log, metrics } = this.options;
+    const serviceLog = log.child({ service: service.id });
+    const interceptors = [metrics && metricsInterceptor(metrics.forService(service.id)), loggingInterceptor(serviceLog)].filter((i): i is Interceptor => i !== undefined);
     const handler = new RequestHandler({
       service,
       catalog: () => this.catalog,
       plugin,
       transport,
       limits: this.limits,
-      log: log.child({ service: service.id }),
+      log: serviceLog,
       hardStop: this.hardStop.signal,
       redeliverable,
+      interceptors,
       abandonedEnded: () => this.bindings.get(service.id)?.wake(),
     });
     return { service, plugin, handler, concurrency: service.concurrency ?? this.limits.serviceConcurrency, active: 0, idle: undefined };

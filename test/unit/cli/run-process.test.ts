@@ -80,7 +80,7 @@ describe('toolwire run (a real process)', () => {
     // Wait until all five are running in the worker, then ask it to stop.
     for (;;) {
       const metrics = await (await fetch(`${run.base}/metrics`)).text();
-      if (/toolwire_requests_in_flight 5/.test(metrics)) break;
+      if (/^toolwire_requests_in_flight\{service="[^"]+"\} 5$/m.test(metrics)) break;
       await new Promise((r) => setTimeout(r, 20));
     }
     const exited = new Promise<number | null>((resolve) => run.child.once('exit', resolve));

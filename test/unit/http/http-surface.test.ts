@@ -21,7 +21,7 @@ describe('HTTP surface', () => {
     expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await (await fetch(`${base}/metrics`)).text()).toMatch(/^toolwire_requests_in_flight 0$/m);
+    expect(await (await fetch(`${base}/metrics`)).text()).toMatch(/^toolwire_requests_in_flight\{service="echo-service"\} 0$/m);
   });
 
   it('describes itself at /openapi.json, with one invoke route per tool carrying its arguments', async () => {

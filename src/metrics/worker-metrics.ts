@@ -1,0 +1,219 @@
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { HistogramSeries, LatencyHistogram } from './latency-histogram.js';
+import type { ConfigStatus } from '../config/config-follower.js';
+import type { CallContext, Interceptor } from '../worker/interceptor.js';
+import type { Outcome } from '../worker/outcome.js';
+
+/** Seconds, from a loopback call (half a millisecond) to a long tool run (two minutes). */
+export const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+/** What the gauges read at scrape time. */
+export interface MetricsSources {
+  /** Per service: requests being handled, and requests of a non-persistent topic waiting for a slot. */
+  readonly services: () => readonly { readonly service: string; readonly inFlight: number; readonly queued: number }[];
+  readonly transportConnected: () => boolean;
+  readonly config?: () => ConfigStatus;
+}
+
+/**
+ * The worker's metrics, exposed through prom-client's registry: requests by service, tool and
+ * outcome; latency histograms by service and tool (in the queue before a slot, in the plugin,
+ * from receipt to the final publish); in flight and queued per service; redeliveries, shed
+ * requests; config reloads; and Node's process and event-loop metrics. Labels are bounded: a
+ * service id and a tool name from the catalog, never anything a request chose. The hot path
+ * adds to plain per-series numbers; the counters read them when scraped.
+ */
+export class WorkerMetrics {
+  readonly registry = new Registry();
+  private readonly services = new Map<string, ServiceMetrics>();
+  private readonly total: LatencyHistogram;
+  private readonly plugin: LatencyHistogram;
+  private readonly queue: LatencyHistogram;
+
+  constructor(options: { readonly processMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    const services = this.services;
+    this.total = new LatencyHistogram('toolwire_request_duration_seconds', 'From receipt of a request to its final answer being published.', LATENCY_BUCKETS, this.registry);
+    this.plugin = new LatencyHistogram('toolwire_plugin_duration_seconds', 'Time in the plugin (the tool itself).', LATENCY_BUCKETS, this.registry);
+    this.queue = new LatencyHistogram('toolwire_queue_wait_seconds', 'From receipt of a request to a free slot.', LATENCY_BUCKETS, this.registry);
+    new Counter({
+      name: 'toolwire_requests_total',
+      help: 'Requests settled, by service, tool and outcome (answered, failed, nacked, dead-lettered, duplicate).',
+      labelNames: ['service', 'tool', 'outcome'],
+      registers,
+      collect() {
+        this.reset();
+        for (const m of services.values()) for (const [tool, outcomes] of m.outcomes) for (const [outcome, n] of outcomes) this.inc({ service: m.service, tool, outcome }, n);
+      },
+    });
+    new Counter({
+      name: 'toolwire_redeliveries_total',
+      help: 'Requests delivered again by the broker (after a nack, a crash or a timeout).',
+      labelNames: ['service'],
+      registers,
+      collect() {
+        this.reset();
+        for (const m of services.values()) this.inc({ service: m.service }, m.redelivered);
+      },
+    });
+    new Counter({
+      name: 'toolwire_requests_shed_total',
+      help: 'Requests answered without running: a full backlog, or a service blocked by abandoned calls.',
+      labelNames: ['service'],
+      registers,
+      collect() {
+        this.reset();
+        for (const m of services.values()) this.inc({ service: m.service }, m.shedCount);
+      },
+    });
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'toolwire_' });
+  }
+
+  /** The gauges that read the worker and its config at scrape time. */
+  watch(sources: MetricsSources): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'toolwire_requests_in_flight',
+      help: 'Requests being handled now.',
+      labelNames: ['service'],
+      registers,
+      collect() {
+        this.reset();
+        for (const s of sources.services()) this.set({ service: s.service }, s.inFlight);
+      },
+    });
+    new Gauge({
+      name: 'toolwire_requests_queued',
+      help: 'Requests of non-persistent topics taken from the broker and waiting for a slot.',
+      labelNames: ['service'],
+      registers,
+      collect() {
+        this.reset();
+        for (const s of sources.services()) this.set({ service: s.service }, s.queued);
+      },
+    });
+    new Gauge({
+      name: 'toolwire_transport_connected',
+      help: '1 while the broker is reachable.',
+      registers,
+      collect() {
+        this.set(sources.transportConnected() ? 1 : 0);
+      },
+    });
+    const config = sources.config;
+    if (!config) return;
+    new Counter({
+      name: 'toolwire_config_reloads_total',
+      help: 'Config versions read, by what became of them.',
+      labelNames: ['result'],
+      registers,
+      collect() {
+        const r = config().reloads;
+        this.reset();
+        this.inc({ result: 'applied' }, r.applied);
+        this.inc({ result: 'rejected' }, r.rejected);
+        this.inc({ result: 'failed' }, r.failed);
+      },
+    });
+    new Gauge({
+      name: 'toolwire_config_rejected',
+      help: '1 while the newest config read is refused and an older one serves.',
+      registers,
+      collect() {
+        this.set(config().rejected ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'toolwire_config_info',
+      help: 'The config version served (1 on its series).',
+      labelNames: ['version'],
+      registers,
+      collect() {
+        this.reset();
+        const v = config().version;
+        if (v) this.set({ version: v }, 1);
+      },
+    });
+  }
+
+  /** One service's metrics. */
+  forService(service: string): ServiceMetrics {
+    let m = this.services.get(service);
+    if (!m) {
+      m = new ServiceMetrics(service, this.total, this.plugin, this.queue);
+      this.services.set(service, m);
+    }
+    return m;
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
+
+interface ToolSeries {
+  readonly outcomes: Map<Outcome, number>;
+  readonly total: HistogramSeries;
+  readonly plugin: HistogramSeries;
+}
+
+/** A service's series, each tool's found once: the hot path adds numbers. */
+export class ServiceMetrics {
+  private readonly tools = new Map<string, ToolSeries>();
+  private readonly queue: HistogramSeries;
+  redelivered = 0;
+  shedCount = 0;
+
+  constructor(
+    readonly service: string,
+    private readonly total: LatencyHistogram,
+    private readonly plugin: LatencyHistogram,
+    queue: LatencyHistogram,
+  ) {
+    this.queue = queue.child({ service });
+  }
+
+  /** Outcome counts by tool, for the counter's scrape. */
+  get outcomes(): Iterable<[string, Map<Outcome, number>]> {
+    return [...this.tools].map(([tool, s]) => [tool, s.outcomes]);
+  }
+
+  private series(tool: string): ToolSeries {
+    let s = this.tools.get(tool);
+    if (!s) {
+      const labels = { service: this.service, tool };
+      s = { outcomes: new Map(), total: this.total.child(labels), plugin: this.plugin.child(labels) };
+      this.tools.set(tool, s);
+    }
+    return s;
+  }
+
+  /** A request settled: its outcome and times. */
+  record(ctx: CallContext, outcome: Outcome): void {
+    const now = performance.now();
+    const s = this.series(ctx.tool?.name ?? '');
+    s.outcomes.set(outcome, (s.outcomes.get(outcome) ?? 0) + 1);
+    if (ctx.message.redeliveryCount > 0) this.redelivered++;
+    this.queue.observe((ctx.startedAt - ctx.receivedAt) / 1000);
+    s.total.observe((now - ctx.receivedAt) / 1000);
+    if (ctx.pluginStartedAt !== undefined && ctx.pluginEndedAt !== undefined) s.plugin.observe((ctx.pluginEndedAt - ctx.pluginStartedAt) / 1000);
+  }
+
+  /** A request answered without running (a full backlog, a blocked service). */
+  shed(): void {
+    this.shedCount++;
+  }
+}
+
+/** The metrics of each request, recorded once it has settled. */
+export function metricsInterceptor(m: ServiceMetrics): Interceptor {
+  return (ctx, next) =>
+    next(ctx).then((outcome) => {
+      m.record(ctx, outcome);
+      return outcome;
+    });
+}

@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type App } from '../../../src/app.js';
+import { ToolResponseError } from '../../../src/client/tool-client.js';
+import { loadSecrets } from '../../../src/secrets.js';
+import { readSettings } from '../../../src/settings.js';
+import { MemoryTransport } from '../../../src/transport/memory-transport.js';
+import { captureLogger } from '../../support/harness.js';
+
+/** Every sample line of the exposition text, by its series (name and labels as written). */
+function samples(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const i = line.lastIndexOf(' ');
+    out.set(line.slice(0, i), Number(line.slice(i + 1)));
+  }
+  return out;
+}
+
+describe('/metrics after real calls (memory transport, the example descriptors)', () => {
+  let app: App;
+  let text: string;
+  beforeAll(async () => {
+    const settings = readSettings({ TOOLWIRE_CONFIG_DIR: 'config', TOOLWIRE_HTTP_PORT: '0' });
+    app = await startApp({ settings, transport: new MemoryTransport(), secrets: loadSecrets({}), log: captureLogger('warn').log });
+    const svc = app.catalog.services;
+    const echo = svc.get('echo-service')!;
+    const calc = svc.get('calculator-service')!;
+    for (let n = 0; n < 5; n++) await app.client.call({ requestQueue: echo.requestQueue, responseQueue: echo.responseQueue, tool: 'echo', config: {}, arguments: { text: `t${n}` } });
+    for (let n = 0; n < 2; n++) {
+      const err = await app.client.call({ requestQueue: calc.requestQueue, responseQueue: calc.responseQueue, tool: 'calculate', config: {}, arguments: { expression: '1/0' } }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ToolResponseError);
+    }
+    const res = await fetch(`http://${app.http!.host}:${app.http!.port}/metrics`);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    text = await res.text();
+  });
+  afterAll(async () => {
+    await app.stop(100);
+  });
+
+  it('counts requests by service, tool and outcome', () => {
+    const s = samples(text);
+    expect(s.get('toolwire_requests_total{service="echo-service",tool="echo",outcome="answered"}')).toBe(5);
+    expect(s.get('toolwire_requests_total{service="calculator-service",tool="calculate",outcome="failed"}')).toBe(2);
+  });
+
+  it('times each call: in the queue, in the plugin, and in all, with one observation per call', () => {
+    const s = samples(text);
+    expect(s.get('toolwire_request_duration_seconds_count{service="echo-service",tool="echo"}')).toBe(5);
+    expect(s.get('toolwire_plugin_duration_seconds_count{service="echo-service",tool="echo"}')).toBe(5);
+    expect(s.get('toolwire_request_duration_seconds_bucket{service="echo-service",tool="echo",le="+Inf"}')).toBe(5);
+    expect(s.get('toolwire_queue_wait_seconds_count{service="calculator-service"}')).toBe(2);
+    // Buckets are cumulative, and the total time holds the plugin's.
+    const buckets = [...s].filter(([k]) => k.startsWith('toolwire_request_duration_seconds_bucket{service="echo-service"')).map(([, v]) => v);
+    expect(buckets).toEqual([...buckets].sort((a, b) => a - b));
+    expect(s.get('toolwire_request_duration_seconds_sum{service="echo-service",tool="echo"}')!).toBeGreaterThanOrEqual(s.get('toolwire_plugin_duration_seconds_sum{service="echo-service",tool="echo"}')!);
+  });
+
+  it('shows in-flight and queued gauges per service, the transport, the config, and Node process metrics', () => {
+    const s = samples(text);
+    expect(s.get('toolwire_requests_in_flight{service="echo-service"}')).toBe(0);
+    expect(s.get('toolwire_requests_queued{service="joke-service"}')).toBe(0);
+    expect(s.get('toolwire_transport_connected')).toBe(1);
+    expect(s.get(`toolwire_config_info{version="${app.config().version!}"}`)).toBe(1);
+    expect(s.get('toolwire_config_reloads_total{result="applied"}')).toBe(1);
+    expect(text).toMatch(/^toolwire_nodejs_eventloop_lag_seconds /m);
+    expect(text).toMatch(/^toolwire_process_resident_memory_bytes /m);
+    // No label carries a request's own values.
+    expect(text).not.toMatch(/requestId|t0|1\/0/);
+  });
+});
