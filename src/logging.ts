@@ -1,5 +1,6 @@
 import pino, { type Logger } from 'pino';
 import { redact, redactFields } from './redact.js';
+import { traceLogFields } from './tracing/trace-context.js';
 
 export interface LoggerOptions {
   level?: string;
@@ -17,6 +18,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     level: options.level ?? 'info',
     // Credentials are blanked by field name at any depth, error objects included.
     formatters: { log: (obj) => redactFields(obj) as Record<string, unknown> },
+    // The active span's ids on every line, while tracing is on.
+    mixin: traceLogFields,
     ...(secrets
       ? {
           hooks: {

@@ -6,6 +6,7 @@ import { AbortedError, ErrorCode, TimeoutError, ToolwireError } from '../errors.
 import { AsyncQueue } from '../transport/async-queue.js';
 import type { Subscription, Transport } from '../transport/transport.js';
 import { cancelTopic } from '../transport/topic-name.js';
+import { injectTraceContext } from '../tracing/trace-context.js';
 import { CANCEL_PROPERTY, ID_PROPERTY, SEQ_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY } from '../envelope/properties.js';
 
 export interface CallOptions extends ToolRequest {
@@ -119,6 +120,8 @@ export class ToolClient {
       const properties: Record<string, string> = { [ID_PROPERTY]: id };
       if (options.stream) properties[STREAM_PROPERTY] = 'true';
       if (options.tool) properties[TOOL_PROPERTY] = options.tool;
+      // The caller's span, if it has one, becomes the parent of the worker's.
+      injectTraceContext(properties);
       const producer = await this.transport.producer(options.requestQueue, options.signal);
       await producer.send({ data: encodeRequest(options), properties }, options.signal);
       sent = true;

@@ -1,4 +1,6 @@
+import { context, propagation } from '@opentelemetry/api';
 import { z } from 'zod';
+import { tracingEnabled } from '../tracing/trace-context.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ToolClient } from '../client/tool-client.js';
@@ -55,23 +57,28 @@ export async function invokeTool(name: string, req: IncomingMessage, res: Server
     const abort = new AbortController();
     res.on('close', () => abort.abort());
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    try {
-      for await (const r of o.client.stream({
-        requestQueue: service.requestQueue,
-        responseQueue: service.responseQueue,
-        config: tool.config as Record<string, unknown>,
-        arguments: args,
-        ...(body.user !== undefined ? { user: body.user } : {}),
-        stream: body.stream === true,
-        tool: tool.name,
-        signal: abort.signal,
-      })) {
-        res.write(`data: ${JSON.stringify({ error: r.error, response: r.response, end_of_stream: r.endOfStream })}\n\n`);
+    // A caller's `traceparent` header becomes the parent of the worker's span.
+    const parent = tracingEnabled() ? propagation.extract(context.active(), req.headers) : undefined;
+    const call = async (): Promise<void> => {
+      try {
+        for await (const r of o.client.stream({
+          requestQueue: service.requestQueue,
+          responseQueue: service.responseQueue,
+          config: tool.config as Record<string, unknown>,
+          arguments: args,
+          ...(body.user !== undefined ? { user: body.user } : {}),
+          stream: body.stream === true,
+          tool: tool.name,
+          signal: abort.signal,
+        })) {
+          res.write(`data: ${JSON.stringify({ error: r.error, response: r.response, end_of_stream: r.endOfStream })}\n\n`);
+        }
+      } catch (err) {
+        if (!abort.signal.aborted) {
+          res.write(`data: ${JSON.stringify({ error: { type: GATEWAY_ERROR, message: (err as Error).message }, response: '', end_of_stream: true })}\n\n`);
+        }
       }
-    } catch (err) {
-      if (!abort.signal.aborted) {
-        res.write(`data: ${JSON.stringify({ error: { type: GATEWAY_ERROR, message: (err as Error).message }, response: '', end_of_stream: true })}\n\n`);
-      }
-    }
+    };
+    await (parent ? context.with(parent, call) : call());
     res.end();
 }

@@ -13,6 +13,7 @@ import type { WorkerLimits } from './limits.js';
 import { CallAbort } from './call-abort.js';
 import { createSink, type ObservationSink } from './observation-sink.js';
 import { RecentIds } from './recent-ids.js';
+import { injectTraceContext } from '../tracing/trace-context.js';
 import { Outcome } from './outcome.js';
 import { compose, type CallContext, type Interceptor, type Next } from './interceptor.js';
 
@@ -189,7 +190,9 @@ export class RequestHandler {
   private async answer(ctx: CallContext, id: string): Promise<Outcome> {
     const { service, limits, hardStop } = this.deps;
     const msg = ctx.message;
-    const properties = { [ID_PROPERTY]: id };
+    const properties: Record<string, string> = { [ID_PROPERTY]: id };
+    // The answer carries the worker's span back to the agent (no-op while tracing is off).
+    injectTraceContext(properties);
     let toolName: string | undefined;
     // One child logger per request, made only when something logs or the plugin reads `log`
     // (a pino child costs on the hot path, and most answered requests log nothing).

@@ -16,6 +16,7 @@ import { DEFAULT_LIMITS, type WorkerLimits } from './limits.js';
 import { Outcome, RequestHandler } from './request-handler.js';
 import type { Interceptor } from './interceptor.js';
 import { loggingInterceptor } from './logging-interceptor.js';
+import { tracingInterceptor } from './tracing-interceptor.js';
 import { metricsInterceptor, type WorkerMetrics } from '../metrics/worker-metrics.js';
 
 export const WorkerState = {
@@ -242,7 +243,7 @@ export class Worker {
   private instance(service: ToolService, plugin: Plugin, redeliverable: boolean): Instance {
     const { transport, log, metrics } = this.options;
     const serviceLog = log.child({ service: service.id });
-    const interceptors = [metrics && metricsInterceptor(metrics.forService(service.id)), loggingInterceptor(serviceLog)].filter((i): i is Interceptor => i !== undefined);
+    const interceptors = [tracingInterceptor(), metrics && metricsInterceptor(metrics.forService(service.id)), loggingInterceptor(serviceLog)].filter((i): i is Interceptor => i !== undefined);
     const handler = new RequestHandler({
       service,
       catalog: () => this.catalog,

@@ -1,6 +1,7 @@
 import { startApp } from '../../app.js';
 import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../logging.js';
+import { startTracing } from '../../tracing/start-tracing.js';
 import { loadSecrets } from '../../secrets.js';
 import { settingSecrets } from '../../settings.js';
 import { openTransport } from '../open-transport.js';
@@ -71,12 +72,14 @@ export const runCommand: Command = {
       pretty: settings.logFormat ? settings.logFormat === 'pretty' : Boolean((process.stderr as { isTTY?: boolean }).isTTY),
       secrets: () => [...secrets.values(), ...fixedSecrets],
     });
+    const tracing = await startTracing(env, log);
     const transport = await openTransport(settings, log, io.signal);
     let app;
     try {
       app = await startApp({ settings, transport, secrets, log, signal: io.signal });
     } catch (err) {
       await transport.close();
+      await tracing?.shutdown();
       if (err instanceof ConfigError) {
         io.stderr.write(`cannot start: ${err.problems.length} problem(s) in ${settings.configSource === 'directory' ? settings.configDir : 'the config'}\n`);
         for (const p of err.problems) io.stderr.write(`  ${p}\n`);
@@ -96,6 +99,7 @@ export const runCommand: Command = {
     });
     log.info('stop requested');
     await app.stop();
+    await tracing?.shutdown();
     log.flush?.();
     return 0;
   },

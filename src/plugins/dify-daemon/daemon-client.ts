@@ -1,5 +1,6 @@
 import { ToolFailedError, UnavailableError } from '../../errors.js';
 import { abortError } from '../abort.js';
+import { injectTraceContext } from '../../tracing/trace-context.js';
 import { unwrapDifyError } from '../dify/dify-error.js';
 import type { StreamItem } from '../dify/observe-stream.js';
 import { SseParser } from '../../sse/sse-parser.js';
@@ -81,9 +82,11 @@ export class DifyDaemonClient {
     try {
       let response: Response;
       try {
+        const headers: Record<string, string> = { 'X-Api-Key': this.endpoint.key, 'X-Plugin-ID': pluginId, 'Content-Type': 'application/json' };
+        injectTraceContext(headers);
         response = await fetch(url, {
           method: 'POST',
-          headers: { 'X-Api-Key': this.endpoint.key, 'X-Plugin-ID': pluginId, 'Content-Type': 'application/json' },
+          headers,
           body: JSON.stringify(payload),
           signal,
         });

@@ -3,6 +3,7 @@ import { Agent, type Dispatcher } from 'undici';
 import type { Tool, ToolService } from '../../catalog/descriptors.js';
 import { ConfigError, ToolFailedError, ToolwireError, UnavailableError, TimeoutError, errorMessage } from '../../errors.js';
 import { resolveDescriptorValue } from '../../secrets.js';
+import { injectTraceContext } from '../../tracing/trace-context.js';
 import { AddressGuard, AddressRefusedError, type Resolver } from '../../net/address-guard.js';
 import { abortError, sleep } from '../abort.js';
 import { blobSinkFor, type BlobSink } from '../blob-sink.js';
@@ -126,6 +127,8 @@ export class OpenApiPlugin implements Plugin {
   private async send(request: HttpRequest, signal: AbortSignal): Promise<ReadResponse & { retryAfter: string | null }> {
     let { method, url, body } = request;
     const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.8', ...request.headers };
+    // The request's span goes on to the API (no-op while tracing is off).
+    injectTraceContext(headers);
     for (let hop = 0; ; hop++) {
       let res: Dispatcher.ResponseData;
       try {

@@ -1,0 +1,107 @@
+/**
+ * Traces from the agent to the plugin: OpenTelemetry's SDK exporting over OTLP/HTTP (JSON) to
+ * a receiver in this process, a worker on the memory transport, an agent span around a
+ * ToolClient call, and an openapi tool whose API is a real HTTP server on loopback.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { trace } from '@opentelemetry/api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type App } from '../../../src/app.js';
+import { loadSecrets } from '../../../src/secrets.js';
+import { readSettings } from '../../../src/settings.js';
+import { startTracing, type Tracing } from '../../../src/tracing/start-tracing.js';
+import { tracingEnabled } from '../../../src/tracing/trace-context.js';
+import { MemoryTransport } from '../../../src/transport/memory-transport.js';
+import { writeConfigDir, removeDir } from '../../support/pulsar-app.js';
+import { createLogger } from '../../../src/logging.js';
+
+/** The parts of an OTLP/JSON ExportTraceServiceRequest this test reads (ids are hex in JSON). */
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  attributes?: { key: string; value: Record<string, unknown> }[];
+}
+interface OtlpRequest {
+  resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[];
+}
+
+const spans: OtlpSpan[] = [];
+let receiver: Server;
+let api: Server;
+let apiTraceparent: string | undefined;
+let app: App;
+let tracing: Tracing | undefined;
+let dir: string;
+/** The worker's own logger (with its trace mixin), its lines kept. */
+const lines: string[] = [];
+const logs = { log: createLogger({ level: 'debug', destination: { write: (l: string) => void lines.push(l) } }), lines: () => lines };
+
+const listen = async (s: Server): Promise<number> => {
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  return (s.address() as AddressInfo).port;
+};
+
+beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (req.url === '/v1/traces') {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpRequest;
+        for (const rs of body.resourceSpans) for (const ss of rs.scopeSpans) spans.push(...ss.spans);
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  api = createServer((req, res) => {
+    apiTraceparent = req.headers['traceparent'] as string | undefined;
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+  });
+  const [receiverPort, apiPort] = [await listen(receiver), await listen(api)];
+  tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiverPort}`, OTEL_SERVICE_NAME: 'toolwire-test' }, logs.log);
+  dir = await writeConfigDir({
+    services: [{ id: 'api', 'request-queue': 'persistent://tg/flow/api-request', 'response-queue': 'non-persistent://tg/response/api', plugin: { kind: 'openapi', server: `http://127.0.0.1:${apiPort}`, 'allow-private': ['127.0.0.0/8'] } }],
+    tools: [{ name: 'ping', service: 'api', 'plugin-options': { method: 'get', path: '/ping' } }],
+  });
+  app = await startApp({ settings: readSettings({ TOOLWIRE_CONFIG_DIR: dir, TOOLWIRE_HTTP_PORT: 'off' }), transport: new MemoryTransport(), secrets: loadSecrets({}), log: logs.log });
+});
+
+afterAll(async () => {
+  await app?.stop(100);
+  await tracing?.shutdown();
+  receiver?.close();
+  api?.close();
+  await removeDir(dir);
+});
+
+describe('tracing over OTLP', () => {
+  it('follows a call from the agent through the worker into the plugin and on to the API', async () => {
+    expect(tracingEnabled()).toBe(true);
+    const agent = trace.getTracer('agent');
+    const ids = await agent.startActiveSpan('agent decides to ping', async (span) => {
+      await app.client.call({ requestQueue: 'persistent://tg/flow/api-request', responseQueue: 'non-persistent://tg/response/api', tool: 'ping', config: {}, arguments: {} });
+      span.end();
+      return span.spanContext();
+    });
+    await app.stop(100);
+    await tracing!.shutdown();
+    tracing = undefined;
+
+    const worker = spans.find((s) => s.name === 'tool-service api');
+    expect(worker, JSON.stringify(spans.map((s) => s.name))).toBeDefined();
+    expect(worker!.traceId).toBe(ids.traceId);
+    expect(worker!.parentSpanId).toBe(ids.spanId);
+    const attrs = Object.fromEntries((worker!.attributes ?? []).map((a) => [a.key, Object.values(a.value)[0]]));
+    expect(attrs).toMatchObject({ 'toolwire.service': 'api', 'toolwire.tool': 'ping', 'toolwire.outcome': 'answered' });
+    const plugin = spans.find((s) => s.name === 'plugin ping');
+    expect(plugin).toMatchObject({ traceId: ids.traceId, parentSpanId: worker!.spanId });
+    // The API was called inside the worker's span.
+    expect(apiTraceparent).toBe(`00-${ids.traceId}-${worker!.spanId}-01`);
+    // And the worker's log lines of that request carry the trace.
+    const settled = logs.lines().map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l['msg'] === 'request settled');
+    expect(settled).toMatchObject({ trace_id: ids.traceId, span_id: worker!.spanId });
+  });
+});
