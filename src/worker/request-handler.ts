@@ -260,6 +260,8 @@ export class RequestHandler {
       await msg.ack();
       return Outcome.Answered;
     } catch (err) {
+      // A plugin that threw as it was called has still had its time.
+      if (ctx.pluginStartedAt !== undefined) ctx.pluginEndedAt ??= performance.now();
       // Nothing more of this answer may go out once its final (error) message is decided.
       sink?.abort();
       return this.fail(ctx, err, properties, sink?.started ?? false, logFor());

@@ -1,0 +1,61 @@
+/**
+ * /metrics after real calls over the broker, on both request topic kinds: the series a
+ * scraper reads (names, labels) and counts that match the calls made.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { App } from '../../src/app.js';
+import { ToolClient, ToolResponseError } from '../../src/client/tool-client.js';
+import type { Transport } from '../../src/transport/transport.js';
+import { captureLogger } from '../support/harness.js';
+import { brokerTransport, deleteTopic, removeDir, startPulsarApp, suffix, writeConfigDir } from '../support/pulsar-app.js';
+
+const adminUrl = inject('pulsarAdminUrl');
+const tag = suffix();
+const KINDS = ['persistent', 'non-persistent'] as const;
+const queues = (kind: string) => ({ request: `${kind}://tg/request/metrics-${kind}-${tag}`, response: `non-persistent://tg/response/metrics-${kind}-${tag}` });
+
+let dir: string;
+let app: App;
+let agent: Transport;
+let client: ToolClient;
+
+beforeAll(async () => {
+  const { log } = captureLogger('warn');
+  dir = await writeConfigDir({
+    services: KINDS.map((kind) => ({ id: `calc-${kind}`, 'request-queue': queues(kind).request, 'response-queue': queues(kind).response, plugin: { kind: 'module', module: 'builtin:calculator' } })),
+    tools: KINDS.map((kind) => ({ name: `calc-${kind}`, service: `calc-${kind}`, arguments: [{ name: 'expression', type: 'string', required: true }] })),
+  });
+  app = await startPulsarApp({ adminUrl, configDir: dir, log, env: { TOOLWIRE_HTTP_PORT: '0' } });
+  agent = await brokerTransport(adminUrl, log);
+  client = new ToolClient(agent, log);
+}, 60_000);
+
+afterAll(async () => {
+  await client?.close();
+  await agent?.close();
+  await app?.stop();
+  await removeDir(dir);
+  for (const kind of KINDS) await deleteTopic(adminUrl, queues(kind).request).catch(() => undefined);
+});
+
+describe.each(KINDS)('metrics of calls on a %s request topic', (kind) => {
+  it('counts each call by service, tool and outcome, and times every one', async () => {
+    const q = queues(kind);
+    for (let n = 0; n < 4; n++) expect(await client.call({ requestQueue: q.request, responseQueue: q.response, tool: `calc-${kind}`, config: {}, arguments: { expression: `${n}+1` } })).toBe(String(n + 1));
+    const err = await client.call({ requestQueue: q.request, responseQueue: q.response, tool: `calc-${kind}`, config: {}, arguments: { expression: '1/0' } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ToolResponseError);
+    const text = await (await fetch(`http://${app.http!.host}:${app.http!.port}/metrics`)).text();
+    const value = (series: string): number | undefined => {
+      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+      return line === undefined ? undefined : Number(line.slice(series.length + 1));
+    };
+    const labels = `service="calc-${kind}",tool="calc-${kind}"`;
+    expect(value(`toolwire_requests_total{${labels},outcome="answered"}`)).toBe(4);
+    expect(value(`toolwire_requests_total{${labels},outcome="failed"}`)).toBe(1);
+    expect(value(`toolwire_request_duration_seconds_count{${labels}}`)).toBe(5);
+    expect(value(`toolwire_plugin_duration_seconds_count{${labels}}`)).toBe(5);
+    expect(value(`toolwire_queue_wait_seconds_count{service="calc-${kind}"}`)).toBe(5);
+    expect(value(`toolwire_requests_in_flight{service="calc-${kind}"}`)).toBe(0);
+    expect(value('toolwire_transport_connected')).toBe(1);
+  });
+});
