@@ -65,8 +65,11 @@ export async function startApp(deps: AppDeps): Promise<App> {
   const httpToken = settings.httpToken ? resolveToken(settings.httpToken, secrets) : undefined;
   const faults = new PluginFaultBoard();
   const ctx: PluginContext = { log: log.child({ component: 'plugins' }), configDir: settings.configDir, secrets, settings: settings.pluginSettings, faults };
+  // Recorded whether or not anything scrapes them (the HTTP surface serves them); Node's
+  // process and event-loop metrics only where they can be read.
+  const metrics = new WorkerMetrics({ processMetrics: settings.httpPort !== undefined });
   const createPlugin = async (s: ToolService): Promise<Plugin | undefined> =>
-    s.plugin ? registry.get(s.plugin.kind)!.create(s, { ...ctx, log: log.child({ component: 'plugin', service: s.id }) }) : undefined;
+    s.plugin ? registry.get(s.plugin.kind)!.create(s, { ...ctx, log: log.child({ component: 'plugin', service: s.id }), events: metrics.pluginEvents(s.id, s.plugin.kind) }) : undefined;
   const follower = new ConfigFollower({
     source: createConfigSource(settings, transport, log.child({ component: 'config' })),
     build: (entries) => buildCatalog(entries, registry, ctx),
@@ -85,9 +88,6 @@ export async function startApp(deps: AppDeps): Promise<App> {
       const p = await createPlugin(s);
       if (p) plugins.set(s.id, p);
     }
-    // Recorded whether or not anything scrapes them (the HTTP surface serves them); Node's
-    // process and event-loop metrics only where they can be read.
-    const metrics = new WorkerMetrics({ processMetrics: settings.httpPort !== undefined });
     const w = new Worker({ transport, catalog, plugins, log: log.child({ component: 'worker' }), limits: settings.limits, metrics });
     worker = w;
     metrics.watch({ services: () => w.load(), transportConnected: () => transport.connected, config: () => follower.status() });

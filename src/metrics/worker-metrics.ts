@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { HistogramSeries, LatencyHistogram } from './latency-histogram.js';
 import type { ConfigStatus } from '../config/config-follower.js';
+import type { PluginEvents } from '../plugins/plugin.js';
 import type { CallContext, Interceptor } from '../worker/interceptor.js';
 import type { Outcome } from '../worker/outcome.js';
 
@@ -26,6 +27,8 @@ export interface MetricsSources {
 export class WorkerMetrics {
   readonly registry = new Registry();
   private readonly services = new Map<string, ServiceMetrics>();
+  /** Plugin events by `service\0plugin\0event`. */
+  private readonly pluginEventCounts = new Map<string, number>();
   private readonly total: LatencyHistogram;
   private readonly plugin: LatencyHistogram;
   private readonly queue: LatencyHistogram;
@@ -64,6 +67,20 @@ export class WorkerMetrics {
       collect() {
         this.reset();
         for (const m of services.values()) this.inc({ service: m.service }, m.shedCount);
+      },
+    });
+    const pluginEvents = this.pluginEventCounts;
+    new Counter({
+      name: 'toolwire_plugin_events_total',
+      help: "Plugins' own events besides calls: Dify and OpenAPI retries, MCP reconnects, OAuth2 tokens fetched.",
+      labelNames: ['service', 'plugin', 'event'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [key, n] of pluginEvents) {
+          const [service, plugin, event] = key.split('\0') as [string, string, string];
+          this.inc({ service, plugin, event }, n);
+        }
       },
     });
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'toolwire_' });
@@ -134,6 +151,17 @@ export class WorkerMetrics {
         if (v) this.set({ version: v }, 1);
       },
     });
+  }
+
+  /** Where one service's plugin counts its events. */
+  pluginEvents(service: string, plugin: string): PluginEvents {
+    const counts = this.pluginEventCounts;
+    return {
+      count(event) {
+        const key = `${service}\0${plugin}\0${event}`;
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      },
+    };
   }
 
   /** One service's metrics. */

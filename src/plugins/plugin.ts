@@ -45,6 +45,11 @@ export interface Plugin {
   close?(): Promise<void>;
 }
 
+/** Counts of a plugin's own events, by a name the plugin's code chooses from a few (`retry`, `reconnect`, `token`). */
+export interface PluginEvents {
+  count(event: string): void;
+}
+
 /** What a plugin factory gets from the worker: its own settings, never a request's. */
 export interface PluginContext {
   readonly log: Logger;
@@ -55,6 +60,8 @@ export interface PluginContext {
   readonly settings: Readonly<Record<string, string | undefined>>;
   /** Where a plugin reports a fault of the worker's own making (readiness shows it). */
   readonly faults?: PluginFaults;
+  /** Where a plugin counts what it does besides calls (retries, reconnects...): a metric per service. */
+  readonly events?: PluginEvents;
   /** How host names become addresses for the request-forgery guard (default: the system's); tests map names without DNS. */
   readonly resolve?: Resolver;
 }

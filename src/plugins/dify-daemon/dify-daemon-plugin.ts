@@ -1,7 +1,7 @@
 import type { Tool, ToolService } from '../../catalog/descriptors.js';
 import { ConfigError } from '../../errors.js';
 import type { Secrets } from '../../secrets.js';
-import type { Plugin, PluginContext, PluginFactory, ToolCall } from '../plugin.js';
+import type { Plugin, PluginContext, PluginEvents, PluginFactory, ToolCall } from '../plugin.js';
 import { AddressGuard, type Resolver } from '../../net/address-guard.js';
 import { checkFileUrls } from '../dify/file-urls.js';
 import { checkTargets, difyOptionsSchema, type DifyOptions } from '../dify/dify-tool-options.js';
@@ -28,6 +28,7 @@ export class DifyDaemonPlugin implements Plugin {
     private readonly secrets: Secrets,
     private readonly faults?: PluginFaults,
     resolve?: Resolver,
+    private readonly events?: PluginEvents,
   ) {
     this.client = new DifyDaemonClient({ url: settings.url, key: settings.key, tenantId: settings.tenantId });
     this.fileUrls = new AddressGuard(settings.fileUrls, resolve);
@@ -55,7 +56,7 @@ export class DifyDaemonPlugin implements Plugin {
             secrets: hidden,
           });
         },
-        { policy: this.settings.retry, signal: call.signal, log },
+        { policy: this.settings.retry, signal: call.signal, log, onRetry: () => this.events?.count('retry') },
       ),
     );
   }
@@ -76,7 +77,7 @@ export const difyDaemonPluginFactory: PluginFactory<DifyOptions, DifyOptions> = 
     return [...problems.map((p) => `${service.source}: plugin: ${p}`), ...checkTargets(service, tools, ctx.secrets, 'plugin_id')];
   },
   async create(service: ToolService, ctx: PluginContext): Promise<Plugin> {
-    return new DifyDaemonPlugin(service, settingsOrThrow(ctx), ctx.secrets, ctx.faults, ctx.resolve);
+    return new DifyDaemonPlugin(service, settingsOrThrow(ctx), ctx.secrets, ctx.faults, ctx.resolve, ctx.events);
   },
   checkCredentials(service: ToolService, tools: readonly Tool[], ctx: PluginContext, signal: AbortSignal): Promise<string[]> {
     return validateServiceCredentials(service, tools, settingsOrThrow(ctx), ctx.secrets, signal);

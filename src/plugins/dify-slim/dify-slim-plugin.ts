@@ -5,7 +5,7 @@ import { checkTargets, difyOptionsSchema, type DifyOptions } from '../dify/dify-
 import { observe } from '../dify/observe-stream.js';
 import { withRetry } from '../dify/retry.js';
 import { prepareDifyInvocation } from '../dify/prepare-invocation.js';
-import type { Plugin, PluginContext, PluginFactory, ToolCall } from '../plugin.js';
+import type { Plugin, PluginContext, PluginEvents, PluginFactory, ToolCall } from '../plugin.js';
 import { AddressGuard, type Resolver } from '../../net/address-guard.js';
 import { checkFileUrls } from '../dify/file-urls.js';
 import { readDifySlimSettings, type DifySlimSettings } from './settings.js';
@@ -29,6 +29,7 @@ export class DifySlimPlugin implements Plugin {
     private readonly secrets: Secrets,
     private readonly faults?: PluginFaults,
     resolve?: Resolver,
+    private readonly events?: PluginEvents,
   ) {
     this.fileUrls = new AddressGuard(settings.fileUrls, resolve);
   }
@@ -62,7 +63,7 @@ export class DifySlimPlugin implements Plugin {
         });
         return observe(slimItems(outputs, s.mode, log, hidden), { log, blobSink: s.blobSink, signal: call.signal, toolName, secrets: hidden });
       },
-      { policy: s.retry, signal: call.signal, log },
+      { policy: s.retry, signal: call.signal, log, onRetry: () => this.events?.count('retry') },
     );
     yield* withFaultReport(this.service.id, this.faults, attempts);
   }
@@ -79,6 +80,6 @@ export const difySlimPluginFactory: PluginFactory<DifyOptions, DifyOptions> = {
   async create(service: ToolService, ctx: PluginContext): Promise<Plugin> {
     const { settings, problems } = readDifySlimSettings(ctx.settings, ctx.secrets);
     if (problems.length > 0) throw new ConfigError(problems);
-    return new DifySlimPlugin(service, settings, ctx.secrets, ctx.faults, ctx.resolve);
+    return new DifySlimPlugin(service, settings, ctx.secrets, ctx.faults, ctx.resolve, ctx.events);
   },
 };

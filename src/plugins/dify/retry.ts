@@ -24,7 +24,7 @@ export function backoffDelayMs(retry: number, policy: RetryPolicy, random: () =>
  */
 export async function* withRetry(
   attempt: (n: number) => AsyncIterable<string>,
-  opts: { policy: RetryPolicy; signal: AbortSignal; log: Logger },
+  opts: { policy: RetryPolicy; signal: AbortSignal; log: Logger; onRetry?: () => void },
 ): AsyncGenerator<string> {
   for (let n = 1; ; n++) {
     let yielded = false;
@@ -39,6 +39,7 @@ export async function* withRetry(
       if (yielded || !isRetriable(err) || n >= opts.policy.maxAttempts) throw err;
       const delayMs = backoffDelayMs(n - 1, opts.policy);
       opts.log.warn({ err, attempt: n, delayMs }, 'retriable failure; trying again');
+      opts.onRetry?.();
       await sleep(delayMs, opts.signal);
     }
   }

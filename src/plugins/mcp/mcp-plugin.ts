@@ -15,7 +15,7 @@ const BASICS = ['PATH', 'HOME', 'TMPDIR', 'LANG'];
 function sessionContext(service: ToolService, ctx: PluginContext): McpSessionContext {
   const basics: Record<string, string | undefined> = {};
   for (const k of BASICS) basics[k] = ctx.settings[k];
-  return { serviceId: service.id, configDir: ctx.configDir, secrets: ctx.secrets, basics, log: ctx.log };
+  return { serviceId: service.id, configDir: ctx.configDir, secrets: ctx.secrets, basics, log: ctx.log, events: ctx.events };
 }
 
 /** Where files a tool returns go: `MCP_BLOB_DIR`, else `DIFY_BLOB_DIR`; unset: described, not kept. */

@@ -1,3 +1,4 @@
+import type { PluginEvents } from '../plugin.js';
 import { isAbsolute, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -19,6 +20,7 @@ export interface McpSessionContext {
   /** The worker's own environment basics (PATH, HOME, TMPDIR, LANG), the only ones a child inherits. */
   readonly basics: Readonly<Record<string, string | undefined>>;
   readonly log: Logger;
+  readonly events?: PluginEvents | undefined;
 }
 
 /** The transport to the server, built from the descriptor and the worker's secrets; throws ConfigError for a reference that does not resolve. */
@@ -96,6 +98,7 @@ export class McpSession {
       if (attempt > 0) await sleep(this.backoff.next());
       try {
         const client = await connectMcp(this.options, this.ctx);
+        if (this.connects > 0) this.ctx.events?.count('reconnect');
         this.connects++;
         this.backoff.reset();
         client.onclose = () => {

@@ -75,6 +75,7 @@ export class OpenApiPlugin implements Plugin {
     this.headers = {};
     for (const [k, v] of Object.entries(options.headers)) this.headers[k.toLowerCase()] = resolveDescriptorValue(v, `plugin.headers.${k}`, ctx.secrets);
     this.auth = new ServiceAuth(options.auth, ctx.secrets, async (url, form, headers, signal) => {
+      ctx.events?.count('token');
       const r = await this.send({ method: 'POST', url: new URL(url), headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() }, signal);
       return { status: r.status, text: r.body.toString('utf8') };
     });
@@ -103,6 +104,7 @@ export class OpenApiPlugin implements Plugin {
         // A wait longer than the service allows is not taken: the agent hears now, with the API's words.
         if (waitMs <= this.options['max-retry-after-ms']) {
           call.log.info({ status: r.status, attempt: attempt + 1, waitMs }, 'API asked to retry later; waiting');
+          this.ctx.events?.count('retry');
           await sleep(waitMs, call.signal);
           continue;
         }

@@ -70,3 +70,17 @@ describe('/metrics after real calls (memory transport, the example descriptors)'
     expect(text).not.toMatch(/requestId|t0|1\/0/);
   });
 });
+
+describe('plugin events', () => {
+  it('are counted per service, plugin and event', async () => {
+    const { WorkerMetrics } = await import('../../../src/metrics/worker-metrics.js');
+    const m = new WorkerMetrics({ processMetrics: false });
+    const events = m.pluginEvents('search', 'dify-daemon');
+    events.count('retry');
+    events.count('retry');
+    m.pluginEvents('files', 'mcp').count('reconnect');
+    const s = samples(await m.text());
+    expect(s.get('toolwire_plugin_events_total{service="search",plugin="dify-daemon",event="retry"}')).toBe(2);
+    expect(s.get('toolwire_plugin_events_total{service="files",plugin="mcp",event="reconnect"}')).toBe(1);
+  });
+});

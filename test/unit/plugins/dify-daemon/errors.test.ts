@@ -137,6 +137,7 @@ describe('dify-daemon: errors reach the agent as Dify words them', () => {
     expect((err as UnavailableError).retriable).toBe(true);
     expect((err as Error).message).toBe('tool invoke error: the plugin daemon cannot be reached (ECONNREFUSED)');
     expect(h.logs.lines.filter((l) => l.includes('retriable failure; trying again'))).toHaveLength(1);
+    expect(h.events).toEqual(['retry']);
   });
 
   it('fails on an event that is not JSON', async () => {

@@ -46,6 +46,8 @@ export interface Harness {
   readonly catalog: Catalog;
   readonly logs: LogCapture;
   readonly ctx: PluginContext;
+  /** What the plugin counted besides calls (`retry`...). */
+  readonly events: string[];
   /** Invoke a tool and join its chunks, the way the worker does in single mode. */
   call(tool: string, args?: Record<string, unknown>, opts?: { signal?: AbortSignal; user?: string; onChunk?: (c: string) => void }): Promise<string>;
 }
@@ -68,16 +70,17 @@ export function toolEntries(tools: Record<string, unknown>[]): ConfigEntry[] {
   }));
 }
 
-export async function loadCatalog(o: HarnessOptions, logs = new LogCapture()): Promise<{ catalog: Catalog; ctx: PluginContext; logs: LogCapture }> {
+export async function loadCatalog(o: HarnessOptions, logs = new LogCapture()): Promise<{ catalog: Catalog; ctx: PluginContext; logs: LogCapture; events: string[] }> {
   const log = createLogger({ level: 'debug', destination: logs });
-  const ctx: PluginContext = { log, configDir: '.', secrets: loadSecrets(o.env ?? {}), settings: o.settings, faults: new PluginFaultBoard(), resolve: testResolver };
+  const events: string[] = [];
+  const ctx: PluginContext = { log, configDir: '.', secrets: loadSecrets(o.env ?? {}), settings: o.settings, faults: new PluginFaultBoard(), resolve: testResolver, events: { count: (e) => void events.push(e) } };
   const registry = new PluginRegistry([o.factory]);
   const catalog = await buildCatalog([serviceEntry(o.kind, o.servicePlugin), ...toolEntries(o.tools)], registry, ctx);
-  return { catalog, ctx, logs };
+  return { catalog, ctx, logs, events };
 }
 
 export async function harness(o: HarnessOptions): Promise<Harness> {
-  const { catalog, ctx, logs } = await loadCatalog(o);
+  const { catalog, ctx, logs, events } = await loadCatalog(o);
   const service = catalog.services.get('dify');
   if (!service) throw new Error('no service');
   const plugin = await o.factory.create(service, ctx);
@@ -86,6 +89,7 @@ export async function harness(o: HarnessOptions): Promise<Harness> {
     catalog,
     logs,
     ctx,
+    events,
     async call(name, args = {}, opts = {}) {
       const tool = catalog.tools.get(name);
       if (!tool) throw new Error(`no tool ${name}`);

@@ -42,12 +42,15 @@ let responses: ResponseCollector;
 let blobDir: string;
 let catalog: Catalog;
 const plugins = new Map<string, Plugin>();
+/** What the plugins counted besides calls (reconnects), by service. */
+const events: string[] = [];
 
 beforeAll(async () => {
   http = await startEverythingHttp();
   blobDir = await mkdtemp(join(tmpdir(), 'toolwire-mcp-blobs-'));
   const { log } = captureLogger('warn');
   const ctx: PluginContext = { log, configDir: tmpdir(), secrets: loadSecrets({ MCP_TEST_TOKEN: 'not-checked-by-the-server' }), settings: { MCP_BLOB_DIR: blobDir, PATH: process.env['PATH'] } };
+  const withEvents = (s: string): PluginContext => ({ ...ctx, events: { count: (e) => void events.push(`${s} ${e}`) } });
   const svc = (id: string, plugin: Record<string, unknown>) =>
     entry('tool-service', id, { id, 'config-params': ['op'], 'request-queue': `non-persistent://tg/request/${id}`, 'response-queue': 'non-persistent://tg/response/mcp', plugin });
   const registry = defaultRegistry();
@@ -56,7 +59,7 @@ beforeAll(async () => {
     registry,
     ctx,
   );
-  for (const s of catalog.services.values()) plugins.set(s.id, await registry.get('mcp')!.create(s, ctx));
+  for (const s of catalog.services.values()) plugins.set(s.id, await registry.get('mcp')!.create(s, withEvents(s.id)));
   transport = new MemoryTransport();
   responses = await ResponseCollector.on(transport, 'non-persistent://tg/response/mcp');
   worker = new Worker({ transport, catalog, plugins, log, limits: { shutdownGraceMs: 2000 } });
@@ -141,5 +144,6 @@ describe('the mcp plugin when its stdio server dies', () => {
     const [r] = await inFlight;
     expect(r?.error?.type).toBe('unavailable');
     expect(text(await call('stdio', 'echo', { message: 'back' }))).toBe('Echo: back');
+    expect(events).toContain('stdio reconnect');
   }, 30_000);
 });

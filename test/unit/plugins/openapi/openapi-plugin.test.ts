@@ -43,6 +43,8 @@ const resolver: Resolver = async (host) => {
 /** Every connection attempt; any beyond loopback is refused before a socket opens. */
 const dialled: string[] = [];
 const realConnect = net.Socket.prototype.connect;
+/** What the plugins counted besides calls (retries, tokens), as `<service> <event>`. */
+const events: string[] = [];
 
 let api: ItemsApi;
 let transport: MemoryTransport;
@@ -99,7 +101,7 @@ beforeAll(async () => {
   const ctx: PluginContext = { log, configDir: tmpdir(), secrets: loadSecrets({ ITEMS_KEY: API_KEY, ITEMS_CLIENT_SECRET: CLIENT_SECRET }), settings: { OPENAPI_BLOB_DIR: blobDir }, resolve: resolver };
   const registry = new PluginRegistry().register(openApiPluginFactory);
   const catalog = await buildCatalog(entries, registry, ctx);
-  for (const s of catalog.services.values()) plugins.set(s.id, await registry.get('openapi')!.create(s, ctx));
+  for (const s of catalog.services.values()) plugins.set(s.id, await registry.get('openapi')!.create(s, { ...ctx, events: { count: (e) => void events.push(`${s.id} ${e}`) } }));
   transport = new MemoryTransport();
   worker = new Worker({ transport, catalog, plugins, log, limits: { shutdownGraceMs: 2000 } });
   await worker.start();
@@ -193,12 +195,14 @@ describe('auth, from the worker secrets only', () => {
     api.validToken = 'rotated-by-the-server';
     expect(await callJson('oauth', 'oauth-secure')).toMatchObject({ ok: true });
     expect(api.tokenFetches).toBe(before + 2);
+    expect(events.filter((e) => e === 'oauth token')).toHaveLength(api.tokenFetches);
   });
 });
 
 describe('answers', () => {
   it('retries a 429 as long as Retry-After asks, then answers', async () => {
     expect(await callJson('items', 'items-limited')).toEqual({ answered: 3 });
+    expect(events.filter((e) => e === 'items retry')).toHaveLength(2);
   });
 
   it('answers rate-limited or unavailable once the retries are spent or the wait is too long', async () => {
