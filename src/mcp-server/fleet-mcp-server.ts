@@ -1,7 +1,9 @@
 import { VERSION } from '../version.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { context, propagation, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import { tracingEnabled } from '../tracing/trace-context.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ToolClient } from '../client/tool-client.js';
 import { TimeoutError, errorMessage } from '../errors.js';
@@ -50,33 +52,40 @@ export function fleetMcpServer(deps: FleetDeps, inFlight: InFlight): { server: S
     const progressToken = req.params._meta?.progressToken;
     const signal = AbortSignal.any([extra.signal, AbortSignal.timeout(deps.callTimeoutMs)]);
     const parts: string[] = [];
-    try {
-      let n = 0;
-      for await (const r of deps.client.stream({
-        requestQueue: service.requestQueue,
-        responseQueue: service.responseQueue,
-        config: { ...tool.config },
-        arguments: req.params.arguments ?? {},
-        tool: tool.name,
-        stream: progressToken !== undefined,
-        timeoutMs: deps.callTimeoutMs,
-        signal,
-      })) {
-        if (r.error) return failed(`${r.error.type}: ${r.error.message}`);
-        if (r.response === '') continue;
-        parts.push(r.response);
-        if (progressToken !== undefined && !r.endOfStream) {
-          await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: ++n, message: r.response } });
+    // An MCP client's trace context, sent in `_meta` (W3C keys), becomes the parent of the
+    // worker's span: the request published below carries it.
+    const meta = req.params._meta as Record<string, unknown> | undefined;
+    const parent = tracingEnabled() && typeof meta?.['traceparent'] === 'string' ? propagation.extract(ROOT_CONTEXT, meta) : undefined;
+    const run = async (): Promise<CallToolResult> => {
+      try {
+        let n = 0;
+        for await (const r of deps.client.stream({
+          requestQueue: service.requestQueue,
+          responseQueue: service.responseQueue,
+          config: { ...tool.config },
+          arguments: req.params.arguments ?? {},
+          tool: tool.name,
+          stream: progressToken !== undefined,
+          timeoutMs: deps.callTimeoutMs,
+          signal,
+        })) {
+          if (r.error) return failed(`${r.error.type}: ${r.error.message}`);
+          if (r.response === '') continue;
+          parts.push(r.response);
+          if (progressToken !== undefined && !r.endOfStream) {
+            await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: ++n, message: r.response } });
+          }
         }
+        return { content: [{ type: 'text', text: parts.join('') }] };
+      } catch (err) {
+        if (extra.signal.aborted) return failed('aborted: the client cancelled the call');
+        // The client's own timeout says `timeout`; a broker that cannot be reached, `unavailable`.
+        return failed(`${err instanceof TimeoutError ? err.code : 'unavailable'}: ${errorMessage(err)}`);
+      } finally {
+        inFlight.count--;
       }
-      return { content: [{ type: 'text', text: parts.join('') }] };
-    } catch (err) {
-      if (extra.signal.aborted) return failed('aborted: the client cancelled the call');
-      // The client's own timeout says `timeout`; a broker that cannot be reached, `unavailable`.
-      return failed(`${err instanceof TimeoutError ? err.code : 'unavailable'}: ${errorMessage(err)}`);
-    } finally {
-      inFlight.count--;
-    }
+    };
+    return parent ? context.with(parent, run) : run();
   });
   const dispose = deps.onCatalogChange(() => {
     server.sendToolListChanged().catch((err: unknown) => deps.log.debug({ err }, 'tools/list_changed not sent'));

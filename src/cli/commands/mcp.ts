@@ -7,6 +7,7 @@ import { ConfigFollower } from '../../config/config-follower.js';
 import { createConfigSource } from '../../config/create-config-source.js';
 import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../logging.js';
+import { startTracing } from '../../tracing/start-tracing.js';
 import { fleetMcpServer, InFlight, type FleetDeps } from '../../mcp-server/fleet-mcp-server.js';
 import { McpHttpServer } from '../../mcp-server/mcp-http.js';
 import { defaultRegistry } from '../../plugins/default-registry.js';
@@ -204,6 +205,7 @@ const mcpServeCommand: Command = {
     if (settings.httpToken && !token) throw new UsageError(`TOOLWIRE_HTTP_TOKEN: the reference ${settings.httpToken} does not resolve`);
     // Logs on stderr always: in stdio mode stdout is the protocol.
     const log = createLogger({ level: settings.logLevel, pretty: false, secrets: () => [...secrets.values(), ...settingSecrets(settings), ...(token ? [token] : [])] });
+    const tracing = await startTracing(env, log);
     // 0: a free port, named in the log line that says where it serves.
     const port = values.http === undefined ? undefined : values.http === '0' ? 0 : positive(values.http, '--http', 0);
     const host = values.host ?? '127.0.0.1';
@@ -247,6 +249,7 @@ const mcpServeCommand: Command = {
     });
     await stopServing();
     await f.close();
+    await tracing?.shutdown();
     return 0;
   },
 };

@@ -6,6 +6,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { trace } from '@opentelemetry/api';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { fleetMcpServer, InFlight } from '../../../src/mcp-server/fleet-mcp-server.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type App } from '../../../src/app.js';
 import { loadSecrets } from '../../../src/secrets.js';
@@ -78,7 +81,7 @@ afterAll(async () => {
 });
 
 describe('tracing over OTLP', () => {
-  it('follows a call from the agent through the worker into the plugin and on to the API', async () => {
+  it('follows a call from the agent (or an MCP client) through the worker into the plugin and on to the API', async () => {
     expect(tracingEnabled()).toBe(true);
     const agent = trace.getTracer('agent');
     const ids = await agent.startActiveSpan('agent decides to ping', async (span) => {
@@ -86,11 +89,25 @@ describe('tracing over OTLP', () => {
       span.end();
       return span.spanContext();
     });
+    const agentCallTraceparent = apiTraceparent;
+    // An MCP client's trace context in `_meta`, through `mcp serve`'s handler.
+    const mcpTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const { server, dispose } = fleetMcpServer({ catalog: () => app.catalog, onCatalogChange: () => () => {}, client: app.client, log: logs.log, maxInFlight: 4, callTimeoutMs: 10_000 }, new InFlight());
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const mcp = new Client({ name: 'test', version: '1' });
+    await mcp.connect(clientSide);
+    const r = await mcp.callTool({ name: 'ping', arguments: {}, _meta: { traceparent: `00-${mcpTrace}-00f067aa0ba902b7-01` } });
+    expect(r.isError).toBeFalsy();
+    await mcp.close();
+    dispose();
+
     await app.stop(100);
     await tracing!.shutdown();
     tracing = undefined;
+    expect(spans.some((s) => s.name === 'tool-service api' && s.traceId === mcpTrace && s.parentSpanId === '00f067aa0ba902b7')).toBe(true);
 
-    const worker = spans.find((s) => s.name === 'tool-service api');
+    const worker = spans.find((s) => s.name === 'tool-service api' && s.traceId === ids.traceId);
     expect(worker, JSON.stringify(spans.map((s) => s.name))).toBeDefined();
     expect(worker!.traceId).toBe(ids.traceId);
     expect(worker!.parentSpanId).toBe(ids.spanId);
@@ -99,7 +116,7 @@ describe('tracing over OTLP', () => {
     const plugin = spans.find((s) => s.name === 'plugin ping');
     expect(plugin).toMatchObject({ traceId: ids.traceId, parentSpanId: worker!.spanId });
     // The API was called inside the worker's span.
-    expect(apiTraceparent).toBe(`00-${ids.traceId}-${worker!.spanId}-01`);
+    expect(agentCallTraceparent).toBe(`00-${ids.traceId}-${worker!.spanId}-01`);
     // And the worker's log lines of that request carry the trace.
     const settled = logs.lines().map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l['msg'] === 'request settled');
     expect(settled).toMatchObject({ trace_id: ids.traceId, span_id: worker!.spanId });
