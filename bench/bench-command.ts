@@ -4,7 +4,7 @@ import { TargetName } from './targets/target.js';
 import type { BenchTransportKind } from './transport-for.js';
 import { parse, UsageError } from '../src/cli/args.js';
 import type { Command, CommandIo } from '../src/cli/command.js';
-import { roundedFigures } from './call-figures.js';
+import { roundedFigures, type CallBenchOptions } from './call-figures.js';
 
 const HELP = `Usage: npm run bench -- [options]
        npm run bench -- drills [--long] [options]   (fault drills; see 'npm run bench -- drills --help')
@@ -133,19 +133,26 @@ the MCP SDK's Client, against the same call made as an agent makes it, through a
 Defaults: 1000 sequential, K 64, 5000 concurrent calls, 3 rounds.
 `;
 
+/** The flags of the in-process call benches (mcp, openapi). */
+const CALL_BENCH_FLAGS = { sequential: { type: 'string' }, concurrency: { type: 'string' }, calls: { type: 'string' }, rounds: { type: 'string' } } as const;
+
+function callBenchOptions(values: { sequential?: string | undefined; concurrency?: string | undefined; calls?: string | undefined; rounds?: string | undefined }): CallBenchOptions {
+  return {
+    sequential: num(values.sequential, '--sequential', 1) ?? 1000,
+    concurrency: num(values.concurrency, '--concurrency', 1) ?? 64,
+    concurrentCalls: num(values.calls, '--calls', 1) ?? 5000,
+    rounds: num(values.rounds, '--rounds', 1) ?? 3,
+  };
+}
+
 async function mcpBenchCommand(io: CommandIo): Promise<number> {
-  const { values } = parse(io.argv, { sequential: { type: 'string' }, concurrency: { type: 'string' }, calls: { type: 'string' }, rounds: { type: 'string' } }, false);
+  const { values } = parse(io.argv, CALL_BENCH_FLAGS, false);
   if (values.help) {
     io.stdout.write(MCP_HELP);
     return 0;
   }
   const { runMcpBench } = await import('./mcp-bench.js');
-  const r = await runMcpBench({
-    sequential: num(values.sequential, '--sequential', 1) ?? 1000,
-    concurrency: num(values.concurrency, '--concurrency', 1) ?? 64,
-    concurrentCalls: num(values.calls, '--calls', 1) ?? 5000,
-    rounds: num(values.rounds, '--rounds', 1) ?? 3,
-  });
+  const r = await runMcpBench(callBenchOptions(values));
   const round = (x: number) => Math.round(x * 100) / 100;
   io.stdout.write(`${JSON.stringify({ direct: roundedFigures(r.direct), plugin: roundedFigures(r.plugin), serve: roundedFigures(r.serve), p50Ratio: round(r.p50Ratio), throughputRatio: round(r.throughputRatio) })}\n`);
   return 0;
@@ -161,19 +168,13 @@ Defaults: 1000 sequential, K 64, 5000 concurrent calls, 3 rounds, D 0.
 `;
 
 async function openApiBenchCommand(io: CommandIo): Promise<number> {
-  const { values } = parse(io.argv, { sequential: { type: 'string' }, concurrency: { type: 'string' }, calls: { type: 'string' }, rounds: { type: 'string' }, 'api-delay-ms': { type: 'string' } }, false);
+  const { values } = parse(io.argv, { ...CALL_BENCH_FLAGS, 'api-delay-ms': { type: 'string' } }, false);
   if (values.help) {
     io.stdout.write(OPENAPI_HELP);
     return 0;
   }
   const { runOpenApiBench } = await import('./openapi-bench.js');
-  const r = await runOpenApiBench({
-    sequential: num(values.sequential, '--sequential', 1) ?? 1000,
-    concurrency: num(values.concurrency, '--concurrency', 1) ?? 64,
-    concurrentCalls: num(values.calls, '--calls', 1) ?? 5000,
-    rounds: num(values.rounds, '--rounds', 1) ?? 3,
-    apiDelayMs: num(values['api-delay-ms'], '--api-delay-ms', 0) ?? 0,
-  });
+  const r = await runOpenApiBench({ ...callBenchOptions(values), apiDelayMs: num(values['api-delay-ms'], '--api-delay-ms', 0) ?? 0 });
   const round = (x: number) => Math.round(x * 100) / 100;
   io.stdout.write(`${JSON.stringify({ direct: roundedFigures(r.direct), plugin: roundedFigures(r.plugin), worker: roundedFigures(r.worker), p50Ratio: round(r.p50Ratio), throughputRatio: round(r.throughputRatio) })}\n`);
   return 0;

@@ -2,6 +2,31 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CommandIo } from './command.js';
 
+/** The flags every import command takes for the descriptors it writes. */
+export const DESCRIPTOR_FLAGS = {
+  service: { type: 'string' },
+  'request-queue': { type: 'string' },
+  'response-queue': { type: 'string' },
+  prefix: { type: 'string' },
+  include: { type: 'string' },
+  exclude: { type: 'string' },
+  out: { type: 'string' },
+} as const;
+
+/**
+ * An imported tool-service descriptor: TrustGraph's default queues for `id` unless the flags
+ * name others, one required config param that picks the tool, and the plugin object.
+ */
+export function importedService(id: string, values: { 'request-queue'?: string | undefined; 'response-queue'?: string | undefined }, configParam: string, plugin: Record<string, unknown>): Record<string, unknown> {
+  return {
+    id,
+    'request-queue': values['request-queue'] ?? `non-persistent://tg/request/${id}`,
+    'response-queue': values['response-queue'] ?? `non-persistent://tg/response/${id}`,
+    'config-params': [{ name: configParam, required: true }],
+    plugin,
+  };
+}
+
 /** A comma-separated flag value as a set; undefined when the flag was not given. */
 export function listFlag(v: string | undefined): Set<string> | undefined {
   return v === undefined ? undefined : new Set(v.split(',').map((s) => s.trim()).filter(Boolean));

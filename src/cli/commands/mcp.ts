@@ -21,7 +21,7 @@ import type { Command, CommandIo } from '../command.js';
 import { openTransport } from '../open-transport.js';
 import { settingOptions, settingsFromFlags } from '../setting-flags.js';
 import { parse, UsageError } from '../args.js';
-import { listFlag, writeDescriptors } from '../write-descriptors.js';
+import { DESCRIPTOR_FLAGS, importedService, listFlag, writeDescriptors } from '../write-descriptors.js';
 
 const IMPORT_HELP = `Usage: toolwire mcp import --service ID (--command CMD [--arg A]... | --url URL) [options]
 
@@ -63,13 +63,7 @@ const mcpImportCommand: Command = {
         cwd: { type: 'string' },
         url: { type: 'string' },
         'token-ref': { type: 'string' },
-        service: { type: 'string' },
-        'request-queue': { type: 'string' },
-        'response-queue': { type: 'string' },
-        prefix: { type: 'string' },
-        include: { type: 'string' },
-        exclude: { type: 'string' },
-        out: { type: 'string' },
+        ...DESCRIPTOR_FLAGS,
       },
       false,
     );
@@ -109,13 +103,7 @@ const mcpImportCommand: Command = {
     const include = listFlag(values.include);
     const exclude = listFlag(values.exclude);
     const picked = tools.filter((t) => (!include || include.has(t.name)) && !exclude?.has(t.name));
-    const service = {
-      id,
-      'request-queue': values['request-queue'] ?? `non-persistent://tg/request/${id}`,
-      'response-queue': values['response-queue'] ?? `non-persistent://tg/response/${id}`,
-      'config-params': [{ name: 'tool', required: true }],
-      plugin: { kind: 'mcp', ...plugin },
-    };
+    const service = importedService(id, values, 'tool', { kind: 'mcp', ...plugin });
     const descriptors = toolDescriptors(picked, { service: id, prefix: values.prefix ?? '' });
     await writeDescriptors(io, values.out, service, descriptors, tools.length);
     return 0;

@@ -6,7 +6,7 @@ import { operationName } from '../../plugins/openapi/operations.js';
 import { commandGroup } from '../command-group.js';
 import type { Command } from '../command.js';
 import { parse, UsageError } from '../args.js';
-import { listFlag, writeDescriptors } from '../write-descriptors.js';
+import { DESCRIPTOR_FLAGS, importedService, listFlag, writeDescriptors } from '../write-descriptors.js';
 
 const IMPORT_HELP = `Usage: toolwire openapi import --service ID DOCUMENT [options]
 
@@ -44,17 +44,11 @@ const openApiImportCommand: Command = {
     const { values, positionals } = parse(
       io.argv,
       {
-        service: { type: 'string' },
         server: { type: 'string' },
         'allow-private': { type: 'boolean' },
         'secret-ref': { type: 'string' },
         security: { type: 'string' },
-        'request-queue': { type: 'string' },
-        'response-queue': { type: 'string' },
-        prefix: { type: 'string' },
-        include: { type: 'string' },
-        exclude: { type: 'string' },
-        out: { type: 'string' },
+        ...DESCRIPTOR_FLAGS,
       },
       true,
     );
@@ -103,13 +97,7 @@ const openApiImportCommand: Command = {
       }
     }
     const plugin = { kind: 'openapi', server, ...(values['allow-private'] ? { 'allow-private': true } : {}), auth };
-    const service = {
-      id,
-      'request-queue': values['request-queue'] ?? `non-persistent://tg/request/${id}`,
-      'response-queue': values['response-queue'] ?? `non-persistent://tg/response/${id}`,
-      'config-params': [{ name: 'operation', required: true }],
-      plugin,
-    };
+    const service = importedService(id, values, 'operation', plugin);
     const descriptors = toolDescriptors(picked, model.securitySchemes, { service: id, prefix: values.prefix ?? '' });
     if (auth.type !== 'none') io.stderr.write(`auth: ${auth.type}; set the secret the descriptor names on each worker\n`);
     await writeDescriptors(io, values.out, service, descriptors, model.operations.length);
