@@ -12,8 +12,6 @@ export interface IntakeHost {
   /** Aborted when the shutdown grace period is over. */
   readonly hardStop: AbortSignal;
   readonly counts: { received: number; shed: number };
-  /** The backlogs of non-persistent topics, for the `queued` figure. */
-  readonly backlogs: Set<Backlog>;
   /** Start a request under the global bound on `inst`; `done` once it has settled. `receivedAt` is when it was taken. */
   start(inst: Instance, msg: IncomingMessage, done: () => void, receivedAt: number): void;
   /** Answer a request without running it. */
@@ -59,7 +57,6 @@ export async function consumeTaking(b: Binding, host: IntakeHost): Promise<void>
 export async function consumeAll(b: Binding, host: IntakeHost): Promise<void> {
   const { log, hardStop, counts } = host;
   const backlog = new Backlog(host.limits.backlogMessages, host.limits.backlogBytes);
-  host.backlogs.add(backlog);
   b.backlog = backlog;
   let running = 0;
   let shedLogged = 0;
@@ -104,6 +101,5 @@ export async function consumeAll(b: Binding, host: IntakeHost): Promise<void> {
   // drain() finds it among those in flight.
   if (backlog.size > 0) await new Promise<void>((resolve) => (emptied = resolve));
   hardStop.removeEventListener('abort', flush);
-  host.backlogs.delete(backlog);
   b.backlog = undefined;
 }

@@ -8,7 +8,6 @@ import type { Plugin } from '../plugins/plugin.js';
 import { cancelTopic } from '../transport/topic-name.js';
 import type { Subscription, Transport } from '../transport/transport.js';
 import { isPersistentTopic } from '../transport/topic-name.js';
-import type { Backlog } from './backlog.js';
 import type { Binding, Instance } from './binding.js';
 import { consumeAll, consumeTaking, type IntakeHost } from './intake.js';
 import { CANCEL_PROPERTY } from '../envelope/properties.js';
@@ -87,7 +86,6 @@ export class Worker {
   private catalog: Catalog;
   private stopping: Promise<void> | undefined;
   private readonly counts = { received: 0, answered: 0, failed: 0, nacked: 0, deadLettered: 0, duplicates: 0, shed: 0 };
-  private readonly backlogs = new Set<Backlog>();
   private readonly host: IntakeHost;
   /** Per cancel topic (one per namespace of request topics), this worker's subscription to it. */
   private readonly cancels = new Map<string, Promise<Subscription | undefined>>();
@@ -105,7 +103,6 @@ export class Worker {
       log: options.log,
       hardStop: this.hardStop.signal,
       counts: this.counts,
-      backlogs: this.backlogs,
       start: (inst, msg, done, receivedAt) => this.track(inst, this.global(() => inst.handler.handle(msg, receivedAt)), done),
       refuse: (inst, msg, err) => {
         options.metrics?.forService(inst.service.id).shed();
@@ -116,7 +113,7 @@ export class Worker {
 
   stats(): WorkerStats {
     let queued = 0;
-    for (const b of this.backlogs) queued += b.size;
+    for (const b of this.bindings.values()) queued += b.backlog?.size ?? 0;
     return { state: this.state, inFlight: this.inFlight.size, queued, ...this.counts };
   }
 
