@@ -17,8 +17,6 @@ import { injectTraceContext } from '../tracing/trace-context.js';
 import { Outcome } from './outcome.js';
 import { compose, type CallContext, type Interceptor, type Next } from './interceptor.js';
 
-export { Outcome } from './outcome.js';
-
 export interface RequestHandlerDeps {
   readonly service: ToolService;
   readonly catalog: () => Catalog;

@@ -16,7 +16,8 @@ import { MemoryTransport } from '../../../src/transport/memory-transport.js';
 import type { IncomingMessage, Producer } from '../../../src/transport/transport.js';
 import { DEFAULT_LIMITS } from '../../../src/worker/limits.js';
 import { DEAD_LETTER_REASON_PROPERTY } from '../../../src/envelope/properties.js';
-import { Outcome, RequestHandler } from '../../../src/worker/request-handler.js';
+import { Outcome } from '../../../src/worker/outcome.js';
+import { RequestHandler } from '../../../src/worker/request-handler.js';
 import { captureLogger, catalogOf, entry, pluginsOf, service, testRegistry, type Behaviour } from '../../support/harness.js';
 import { startFixture, type Fixture } from '../../support/worker-fixture.js';
 
