@@ -79,11 +79,13 @@ async function serveFloorCommand(io: CommandIo): Promise<number> {
   });
 }
 
-const HOT_PATH_HELP = `Usage: npm run bench -- hot-path [-n N] [-c K] [--chunks C] [--stream] [--log-level L]
+const HOT_PATH_HELP = `Usage: npm run bench -- hot-path [-n N] [-c K] [--chunks C] [--stream] [--log-level L] [--tracing]
 
 The worker's own cost per request with no broker (the real Worker on the in-memory
 transport, requests queued up front): wall and CPU microseconds per request. Use it to
 compare a hot-path change before and after; each figure is the median of --rounds rounds.
+--tracing switches OpenTelemetry on, exporting every span over OTLP/HTTP to a receiver in
+the process that drops them.
 `;
 
 async function hotPathCommand(io: CommandIo): Promise<number> {
@@ -94,12 +96,15 @@ async function hotPathCommand(io: CommandIo): Promise<number> {
     stream: { type: 'boolean' },
     'log-level': { type: 'string' },
     rounds: { type: 'string' },
+    tracing: { type: 'boolean' },
   });
   if (values.help) {
     io.stdout.write(HOT_PATH_HELP);
     return 0;
   }
   const { measureHotPath } = await import('./hot-path.js');
+  // --tracing: the OpenTelemetry SDK on, exporting every span to a receiver that drops them.
+  const tracing = values.tracing ? await (await import('./trace-sink.js')).startTraceSink() : undefined;
   type HotPathResult = Awaited<ReturnType<typeof measureHotPath>>;
   const rounds = num(values.rounds, '--rounds', 1) ?? 5;
   const requests = num(values.requests, '--requests', 1) ?? 50_000;
@@ -117,6 +122,7 @@ async function hotPathCommand(io: CommandIo): Promise<number> {
       }),
     );
   }
+  await tracing?.close();
   const median = (f: (r: HotPathResult) => number) => results.map(f).sort((a, b) => a - b)[Math.floor(results.length / 2)]!;
   io.stdout.write(
     `${JSON.stringify({ rounds, requests, wallUsPerRequest: +median((r) => r.wallUsPerRequest).toFixed(2), cpuUsPerRequest: +median((r) => r.cpuUsPerRequest).toFixed(2), requestsPerSec: Math.round(median((r) => r.requestsPerSec)) })}\n`,
