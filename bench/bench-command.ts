@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import { REPO_ROOT } from './child-process.js';
 import { createLogger } from '../src/logging.js';
 import { BENCH_DEFAULTS, type BenchOptions } from './bench-options.js';
 import { TargetName } from './targets/target.js';
@@ -10,6 +12,7 @@ const HELP = `Usage: npm run bench -- [options]
        npm run bench -- drills [--long] [options]   (fault drills; see 'npm run bench -- drills --help')
        npm run bench -- mcp [options]               (the mcp plugin against the MCP SDK, and mcp serve)
        npm run bench -- openapi [options]           (the openapi plugin against calling the API directly)
+       npm run bench -- dashboard [--seconds S]     (dashboards/toolwire.json rendered from a real run by Prometheus)
 
 Load generator that behaves as agents (K requests in flight, each waiting for its answer,
 correlated by the id property) and measures, in one run against one broker, each on fresh
@@ -186,6 +189,26 @@ async function openApiBenchCommand(io: CommandIo): Promise<number> {
   return 0;
 }
 
+const DASHBOARD_HELP = `Usage: npm run bench -- dashboard [--seconds S]
+
+dashboards/toolwire.json rendered from a real run: a worker (memory transport) under S
+seconds of mixed load (default 60), scraped each second by Prometheus (built once from the
+Go module proxy into the cache), each panel's queries evaluated by it, drawn to
+bench/results/dashboard-latest.svg (and .png where rsvg-convert is installed).
+`;
+
+async function dashboardCommand(io: CommandIo): Promise<number> {
+  const { values } = parse(io.argv, { seconds: { type: 'string' } }, false);
+  if (values.help) {
+    io.stdout.write(DASHBOARD_HELP);
+    return 0;
+  }
+  const { renderDashboard } = await import('./dashboard/render-dashboard.js');
+  const r = await renderDashboard({ seconds: num(values.seconds, '--seconds', 5) ?? 60, out: join(REPO_ROOT, 'bench', 'results') });
+  io.stdout.write(`${JSON.stringify(r)}\n`);
+  return 0;
+}
+
 async function profileSummaryCommand(io: CommandIo): Promise<number> {
   const { positionals, values } = parse(io.argv, { top: { type: 'string' } });
   if (values.help || positionals.length === 0) {
@@ -208,6 +231,7 @@ export const benchCommand: Command = {
     if (sub === 'hot-path') return hotPathCommand({ ...io, argv: io.argv.slice(1) });
     if (sub === 'mcp') return mcpBenchCommand({ ...io, argv: io.argv.slice(1) });
     if (sub === 'openapi') return openApiBenchCommand({ ...io, argv: io.argv.slice(1) });
+    if (sub === 'dashboard') return dashboardCommand({ ...io, argv: io.argv.slice(1) });
     if (sub === 'profile-summary') return profileSummaryCommand({ ...io, argv: io.argv.slice(1) });
     const { allScenarios } = await import('./bench-runner.js');
     const { ensureBroker, ensurePython } = await import('./environment-setup.js');
