@@ -8,6 +8,7 @@ import type { CallToolResult, Progress, Tool as McpTool } from '@modelcontextpro
 import type { Logger } from 'pino';
 import { AbortedError, ConfigError, UnavailableError, errorMessage } from '../../errors.js';
 import { resolveDescriptorValue, type Secrets } from '../../secrets.js';
+import { injectTraceContext } from '../../tracing/trace-context.js';
 import { Backoff, sleep } from '../../transport/backoff.js';
 import { isolatingFetch } from './isolating-fetch.js';
 import type { McpServiceOptions } from './mcp-options.js';
@@ -133,8 +134,12 @@ export class McpSession {
    */
   async call(name: string, args: Record<string, unknown>, o: { signal: AbortSignal; timeoutMs: number; onProgress?: (p: Progress) => void }): Promise<CallToolResult> {
     const client = await this.ready(o.signal);
+    // The worker's span travels in `_meta` under the W3C names, as `mcp serve` reads it; the
+    // SDK adds its progress token beside it.
+    const meta: Record<string, string> = {};
+    injectTraceContext(meta);
     try {
-      return (await client.callTool({ name, arguments: args }, undefined, {
+      return (await client.callTool({ name, arguments: args, ...('traceparent' in meta ? { _meta: meta } : {}) }, undefined, {
         signal: o.signal,
         timeout: o.timeoutMs + 1000,
         ...(o.onProgress ? { onprogress: o.onProgress, resetTimeoutOnProgress: false } : {}),

@@ -1,12 +1,16 @@
 /**
  * Traces from the agent to the plugin: OpenTelemetry's SDK exporting over OTLP/HTTP (JSON) to
  * a receiver in this process, a worker on the memory transport, an agent span around a
- * ToolClient call, and an openapi tool whose API is a real HTTP server on loopback.
+ * ToolClient call, an openapi tool whose API is a real HTTP server on loopback, and an mcp
+ * tool whose server is the MCP SDK's own streamable HTTP server, answering with the `_meta`
+ * its tool call carried.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { trace } from '@opentelemetry/api';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { fleetMcpServer, InFlight } from '../../../src/mcp-server/fleet-mcp-server.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,6 +38,7 @@ interface OtlpRequest {
 const spans: OtlpSpan[] = [];
 let receiver: Server;
 let api: Server;
+let mcpHttp: Server;
 let apiTraceparent: string | undefined;
 let app: App;
 let tracing: Tracing | undefined;
@@ -63,11 +68,25 @@ beforeAll(async () => {
     apiTraceparent = req.headers['traceparent'] as string | undefined;
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
   });
-  const [receiverPort, apiPort] = [await listen(receiver), await listen(api)];
+  // Stateless streamable HTTP: a server and transport per request, as the SDK's examples do.
+  mcpHttp = createServer((req, res) => {
+    const server = new McpServer({ name: 'meta-echo', version: '1' });
+    server.registerTool('meta-echo', { description: 'answers with the _meta its call carried' }, (extra) => ({ content: [{ type: 'text', text: JSON.stringify(extra._meta ?? {}) }] }));
+    const t = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on('close', () => void t.close().then(() => server.close()));
+    void server.connect(t).then(() => t.handleRequest(req, res));
+  });
+  const [receiverPort, apiPort, mcpPort] = [await listen(receiver), await listen(api), await listen(mcpHttp)];
   tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiverPort}`, OTEL_SERVICE_NAME: 'toolwire-test' }, logs.log);
   dir = await writeConfigDir({
-    services: [{ id: 'api', 'request-queue': 'persistent://tg/flow/api-request', 'response-queue': 'non-persistent://tg/response/api', plugin: { kind: 'openapi', server: `http://127.0.0.1:${apiPort}`, 'allow-private': ['127.0.0.0/8'] } }],
-    tools: [{ name: 'ping', service: 'api', 'plugin-options': { method: 'get', path: '/ping' } }],
+    services: [
+      { id: 'api', 'request-queue': 'persistent://tg/flow/api-request', 'response-queue': 'non-persistent://tg/response/api', plugin: { kind: 'openapi', server: `http://127.0.0.1:${apiPort}`, 'allow-private': ['127.0.0.0/8'] } },
+      { id: 'mcp', 'request-queue': 'persistent://tg/flow/mcp-request', 'response-queue': 'non-persistent://tg/response/mcp', plugin: { kind: 'mcp', transport: 'http', url: `http://127.0.0.1:${mcpPort}/mcp` } },
+    ],
+    tools: [
+      { name: 'ping', service: 'api', 'plugin-options': { method: 'get', path: '/ping' } },
+      { name: 'meta-echo', service: 'mcp' },
+    ],
   });
   app = await startApp({ settings: readSettings({ TOOLWIRE_CONFIG_DIR: dir, TOOLWIRE_HTTP_PORT: 'off' }), transport: new MemoryTransport(), secrets: loadSecrets({}), log: logs.log });
 });
@@ -77,6 +96,7 @@ afterAll(async () => {
   await tracing?.shutdown();
   receiver?.close();
   api?.close();
+  mcpHttp?.close();
   await removeDir(dir);
 });
 
@@ -90,6 +110,12 @@ describe('tracing over OTLP', () => {
       return span.spanContext();
     });
     const agentCallTraceparent = apiTraceparent;
+    // The same through an MCP server: the worker's span reaches it in the call's `_meta`.
+    const mcpIds = await agent.startActiveSpan('agent asks an MCP tool', async (span) => {
+      const answer = await app.client.call({ requestQueue: 'persistent://tg/flow/mcp-request', responseQueue: 'non-persistent://tg/response/mcp', tool: 'meta-echo', config: {}, arguments: {} });
+      span.end();
+      return { ...span.spanContext(), answer };
+    });
     // An MCP client's trace context in `_meta`, through `mcp serve`'s handler.
     const mcpTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
     const { server, dispose } = fleetMcpServer({ catalog: () => app.catalog, onCatalogChange: () => () => {}, client: app.client, log: logs.log, maxInFlight: 4, callTimeoutMs: 10_000 }, new InFlight());
@@ -117,6 +143,10 @@ describe('tracing over OTLP', () => {
     expect(plugin).toMatchObject({ traceId: ids.traceId, parentSpanId: worker!.spanId });
     // The API was called inside the worker's span.
     expect(agentCallTraceparent).toBe(`00-${ids.traceId}-${worker!.spanId}-01`);
+    // So was the MCP server, which saw the worker's span in `_meta`.
+    const mcpWorker = spans.find((s) => s.name === 'tool-service mcp' && s.traceId === mcpIds.traceId);
+    expect(mcpWorker?.parentSpanId).toBe(mcpIds.spanId);
+    expect(JSON.parse(mcpIds.answer)).toMatchObject({ traceparent: `00-${mcpIds.traceId}-${mcpWorker!.spanId}-01` });
     // And the worker's log lines of that request carry the trace.
     const settled = logs.lines().map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l['msg'] === 'request settled');
     expect(settled).toMatchObject({ trace_id: ids.traceId, span_id: worker!.spanId });
