@@ -1,6 +1,6 @@
 /**
  * The abort side of one tool call: the signal the plugin gets, and a promise that rejects as
- * soon as the call is aborted (its timeout, or the worker's hard stop), so the handler can
+ * soon as the call is aborted (its deadline, a cancel, or the worker's hard stop), so the handler can
  * stop waiting on a plugin that ignores its signal. Whoever aborts calls abort(); nothing
  * listens on the signal. The AbortController is made only when a plugin reads `signal`: most
  * in-process tools never do, and making one per request was 4% of a busy worker's CPU.
@@ -11,7 +11,6 @@ export class CallAbort {
   private rejectAborted!: (reason: unknown) => void;
   private controller: AbortController | undefined;
   private why: Error | undefined;
-  private timer: NodeJS.Timeout | undefined;
 
   constructor() {
     this.aborted = new Promise<never>((_, reject) => (this.rejectAborted = reject));
@@ -37,14 +36,5 @@ export class CallAbort {
     this.why = reason;
     this.controller?.abort(reason);
     this.rejectAborted(reason);
-  }
-
-  /** Abort with `reason()` after `ms`, unless disposed first. */
-  deadline(ms: number, reason: () => Error): void {
-    this.timer = setTimeout(() => this.abort(reason()), ms);
-  }
-
-  dispose(): void {
-    clearTimeout(this.timer);
   }
 }

@@ -1,5 +1,8 @@
 import type { Tool, ToolService } from '../catalog/descriptors.js';
+import type { ToolCall } from '../plugins/plugin.js';
 import type { IncomingMessage } from '../transport/transport.js';
+import type { CallAbort } from './call-abort.js';
+import type { ObservationSink } from './observation-sink.js';
 import type { Outcome } from './outcome.js';
 
 /**
@@ -30,13 +33,33 @@ export type Next = (ctx: CallContext) => Promise<Outcome>;
  */
 export type Interceptor = (ctx: CallContext, next: Next) => Promise<Outcome>;
 
+/**
+ * The plugin's part of one request: decoded, resolved and prepared, with the sink its answer
+ * goes to. Interceptors of this inner chain (the deadline, the calls a cancel or the hard stop
+ * aborts) see the tool and its arguments; the core invokes the plugin and writes its answer.
+ */
+export interface PluginRun {
+  readonly ctx: CallContext;
+  readonly requestId: string;
+  readonly call: ToolCall;
+  readonly sink: ObservationSink;
+  /** Aborting it ends the run at once, whether or not the plugin heeds its signal. */
+  readonly abort: CallAbort;
+}
+
+/** Resolves when the answer is written to the sink; rejects with the plugin's error or the abort's reason. */
+export type RunNext = (run: PluginRun) => Promise<void>;
+
+/** Around the plugin call: it may throw (the handler answers the error) and must call `next` at most once. */
+export type PluginInterceptor = (run: PluginRun, next: RunNext) => Promise<void>;
+
 /** The interceptors around `core`, the first outermost; built once per service. */
-export function compose(interceptors: readonly Interceptor[], core: Next): Next {
+export function compose<C, R>(interceptors: readonly ((c: C, next: (c: C) => R) => R)[], core: (c: C) => R): (c: C) => R {
   let next = core;
   for (let i = interceptors.length - 1; i >= 0; i--) {
     const interceptor = interceptors[i]!;
     const inner = next;
-    next = (ctx) => interceptor(ctx, inner);
+    next = (c) => interceptor(c, inner);
   }
   return next;
 }

@@ -3,8 +3,8 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { ToolService } from '../catalog/descriptors.js';
 import { decodeRequest } from '../envelope/request.js';
 import { boundedText, encodeError, observationText, wireError, type WireError } from '../envelope/response.js';
-import { AbortedError, TimeoutError, UnavailableError, errorMessage, isRetriable } from '../errors.js';
-import { isAsyncIterable, type Plugin } from '../plugins/plugin.js';
+import { AbortedError, UnavailableError, errorMessage, isRetriable } from '../errors.js';
+import { isAsyncIterable, type Plugin, type ToolCall } from '../plugins/plugin.js';
 import { prepareArguments } from '../tools/prepare-arguments.js';
 import { persistentTopic } from '../transport/topic-name.js';
 import { defaultDeadLetterTopic, type IncomingMessage, type Producer, type Transport } from '../transport/transport.js';
@@ -15,7 +15,9 @@ import { createSink, type ObservationSink } from './observation-sink.js';
 import { RecentIds } from './recent-ids.js';
 import { injectTraceContext } from '../tracing/trace-context.js';
 import { Outcome } from './outcome.js';
-import { compose, type CallContext, type Interceptor, type Next } from './interceptor.js';
+import { compose, type CallContext, type Interceptor, type Next, type PluginInterceptor, type PluginRun, type RunNext } from './interceptor.js';
+import { deadlineInterceptor } from './deadline-interceptor.js';
+import { RunningCalls } from './running-calls.js';
 
 export interface RequestHandlerDeps {
   readonly service: ToolService;
@@ -35,6 +37,8 @@ export interface RequestHandlerDeps {
   readonly redeliverable: boolean;
   /** Around the handling of each request (metrics, logging...), the first outermost. */
   readonly interceptors?: readonly Interceptor[];
+  /** Around each plugin call, inside the handler's own (running calls, then the deadline). */
+  readonly pluginInterceptors?: readonly PluginInterceptor[];
 }
 
 /**
@@ -46,8 +50,8 @@ export interface RequestHandlerDeps {
 export class RequestHandler {
   private responses: Promise<Producer> | undefined;
 
-  /** Calls in flight, aborted together on hard stop: one listener per handler, not one per request. */
-  private readonly active = new Map<string, CallAbort>();
+  /** Calls in the plugin, for a cancel and the hard stop. */
+  private readonly running: RunningCalls;
 
   /** Calls answered (timeout, cancel, hard stop) whose plugin work still runs. */
   private abandonedCalls = 0;
@@ -58,22 +62,20 @@ export class RequestHandler {
   /** The interceptors around handleCore, composed once. */
   private readonly chain: Next;
 
+  /** The plugin interceptors around runPlugin, composed once. */
+  private readonly runChain: RunNext;
+
   constructor(private readonly deps: RequestHandlerDeps) {
     this.chain = compose(deps.interceptors ?? [], (ctx) => this.handleCore(ctx));
+    this.running = new RunningCalls(deps.hardStop);
+    this.runChain = compose([this.running.interceptor, deadlineInterceptor(deps.limits.timeoutMs), ...(deps.pluginInterceptors ?? [])], (run) => this.runPlugin(run));
     this.answered = deps.redeliverable ? new RecentIds(deps.limits.answeredMemory) : undefined;
     this.debug = deps.log.isLevelEnabled('debug');
-    deps.hardStop.addEventListener('abort', this.abortAll, { once: true });
   }
-
-  private readonly abortAll = (): void => {
-    for (const call of this.active.values()) call.abort(shutdownError());
-  };
 
   /** The agent of request `id` stopped waiting: abort its call if it runs here. True if it did. */
   cancel(id: string): boolean {
-    const call = this.active.get(id);
-    call?.abort(new AbortedError('the agent cancelled the call'));
-    return call !== undefined;
+    return this.running.cancel(id);
   }
 
   get abandoned(): number {
@@ -106,7 +108,7 @@ export class RequestHandler {
 
   /** Let go of the worker's hard-stop signal: a service retired by a reload outlives nothing. */
   dispose(): void {
-    this.deps.hardStop.removeEventListener('abort', this.abortAll);
+    this.running.dispose();
   }
 
   /** Read once: the level is set at start. */
@@ -186,7 +188,7 @@ export class RequestHandler {
   }
 
   private async answer(ctx: CallContext, id: string): Promise<Outcome> {
-    const { service, limits, hardStop } = this.deps;
+    const { service, limits } = this.deps;
     const msg = ctx.message;
     const properties: Record<string, string> = { [ID_PROPERTY]: id };
     // The answer carries the worker's span back to the agent (no-op while tracing is off).
@@ -197,25 +199,18 @@ export class RequestHandler {
     let callLog: Logger | undefined;
     const logFor = (): Logger => (callLog ??= this.deps.log.child({ requestId: id, tool: toolName }));
     let sink: ObservationSink | undefined;
-    const call = new CallAbort();
+    const abort = new CallAbort();
     try {
       const request = decodeRequest(msg.data, limits.maxPayloadBytes);
       const { tool, config } = this.deps.catalog().resolve(service, request.config, msg.properties[TOOL_PROPERTY]);
       toolName = tool?.name;
       ctx.tool = tool;
       const args = prepareArguments(tool?.parameters ?? [], tool?.runtimeParameters ?? {}, request.arguments);
-      const timeoutMs = tool?.timeoutMs ?? service.timeoutMs ?? limits.timeoutMs;
-      // Queued behind the concurrency limit past the grace period: nothing may run now.
-      if (hardStop.aborted) throw shutdownError();
-      this.active.set(id, call);
-      call.deadline(timeoutMs, () => new TimeoutError(`tool ${toolName ?? service.id} did not finish within ${timeoutMs} ms`));
-
       const streamProp = msg.properties[STREAM_PROPERTY];
       const stream = streamProp === undefined ? service.stream === 'stream' : streamProp === 'true' || streamProp === '1';
       sink = createSink(stream, this.ready ?? (await this.producer()), properties, limits.maxObservationBytes);
       if (this.debug) logFor().debug({ stream, redelivery: msg.redeliveryCount }, 'invoking tool');
-      ctx.pluginStartedAt = performance.now();
-      const observation = this.deps.plugin.invoke({
+      const call: ToolCall = {
         requestId: id,
         service,
         tool,
@@ -225,35 +220,13 @@ export class RequestHandler {
         stream,
         // Getters: the AbortController and the child logger are made only for a plugin that reads them.
         get signal() {
-          return call.signal;
+          return abort.signal;
         },
         get log() {
           return logFor();
         },
-      });
-      const out = sink;
-      const consumed = isAsyncIterable(observation)
-        ? (async () => {
-            // for-await returns the plugin's iterator when this loop leaves early.
-            for await (const chunk of observation) {
-              if (call.reason !== undefined) return;
-              out.write(observationText(chunk));
-            }
-          })()
-        : observation.then((text) => {
-            if (call.reason === undefined) out.write(observationText(text));
-          });
-      try {
-        // A plugin that ignores its signal still cannot hold the request past its timeout.
-        // One race for the whole answer, not one per chunk: a stream of 100 chunks paid 100.
-        await Promise.race([consumed, call.aborted]);
-        ctx.pluginEndedAt = performance.now();
-      } catch (err) {
-        ctx.pluginEndedAt = performance.now();
-        if (call.reason !== undefined) this.abandon(consumed);
-        else consumed.catch(() => undefined);
-        throw call.reason ?? err;
-      }
+      };
+      await this.runChain({ ctx, requestId: id, call, sink, abort });
       await sink.end();
       await msg.ack();
       return Outcome.Answered;
@@ -263,9 +236,35 @@ export class RequestHandler {
       // Nothing more of this answer may go out once its final (error) message is decided.
       sink?.abort();
       return this.fail(ctx, err, properties, sink?.started ?? false, logFor());
-    } finally {
-      call.dispose();
-      if (this.active.get(id) === call) this.active.delete(id);
+    }
+  }
+
+  /** The chain's core: invoke the plugin and write what it answers, unless the run is aborted first. */
+  private async runPlugin(run: PluginRun): Promise<void> {
+    const { ctx, abort, sink } = run;
+    ctx.pluginStartedAt = performance.now();
+    const observation = this.deps.plugin.invoke(run.call);
+    const consumed = isAsyncIterable(observation)
+      ? (async () => {
+          // for-await returns the plugin's iterator when this loop leaves early.
+          for await (const chunk of observation) {
+            if (abort.reason !== undefined) return;
+            sink.write(observationText(chunk));
+          }
+        })()
+      : observation.then((text) => {
+          if (abort.reason === undefined) sink.write(observationText(text));
+        });
+    try {
+      // A plugin that ignores its signal still cannot hold the request past its abort.
+      // One race for the whole answer, not one per chunk: a stream of 100 chunks paid 100.
+      await Promise.race([consumed, abort.aborted]);
+      ctx.pluginEndedAt = performance.now();
+    } catch (err) {
+      ctx.pluginEndedAt = performance.now();
+      if (abort.reason !== undefined) this.abandon(consumed);
+      else consumed.catch(() => undefined);
+      throw abort.reason ?? err;
     }
   }
 
@@ -322,9 +321,4 @@ export class RequestHandler {
       return Outcome.Nacked;
     }
   }
-}
-
-/** Why in-flight calls end when the grace period is over. */
-function shutdownError(): AbortedError {
-  return new AbortedError('the worker is shutting down');
 }

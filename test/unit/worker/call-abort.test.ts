@@ -25,19 +25,4 @@ describe('CallAbort', () => {
     expect(call.reason).toBe(why);
     expect(call.signal).toBe(taken);
   });
-
-  it('aborts with the deadline reason when the deadline passes', async () => {
-    const call = new CallAbort();
-    call.deadline(5, () => new TimeoutError('too slow'));
-    await expect(call.aborted).rejects.toBeInstanceOf(TimeoutError);
-    expect(call.signal.aborted).toBe(true);
-  });
-
-  it('does not abort after dispose', async () => {
-    const call = new CallAbort();
-    call.deadline(5, () => new TimeoutError('too slow'));
-    call.dispose();
-    await new Promise((r) => setTimeout(r, 20));
-    expect(call.signal.aborted).toBe(false);
-  });
 });
