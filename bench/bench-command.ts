@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { REPO_ROOT } from './child-process.js';
 import { createLogger } from '../src/logging.js';
 import { BENCH_DEFAULTS, type BenchOptions } from './bench-options.js';
@@ -25,6 +26,9 @@ environment (scripts/python-env.sh) when they are missing.
       --pulsar-url URL     default $PULSAR_URL or pulsar://127.0.0.1:6650
       --admin-url URL      default $PULSAR_ADMIN_URL or http://127.0.0.1:8080
       --targets LIST       floor,toolwire,python (default all; python needs a broker)
+      --baseline DIR       also run another toolwire build (a checkout with dist/ built, e.g.
+                           a git worktree of the commit before a change) as target 'baseline',
+                           in the same alternating rounds: the change measured side by side
       --scenarios LIST     only these scenario ids (e.g. toolwire-single,floor-single)
   -c, --concurrency K      requests in flight (default ${BENCH_DEFAULTS.concurrency})
       --rounds N           floor/toolwire rounds in alternating order; ratios are medians (default ${BENCH_DEFAULTS.rounds})
@@ -244,6 +248,7 @@ export const benchCommand: Command = {
         'pulsar-url': { type: 'string' },
         'admin-url': { type: 'string' },
         targets: { type: 'string' },
+        baseline: { type: 'string' },
         scenarios: { type: 'string' },
         concurrency: { type: 'string', short: 'c' },
         rounds: { type: 'string' },
@@ -277,7 +282,17 @@ export const benchCommand: Command = {
     const responsePersistence = values['response-topics'] ?? BENCH_DEFAULTS.responsePersistence;
     if (responsePersistence !== 'persistent' && responsePersistence !== 'non-persistent') throw new UsageError('--response-topics must be persistent or non-persistent');
     const targetNames = (values.targets ?? (transport === 'memory' ? 'floor,toolwire' : 'floor,toolwire,python')).split(',').map((t) => t.trim());
-    for (const t of targetNames) if (!Object.values(TargetName).includes(t as TargetName)) throw new UsageError(`unknown target "${t}" (floor, toolwire, python)`);
+    for (const t of targetNames) if (!Object.values(TargetName).includes(t as TargetName)) throw new UsageError(`unknown target "${t}" (${Object.values(TargetName).join(', ')})`);
+    const baselineDir = values.baseline === undefined ? undefined : resolve(values.baseline);
+    if (baselineDir !== undefined) {
+      if (transport === 'memory') throw new UsageError('--baseline runs the other build as its own process: it needs a broker');
+      for (const f of ['bin/toolwire.js', 'dist/cli/main.js']) {
+        if (!existsSync(join(baselineDir, f))) throw new UsageError(`--baseline ${values.baseline}: no ${f} there (a toolwire checkout, built with npm run build)`);
+      }
+      if (!targetNames.includes('baseline')) targetNames.splice(targetNames.indexOf('toolwire') + 1, 0, 'baseline');
+    } else if (targetNames.includes('baseline')) {
+      throw new UsageError('the baseline target needs --baseline DIR');
+    }
     if (transport === 'memory' && targetNames.includes('python')) throw new UsageError('the Python peer needs a broker: drop it from --targets or use --transport pulsar-ws');
 
     const log = createLogger({ level: io.env['LOG_LEVEL'] ?? 'warn' });
@@ -317,6 +332,7 @@ export const benchCommand: Command = {
       cpuProf: values['cpu-prof'] === true,
       outDir: values.out ?? BENCH_DEFAULTS.outDir,
       python,
+      baselineDir,
     };
     const only = values.scenarios?.split(',').map((s) => s.trim());
     if (only) {

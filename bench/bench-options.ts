@@ -50,6 +50,8 @@ export interface BenchOptions {
   readonly outDir: string;
   /** Python interpreter with trustgraph-base (scripts/python-env.sh), when the peer runs. */
   readonly python: string | undefined;
+  /** A built toolwire checkout the `baseline` target runs (--baseline). */
+  readonly baselineDir: string | undefined;
 }
 
 export const BENCH_DEFAULTS = {

@@ -10,10 +10,10 @@ import { summarizeResources, type ResourceSample, type ResourceSummary } from '.
 import { floorTarget } from './targets/floor-target.js';
 import { pythonTarget } from './targets/python-target.js';
 import type { BenchTarget, TargetName, TargetTopics } from './targets/target.js';
-import { toolwireTarget } from './targets/toolwire-target.js';
+import { baselineTarget, toolwireTarget } from './targets/toolwire-target.js';
 import { adminOf, transportFor } from './transport-for.js';
 
-const TARGETS: Readonly<Record<TargetName, BenchTarget>> = { floor: floorTarget, toolwire: toolwireTarget, python: pythonTarget };
+const TARGETS: Readonly<Record<TargetName, BenchTarget>> = { floor: floorTarget, toolwire: toolwireTarget, baseline: baselineTarget, python: pythonTarget };
 
 /** One measured run of one target in one mode. */
 export interface Scenario {
@@ -72,7 +72,8 @@ export function allScenarios(o: BenchOptions): Scenario[] {
     purpose: round === 1 ? 'single answer, three-way comparison' : `single answer, round ${round}`,
   });
   const out: Scenario[] = o.targets.map((t) => single(t, 1));
-  const pair = o.targets.filter((t) => t === 'floor' || t === 'toolwire');
+  // The Python peer runs once: it is an order of magnitude away, and slow to measure.
+  const pair = o.targets.filter((t) => t !== 'python');
   for (let round = 2; round <= o.rounds; round++) {
     // Alternate the order, so neither side always runs on a broker the other just warmed.
     for (const t of round % 2 === 0 ? [...pair].reverse() : pair) out.push(single(t, round));
@@ -181,6 +182,7 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
         workerLogLevel: o.workerLogLevel,
         cpuProfDir: deps.profileDir,
         python: o.python,
+        baselineDir: o.baselineDir,
       },
       signal,
     );

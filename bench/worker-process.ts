@@ -3,14 +3,15 @@ import type { BrokerEndpoints } from './transport-for.js';
 
 /** How a worker process is started, and how reports name it. */
 export interface WorkerLauncher {
+  /** The CLI script and its arguments. */
   readonly argv: readonly string[];
   /** Printed in reports: which command served. */
   readonly description: string;
 }
 
 /** The worker the bench and the drills measure is `toolwire run` itself, as operators start it. */
-export function workerLauncher(kind: 'pulsar-ws' | 'pulsar'): WorkerLauncher {
-  return { argv: ['run'], description: `toolwire run (child process, ${kind})` };
+export function workerLauncher(kind: 'pulsar-ws' | 'pulsar', bin = TOOLWIRE_BIN): WorkerLauncher {
+  return { argv: [bin, 'run'], description: `toolwire run (child process, ${kind}${bin === TOOLWIRE_BIN ? '' : `, ${bin}`})` };
 }
 
 export interface WorkerProcessOptions {
@@ -39,7 +40,7 @@ export async function startWorkerProcess(o: WorkerProcessOptions, signal?: Abort
   const execArgs = o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [];
   const child = new ManagedChild({
     command: process.execPath,
-    args: [...execArgs, TOOLWIRE_BIN, ...o.launcher.argv],
+    args: [...execArgs, ...o.launcher.argv],
     ipc: o.probe,
     label: o.label,
     env: {

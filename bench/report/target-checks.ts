@@ -22,6 +22,16 @@ export interface OneCallFigures {
   readonly p999AddedMs: number;
 }
 
+/** This build against the baseline build, round by round, and the medians over rounds. */
+export interface BaselineFigures {
+  readonly rounds: number;
+  /** toolwire / baseline throughput. */
+  readonly throughput: number;
+  /** toolwire p99 minus baseline p99, ms. */
+  readonly p99DiffMs: number;
+  readonly perRound: readonly { readonly throughput: number; readonly p99DiffMs: number }[];
+}
+
 export interface Ratios {
   /** The one-call pairs measured, the run's request topic kind first. */
   readonly oneCall: readonly OneCallFigures[];
@@ -33,6 +43,8 @@ export interface Ratios {
   /** toolwire p99 minus floor p99, ms. */
   readonly p99AddedMs: number | undefined;
   readonly p999AddedMs: number | undefined;
+  /** toolwire against another build of itself in the same rounds (--baseline); undefined without one. */
+  readonly vsBaseline: BaselineFigures | undefined;
   /** toolwire / Python peer throughput. */
   readonly throughputVsPeer: number | undefined;
   /** toolwire / Python peer p99 (below 1: toolwire is faster). */
@@ -57,21 +69,27 @@ function median(values: number[]): number | undefined {
   return v.length % 2 === 1 ? v[mid] : (v[mid - 1]! + v[mid]!) / 2;
 }
 
-/** The floor/toolwire pairs of every round (round 1 is `*-single`, round n `*-single-rn`). */
-function pairs(results: readonly ScenarioResult[]): { floor: LoadResult; tw: LoadResult }[] {
+/** The `ref`/toolwire pairs of every round (round 1 is `*-single`, round n `*-single-rn`). */
+function pairs(results: readonly ScenarioResult[], ref: 'floor' | 'baseline'): { floor: LoadResult; tw: LoadResult }[] {
   const out: { floor: LoadResult; tw: LoadResult }[] = [];
   for (let round = 1; ; round++) {
     const suffix = round === 1 ? '' : `-r${round}`;
-    const f = results.find((r) => r.scenario.id === `floor-single${suffix}`);
+    const f = results.find((r) => r.scenario.id === `${ref}-single${suffix}`);
     const t = results.find((r) => r.scenario.id === `toolwire-single${suffix}`);
     if (!f && !t) return out;
     if (f?.load && t?.load && f.load.answered > 0 && t.load.answered > 0) out.push({ floor: f.load, tw: t.load });
   }
 }
 
+function baselineFigures(results: readonly ScenarioResult[]): BaselineFigures | undefined {
+  const perRound = pairs(results, 'baseline').map((r) => ({ throughput: r.tw.throughputPerSec / r.floor.throughputPerSec, p99DiffMs: r.tw.latency.p99Ms - r.floor.latency.p99Ms }));
+  if (perRound.length === 0) return undefined;
+  return { rounds: perRound.length, throughput: median(perRound.map((r) => r.throughput))!, p99DiffMs: median(perRound.map((r) => r.p99DiffMs))!, perRound };
+}
+
 export function computeRatios(results: readonly ScenarioResult[]): Ratios {
   const tw = get(results, 'toolwire-single')?.load;
-  const rounds = pairs(results);
+  const rounds = pairs(results, 'floor');
   const py = get(results, 'python-single')?.load;
   const streamResult = get(results, 'toolwire-stream');
   const stream = streamResult?.load;
@@ -91,6 +109,7 @@ export function computeRatios(results: readonly ScenarioResult[]): Ratios {
     p99AddedMs: median(rounds.map((r) => r.tw.latency.p99Ms - r.floor.latency.p99Ms)),
     p999AddedMs: median(rounds.map((r) => r.tw.latency.p999Ms - r.floor.latency.p999Ms)),
     perRound: rounds.map((r) => ({ throughputVsFloor: r.tw.throughputPerSec / r.floor.throughputPerSec, p99AddedMs: r.tw.latency.p99Ms - r.floor.latency.p99Ms })),
+    vsBaseline: baselineFigures(results),
     throughputVsPeer: tw && py ? tw.throughputPerSec / py.throughputPerSec : undefined,
     p99VsPeer: tw && py ? tw.latency.p99Ms / py.latency.p99Ms : undefined,
     longRunRssGrowth: long?.rssGrowth,
@@ -102,7 +121,8 @@ export function computeRatios(results: readonly ScenarioResult[]): Ratios {
 
 const fmt = (v: number | undefined, digits: number, unit = '') => (v === undefined ? 'not measured' : `${v.toFixed(digits)}${unit}`);
 
-const signed = (v: number) => `${v >= 0 ? '+' : ''}${v.toFixed(2)} ms`;
+/** Milliseconds with their sign: an added or saved latency. */
+export const signed = (v: number) => `${v >= 0 ? '+' : ''}${v.toFixed(2)} ms`;
 
 /** The one-call targets: the worker's share of a lone call, and a whole call on the fastest path. */
 function oneCallChecks(r: Ratios): TargetCheck[] {

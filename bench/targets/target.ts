@@ -4,7 +4,7 @@ import type { ManagedChild } from '../child-process.js';
 import { ProbeSampler, SelfSampler, type ResourceSampler } from '../resource-sampler.js';
 import type { BenchTransportKind, BrokerEndpoints } from '../transport-for.js';
 
-export const TargetName = { Floor: 'floor', Toolwire: 'toolwire', Python: 'python' } as const;
+export const TargetName = { Floor: 'floor', Toolwire: 'toolwire', Baseline: 'baseline', Python: 'python' } as const;
 export type TargetName = (typeof TargetName)[keyof typeof TargetName];
 
 /** Fresh topics for one target in one run. */
@@ -29,6 +29,8 @@ export interface TargetContext {
   readonly cpuProfDir: string | undefined;
   /** The Python interpreter of scripts/python-env.sh. */
   readonly python: string | undefined;
+  /** Another toolwire checkout, built, that the `baseline` target runs (--baseline). */
+  readonly baselineDir: string | undefined;
 }
 
 export interface RunningTarget {

@@ -88,6 +88,24 @@ describe('target checks', () => {
     expect(r.perRound.map((x) => x.throughputVsFloor)).toEqual([0.5, 0.95, 0.9]);
   });
 
+  it('compares toolwire with a baseline build round by round when one ran, and not otherwise', () => {
+    const r = computeRatios([
+      result('floor-single', load(1000, 10)),
+      result('toolwire-single', load(900, 12)),
+      result('baseline-single', load(1000, 10)),
+      result('baseline-single-r2', load(800, 14)),
+      result('toolwire-single-r2', load(880, 13)),
+      result('floor-single-r2', load(1000, 10)),
+    ]);
+    expect(r.vsBaseline?.rounds).toBe(2);
+    expect(r.vsBaseline?.perRound.map((x) => x.throughput)).toEqual([0.9, 1.1]);
+    expect(r.vsBaseline?.throughput).toBeCloseTo(1.0);
+    expect(r.vsBaseline?.p99DiffMs).toBeCloseTo(0.5);
+    // The floor ratios are still toolwire against the floor.
+    expect(r.throughputVsFloor).toBeCloseTo(0.89);
+    expect(computeRatios([result('floor-single', load(1000, 10)), result('toolwire-single', load(900, 12))]).vsBaseline).toBeUndefined();
+  });
+
   it('ignores a scenario that failed', () => {
     expect(computeRatios([result('floor-single', load(1000, 10)), result('toolwire-single', undefined)]).throughputVsFloor).toBeUndefined();
   });
@@ -120,6 +138,7 @@ const options = {
   ...BENCH_DEFAULTS,
   targets: ['floor', 'toolwire', 'python'],
   requests: undefined,
+  baselineDir: undefined,
   cpuProf: false,
   outDir: 'x',
 } as const;
@@ -207,6 +226,11 @@ describe('planScenarios', () => {
   it('repeats the floor/toolwire pair in alternating order for extra rounds', () => {
     const ids = planScenarios({ ...options, rounds: 3, streamChunks: 0, longRequests: 0, oneCallMs: 0, broker: undefined, python: undefined } as BenchOptions).map((s) => s.id);
     expect(ids).toEqual(['floor-single', 'toolwire-single', 'python-single', 'toolwire-single-r2', 'floor-single-r2', 'floor-single-r3', 'toolwire-single-r3']);
+  });
+
+  it('puts a baseline build in every round beside the floor and toolwire, the order alternating', () => {
+    const ids = planScenarios({ ...options, targets: ['floor', 'toolwire', 'baseline'], rounds: 3, streamChunks: 0, longRequests: 0, oneCallMs: 0, broker: undefined, python: undefined } as BenchOptions).map((s) => s.id);
+    expect(ids).toEqual(['floor-single', 'toolwire-single', 'baseline-single', 'baseline-single-r2', 'toolwire-single-r2', 'floor-single-r2', 'floor-single-r3', 'toolwire-single-r3', 'baseline-single-r3']);
   });
 
   it('bounds each scenario by requests when asked, and skips what is switched off', () => {
