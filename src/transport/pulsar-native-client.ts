@@ -32,6 +32,8 @@ export interface NativeConsumerConfig {
   receiverQueueSize?: number;
   nAckRedeliverTimeoutMs?: number;
   deadLetterPolicy?: { deadLetterTopic: string; maxRedeliverCount?: number };
+  /** What batchReceive() waits for: this many messages or bytes, or else the timeout. */
+  batchReceivePolicy?: { maxNumMessages?: number; maxNumBytes?: number; timeoutMs?: number };
 }
 
 export interface NativeMessageId {
@@ -55,6 +57,8 @@ export interface NativeProducer {
 
 export interface NativeConsumer {
   receive(timeoutMs?: number): Promise<NativeMessage>;
+  /** Up to the policy's count or bytes: at once when that many wait, else what there is (maybe nothing) at its timeout. */
+  batchReceive(): Promise<NativeMessage[]>;
   acknowledge(message: NativeMessage): Promise<unknown>;
   negativeAcknowledge(message: NativeMessage): void;
   close(): Promise<unknown>;

@@ -31,6 +31,14 @@ export class FakeConsumer implements NativeConsumer {
 
   constructor(readonly config: NativeConsumerConfig) {}
 
+  /** Pending batchReceive() calls, oldest first, each with its timer. */
+  private batchWaiters: { resolve: (m: NativeMessage[]) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }[] = [];
+  batchReceives = 0;
+
+  private get batchMax(): number {
+    return this.config.batchReceivePolicy?.maxNumMessages ?? Infinity;
+  }
+
   deliver(m: NativeMessage): void {
     const w = this.waiter;
     if (w) {
@@ -39,7 +47,40 @@ export class FakeConsumer implements NativeConsumer {
       w.resolve(m);
     } else {
       this.backlog.push(m);
+      if (this.backlog.length >= this.batchMax) this.completeBatch();
     }
+  }
+
+  private completeBatch(): void {
+    const b = this.batchWaiters.shift();
+    if (!b) return;
+    clearTimeout(b.timer);
+    b.resolve(this.backlog.splice(0, this.batchMax));
+  }
+
+  /**
+   * As libpulsar 4.2.0 behaves (lib/ConsumerImplBase.cc, ConsumerImpl.cc): a batch receive
+   * answers at once when the policy's count is queued; otherwise it waits until that many are
+   * queued or its timeout passes, then takes what is queued, which may be nothing. A pending
+   * receive() is served before the queue (executeNotifyCallback), so a message arriving while
+   * both wait goes to it. Closing fails pending batches with AlreadyClosed. (Counts only: the
+   * fake's messages have no size.)
+   */
+  batchReceive(): Promise<NativeMessage[]> {
+    this.batchReceives++;
+    if (this.closed) return Promise.reject(new Error('Failed to batch receive message: AlreadyClosed'));
+    if (this.backlog.length >= this.batchMax) return Promise.resolve(this.backlog.splice(0, this.batchMax));
+    return new Promise((resolve, reject) => {
+      const entry = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          this.batchWaiters = this.batchWaiters.filter((x) => x !== entry);
+          resolve(this.backlog.splice(0, this.batchMax));
+        }, this.config.batchReceivePolicy?.timeoutMs ?? 100),
+      };
+      this.batchWaiters.push(entry);
+    });
   }
 
   /**
@@ -49,8 +90,17 @@ export class FakeConsumer implements NativeConsumer {
    * of 0 is not "at once" there but a receive that waits for ever. A timed receive beside a
    * pending one finds what is queued; what arrives later goes to the pending one.
    */
+  /** receive() calls without a timeout: each is one of pulsar-client's promises, settled through a handle of its own. */
+  asyncReceives = 0;
+
+  /** Batch receives waiting for messages or their timeout. */
+  get pendingBatches(): number {
+    return this.batchWaiters.length;
+  }
+
   receive(timeoutMs?: number): Promise<NativeMessage> {
     if (timeoutMs !== undefined) this.threadpoolReceives++;
+    else this.asyncReceives++;
     if (this.closed) return Promise.reject(new Error('Failed to receive message: AlreadyClosed'));
     const m = this.backlog.shift();
     if (m) return Promise.resolve(m);
@@ -80,6 +130,10 @@ export class FakeConsumer implements NativeConsumer {
 
   async close(): Promise<null> {
     this.closed = true;
+    for (const b of this.batchWaiters.splice(0)) {
+      clearTimeout(b.timer);
+      b.reject(new Error('Failed to batch receive message: AlreadyClosed'));
+    }
     const w = this.waiter;
     this.waiter = undefined;
     if (w) {

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, TransportError } from '../../../src/errors.js';
 import { createTransport } from '../../../src/transport/create-transport.js';
 import { loadPulsarClient } from '../../../src/transport/pulsar-native-client.js';
+import { BATCH_MAX, BATCH_WAIT_MS } from '../../../src/transport/pulsar-native-consumer.js';
 import type { Transport } from '../../../src/transport/transport.js';
 import { FakeAuthenticationToken, FakeClient, fakeImporter, fakeMessage } from './fake-pulsar-client.js';
 
@@ -161,6 +162,45 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
     // close() waits for the receive loop: it returns only because closing the consumer ended the pending receive().
     await Promise.all(subs.map((s) => s.close()));
     expect(client.consumers.every((c) => c.closed)).toBe(true);
+  });
+
+  it('takes a backlog in batches on a Shared subscription; a lone message goes through receive() at once, and an idle one keeps no batch waiting', async () => {
+    const [t, client] = await open();
+    const sub = await t.subscribe({ topic: TOPIC, subscription: 's' });
+    const consumer = client.consumers[0]!;
+    expect(consumer.config.batchReceivePolicy).toEqual({ maxNumMessages: BATCH_MAX, maxNumBytes: 64 * 2 ** 20, timeoutMs: BATCH_WAIT_MS });
+    const it = sub[Symbol.asyncIterator]();
+    consumer.deliver(fakeMessage('lone'));
+    expect((await it.next()).value!.data.toString()).toBe('lone');
+    // A burst while the taker is busy: the client's queue fills, and batches take it.
+    const burst = Array.from({ length: 5 * BATCH_MAX }, (_, i) => `m${i}`);
+    for (const d of burst) consumer.deliver(fakeMessage(d));
+    const got: string[] = [];
+    while (got.length < burst.length) got.push((await it.next()).value!.data.toString());
+    expect(got.sort()).toEqual([...burst].sort());
+    expect(consumer.batchReceives).toBeGreaterThanOrEqual(4);
+    expect(consumer.asyncReceives).toBeLessThan(burst.length / 4);
+    // The backlog is gone: the last batch comes back short, and none is left waiting.
+    await until(() => expect(consumer.pendingBatches).toBe(0));
+    const batches = consumer.batchReceives;
+    await new Promise((r) => setTimeout(r, 3 * BATCH_WAIT_MS));
+    expect(consumer.batchReceives).toBe(batches);
+    await sub.close();
+  });
+
+  it('never batches a subscription whose order matters (Exclusive, Failover)', async () => {
+    const [t, client] = await open();
+    const sub = await t.subscribe({ topic: TOPIC, subscription: 's', type: 'Exclusive' });
+    const consumer = client.consumers[0]!;
+    expect(consumer.config.batchReceivePolicy).toBeUndefined();
+    const it = sub[Symbol.asyncIterator]();
+    const sent = ['a', 'b', 'c', 'd', 'e'];
+    for (const d of sent) consumer.deliver(fakeMessage(d));
+    const got: string[] = [];
+    while (got.length < sent.length) got.push((await it.next()).value!.data.toString());
+    expect(got).toEqual(sent);
+    expect(consumer.batchReceives).toBe(0);
+    await sub.close();
   });
 
   it('on stop() ends iteration, and closes the consumer once the taken message is settled', async () => {
