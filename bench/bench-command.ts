@@ -25,7 +25,9 @@ environment (scripts/python-env.sh) when they are missing.
   -T, --transport KIND     pulsar-ws (default) | pulsar | memory (in-process quick check)
       --pulsar-url URL     default $PULSAR_URL or pulsar://127.0.0.1:6650
       --admin-url URL      default $PULSAR_ADMIN_URL or http://127.0.0.1:8080
-      --targets LIST       floor,toolwire,python (default all; python needs a broker)
+      --targets LIST       floor,toolwire,python (default all; python needs a broker); also
+                           ws-floor: the floor on the WebSocket API, its agents too, in a run
+                           on another transport (the native client is judged against it)
       --baseline DIR       also run another toolwire build (a checkout with dist/ built, e.g.
                            a git worktree of the commit before a change) as target 'baseline',
                            in the same alternating rounds: the change measured side by side
@@ -293,7 +295,9 @@ export const benchCommand: Command = {
     } else if (targetNames.includes('baseline')) {
       throw new UsageError('the baseline target needs --baseline DIR');
     }
-    if (transport === 'memory' && targetNames.includes('python')) throw new UsageError('the Python peer needs a broker: drop it from --targets or use --transport pulsar-ws');
+    for (const t of ['python', 'ws-floor']) {
+      if (transport === 'memory' && targetNames.includes(t)) throw new UsageError(`target ${t} needs a broker: drop it from --targets or use --transport pulsar-ws`);
+    }
 
     const log = createLogger({ level: io.env['LOG_LEVEL'] ?? 'warn' });
     const progress = new ProgressReporter(io.stderr, Boolean((io.stderr as { isTTY?: boolean }).isTTY));

@@ -7,13 +7,13 @@ import type { BenchOptions } from './bench-options.js';
 import { runLoad, type LoadResult } from './load-generator.js';
 import type { ProgressReporter } from './progress.js';
 import { summarizeResources, type ResourceSample, type ResourceSummary } from './resource-sample.js';
-import { floorTarget } from './targets/floor-target.js';
+import { floorTarget, wsFloorTarget } from './targets/floor-target.js';
 import { pythonTarget } from './targets/python-target.js';
 import type { BenchTarget, TargetName, TargetTopics } from './targets/target.js';
 import { baselineTarget, toolwireTarget } from './targets/toolwire-target.js';
 import { adminOf, transportFor } from './transport-for.js';
 
-const TARGETS: Readonly<Record<TargetName, BenchTarget>> = { floor: floorTarget, toolwire: toolwireTarget, baseline: baselineTarget, python: pythonTarget };
+const TARGETS: Readonly<Record<TargetName, BenchTarget>> = { floor: floorTarget, toolwire: toolwireTarget, baseline: baselineTarget, 'ws-floor': wsFloorTarget, python: pythonTarget };
 
 /** One measured run of one target in one mode. */
 export interface Scenario {
@@ -162,7 +162,9 @@ export function topicsFor(runId: string, scenario: string, o: Pick<BenchOptions,
 export async function runScenario(o: BenchOptions, runId: string, s: Scenario, deps: RunDeps): Promise<ScenarioResult> {
   const topics = topicsFor(runId, s.id, { ...o, requestPersistence: s.requestPersistence ?? o.requestPersistence });
   const { log, progress, signal } = deps;
-  const shared = o.transport === 'memory' ? new MemoryTransport() : undefined;
+  // The WebSocket floor's agents speak WebSocket too, whatever the run's transport.
+  const transport = s.target === 'ws-floor' ? 'pulsar-ws' : o.transport;
+  const shared = transport === 'memory' ? new MemoryTransport() : undefined;
   let agentTransport: Transport | undefined = shared;
   let description: string = s.target;
   let load: LoadResult | undefined;
@@ -173,7 +175,7 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
     const target = await TARGETS[s.target].start(
       topics,
       {
-        transport: o.transport,
+        transport,
         broker: o.broker,
         shared,
         concurrency: o.concurrency,
@@ -188,7 +190,7 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
     );
     description = target.description;
     try {
-      agentTransport ??= await transportFor(o.transport, o.broker, log.child({ component: 'bench-agents' }));
+      agentTransport ??= await transportFor(transport, o.broker, log.child({ component: 'bench-agents' }));
       const died = target.exited.then((code) => {
         throw new Error(`${s.target} exited (${String(code)}) during the run:\n${target.output().slice(-1500)}`);
       });

@@ -1,5 +1,5 @@
 import type { BenchReport } from './bench-report.js';
-import { signed } from './target-checks.js';
+import { signed, type BaselineFigures } from './target-checks.js';
 
 const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
 const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
@@ -50,11 +50,13 @@ export function markdownReport(r: BenchReport, chartFile: string | undefined): s
   lines.push('', '## Ratios', '');
   const perRound = ra.rounds > 1 ? ` (median of ${ra.rounds} rounds: ${ra.perRound.map((x) => `${x.throughputVsFloor.toFixed(3)} / ${x.p99AddedMs.toFixed(2)} ms`).join(', ')})` : '';
   lines.push(`- toolwire/floor throughput: ${ra.throughputVsFloor?.toFixed(3) ?? 'n/a'}; p99 added ${ra.p99AddedMs?.toFixed(2) ?? 'n/a'} ms, p99.9 added ${ra.p999AddedMs?.toFixed(2) ?? 'n/a'} ms${perRound}`);
-  const b = ra.vsBaseline;
-  if (b) {
-    const each = b.perRound.map((x) => `${x.throughput.toFixed(3)} / ${signed(x.p99DiffMs)}`).join(', ');
-    lines.push(`- toolwire/baseline (${o.baselineDir}) throughput: ${b.throughput.toFixed(3)}; p99 ${signed(b.p99DiffMs)} against the baseline (median of ${b.rounds} rounds: ${each})`);
-  }
+  const versus = (label: string, f: BaselineFigures | undefined) => {
+    if (!f) return;
+    const each = f.perRound.map((x) => `${x.throughput.toFixed(3)} / ${signed(x.p99DiffMs)}`).join(', ');
+    lines.push(`- ${label} throughput: ${f.throughput.toFixed(3)}; p99 ${signed(f.p99DiffMs)} against it (median of ${f.rounds} rounds: ${each})`);
+  };
+  versus(`toolwire (${o.transport}) / floor (pulsar-ws)`, ra.vsWsFloor);
+  versus(`toolwire/baseline (${o.baselineDir})`, ra.vsBaseline);
   lines.push(`- toolwire/peer throughput: ${ra.throughputVsPeer?.toFixed(2) ?? 'n/a'}; toolwire/peer p99: ${ra.p99VsPeer?.toFixed(3) ?? 'n/a'}`);
   lines.push(
     `- stream (${o.streamChunks} chunks) vs single, per request: worker CPU ${ra.streamCpuVsSingle?.toFixed(2) ?? 'n/a'}x, throughput cost ${ra.streamCostVsSingle?.toFixed(2) ?? 'n/a'}x, p50 ${ra.streamP50VsSingle?.toFixed(2) ?? 'n/a'}x`,

@@ -22,12 +22,12 @@ export interface OneCallFigures {
   readonly p999AddedMs: number;
 }
 
-/** This build against the baseline build, round by round, and the medians over rounds. */
+/** toolwire against a reference in the same rounds, round by round, and the medians over rounds. */
 export interface BaselineFigures {
   readonly rounds: number;
-  /** toolwire / baseline throughput. */
+  /** toolwire / reference throughput. */
   readonly throughput: number;
-  /** toolwire p99 minus baseline p99, ms. */
+  /** toolwire p99 minus the reference's p99, ms. */
   readonly p99DiffMs: number;
   readonly perRound: readonly { readonly throughput: number; readonly p99DiffMs: number }[];
 }
@@ -43,6 +43,8 @@ export interface Ratios {
   /** toolwire p99 minus floor p99, ms. */
   readonly p99AddedMs: number | undefined;
   readonly p999AddedMs: number | undefined;
+  /** toolwire against the floor on the WebSocket API in the same rounds (target ws-floor); undefined without it. */
+  readonly vsWsFloor: BaselineFigures | undefined;
   /** toolwire against another build of itself in the same rounds (--baseline); undefined without one. */
   readonly vsBaseline: BaselineFigures | undefined;
   /** toolwire / Python peer throughput. */
@@ -70,7 +72,7 @@ function median(values: number[]): number | undefined {
 }
 
 /** The `ref`/toolwire pairs of every round (round 1 is `*-single`, round n `*-single-rn`). */
-function pairs(results: readonly ScenarioResult[], ref: 'floor' | 'baseline'): { floor: LoadResult; tw: LoadResult }[] {
+function pairs(results: readonly ScenarioResult[], ref: 'floor' | 'baseline' | 'ws-floor'): { floor: LoadResult; tw: LoadResult }[] {
   const out: { floor: LoadResult; tw: LoadResult }[] = [];
   for (let round = 1; ; round++) {
     const suffix = round === 1 ? '' : `-r${round}`;
@@ -81,8 +83,8 @@ function pairs(results: readonly ScenarioResult[], ref: 'floor' | 'baseline'): {
   }
 }
 
-function baselineFigures(results: readonly ScenarioResult[]): BaselineFigures | undefined {
-  const perRound = pairs(results, 'baseline').map((r) => ({ throughput: r.tw.throughputPerSec / r.floor.throughputPerSec, p99DiffMs: r.tw.latency.p99Ms - r.floor.latency.p99Ms }));
+function baselineFigures(results: readonly ScenarioResult[], ref: 'baseline' | 'ws-floor'): BaselineFigures | undefined {
+  const perRound = pairs(results, ref).map((r) => ({ throughput: r.tw.throughputPerSec / r.floor.throughputPerSec, p99DiffMs: r.tw.latency.p99Ms - r.floor.latency.p99Ms }));
   if (perRound.length === 0) return undefined;
   return { rounds: perRound.length, throughput: median(perRound.map((r) => r.throughput))!, p99DiffMs: median(perRound.map((r) => r.p99DiffMs))!, perRound };
 }
@@ -109,7 +111,8 @@ export function computeRatios(results: readonly ScenarioResult[]): Ratios {
     p99AddedMs: median(rounds.map((r) => r.tw.latency.p99Ms - r.floor.latency.p99Ms)),
     p999AddedMs: median(rounds.map((r) => r.tw.latency.p999Ms - r.floor.latency.p999Ms)),
     perRound: rounds.map((r) => ({ throughputVsFloor: r.tw.throughputPerSec / r.floor.throughputPerSec, p99AddedMs: r.tw.latency.p99Ms - r.floor.latency.p99Ms })),
-    vsBaseline: baselineFigures(results),
+    vsWsFloor: baselineFigures(results, 'ws-floor'),
+    vsBaseline: baselineFigures(results, 'baseline'),
     throughputVsPeer: tw && py ? tw.throughputPerSec / py.throughputPerSec : undefined,
     p99VsPeer: tw && py ? tw.latency.p99Ms / py.latency.p99Ms : undefined,
     longRunRssGrowth: long?.rssGrowth,
@@ -163,5 +166,11 @@ export function checkTargets(r: Ratios, longRequests: number | undefined): Targe
       met: judge(r.streamCpuVsSingle, (x) => x <= 2),
     },
     ...oneCallChecks(r),
+    {
+      id: 'native-vs-ws-floor',
+      goal: 'on the native client: toolwire throughput >= 1.3x the WebSocket floor at equal or lower p99 (target ws-floor)',
+      measured: r.vsWsFloor === undefined ? 'not measured' : `${r.vsWsFloor.throughput.toFixed(3)}x, p99 ${signed(r.vsWsFloor.p99DiffMs)}`,
+      met: r.vsWsFloor === undefined ? undefined : r.vsWsFloor.throughput >= 1.3 && r.vsWsFloor.p99DiffMs <= 0,
+    },
   ];
 }

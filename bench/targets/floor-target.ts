@@ -50,3 +50,13 @@ export const floorTarget: BenchTarget = {
     return childTarget(`floor responder (child process, ${ctx.transport})`, child, ctx);
   },
 };
+
+/**
+ * The floor on the WebSocket API whatever the run's transport, its agents too: what the
+ * native client is judged against, side by side in the same rounds.
+ */
+export const wsFloorTarget: BenchTarget = {
+  name: 'ws-floor',
+  supports: () => true,
+  start: (topics, ctx, signal) => floorTarget.start(topics, { ...ctx, transport: 'pulsar-ws' }, signal),
+};
