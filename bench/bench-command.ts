@@ -23,6 +23,7 @@ chart under bench/results/. Starts a local broker (scripts/pulsar-broker.sh) and
 environment (scripts/python-env.sh) when they are missing.
 
   -T, --transport KIND     pulsar-ws (default) | pulsar | memory (in-process quick check)
+      --agent-transport K  the agents' transport when not --transport (pulsar-ws | pulsar)
       --pulsar-url URL     default $PULSAR_URL or pulsar://127.0.0.1:6650
       --admin-url URL      default $PULSAR_ADMIN_URL or http://127.0.0.1:8080
       --targets LIST       floor,toolwire,python (default all; python needs a broker); also
@@ -247,6 +248,7 @@ export const benchCommand: Command = {
       io.argv,
       {
         transport: { type: 'string', short: 'T' },
+        'agent-transport': { type: 'string' },
         'pulsar-url': { type: 'string' },
         'admin-url': { type: 'string' },
         targets: { type: 'string' },
@@ -285,6 +287,10 @@ export const benchCommand: Command = {
     if (responsePersistence !== 'persistent' && responsePersistence !== 'non-persistent') throw new UsageError('--response-topics must be persistent or non-persistent');
     const targetNames = (values.targets ?? (transport === 'memory' ? 'floor,toolwire' : 'floor,toolwire,python')).split(',').map((t) => t.trim());
     for (const t of targetNames) if (!Object.values(TargetName).includes(t as TargetName)) throw new UsageError(`unknown target "${t}" (${Object.values(TargetName).join(', ')})`);
+    const agentTransport = values['agent-transport'];
+    if (agentTransport !== undefined && (transport === 'memory' || (agentTransport !== 'pulsar-ws' && agentTransport !== 'pulsar'))) {
+      throw new UsageError('--agent-transport must be pulsar-ws or pulsar, in a run on a broker');
+    }
     const baselineDir = values.baseline === undefined ? undefined : resolve(values.baseline);
     if (baselineDir !== undefined) {
       if (transport === 'memory') throw new UsageError('--baseline runs the other build as its own process: it needs a broker');
@@ -316,6 +322,7 @@ export const benchCommand: Command = {
     const requests = num(values.requests, '--requests', 1);
     const options: BenchOptions = {
       transport,
+      agentTransport,
       broker,
       targets: targetNames as TargetName[],
       concurrency: num(values.concurrency, '--concurrency', 1) ?? BENCH_DEFAULTS.concurrency,

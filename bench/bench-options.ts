@@ -3,6 +3,11 @@ import type { BenchTransportKind, BrokerEndpoints } from './transport-for.js';
 
 export interface BenchOptions {
   readonly transport: BenchTransportKind;
+  /**
+   * The agents' transport when not the run's (--agent-transport): native workers under
+   * WebSocket agents, say, to tell the worker's share of a tail from the load generator's.
+   */
+  readonly agentTransport?: 'pulsar-ws' | 'pulsar' | undefined;
   /** Undefined for the memory transport. */
   readonly broker: BrokerEndpoints | undefined;
   readonly targets: readonly TargetName[];

@@ -190,7 +190,7 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
     );
     description = target.description;
     try {
-      agentTransport ??= await transportFor(transport, o.broker, log.child({ component: 'bench-agents' }));
+      agentTransport ??= await transportFor(s.target === 'ws-floor' ? transport : (o.agentTransport ?? transport), o.broker, log.child({ component: 'bench-agents' }));
       const died = target.exited.then((code) => {
         throw new Error(`${s.target} exited (${String(code)}) during the run:\n${target.output().slice(-1500)}`);
       });
