@@ -34,7 +34,7 @@ class NativeIncomingMessage implements IncomingMessage {
   readonly data: Buffer;
   readonly properties: Readonly<Record<string, string>>;
   readonly redeliveryCount: number;
-  readonly messageId: string;
+  private id: string | undefined;
 
   constructor(
     readonly native: NativeMessage,
@@ -45,7 +45,15 @@ class NativeIncomingMessage implements IncomingMessage {
     this.data = native.getData();
     this.properties = native.getProperties();
     this.redeliveryCount = native.getRedeliveryCount();
-    this.messageId = native.getMessageId().toString();
+  }
+
+  /**
+   * Read when asked: getMessageId() makes one more native object, and each of those costs the
+   * garbage collector a finalizer. Only a persistent topic's worker (to know a redelivered
+   * answer) and a few log lines ask.
+   */
+  get messageId(): string {
+    return (this.id ??= this.native.getMessageId().toString());
   }
 
   ack(): Promise<void> {
@@ -225,8 +233,12 @@ export class PulsarNativeSubscription implements Subscription {
       return;
     }
     try {
-      if (ack) await this.consumer.acknowledge(m.native);
-      else this.consumer.negativeAcknowledge(m.native);
+      // A non-persistent subscription keeps nothing to acknowledge (the broker's ack there does
+      // nothing; permits follow receipt), and each acknowledge() costs pulsar-client a promise
+      // settled through a libuv handle of its own.
+      if (ack) {
+        if (this.redeliverable) await this.consumer.acknowledge(m.native);
+      } else this.consumer.negativeAcknowledge(m.native);
     } catch (err) {
       this.log.warn({ err, messageId: m.messageId, ack }, 'pulsar settle failed; the broker will redeliver the message');
     }

@@ -188,6 +188,27 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
     await sub.close();
   });
 
+  it('on a non-persistent topic, makes no native acknowledge (the broker keeps nothing to ack) and reads no message id unasked', async () => {
+    const [t, client] = await open();
+    const sub = await t.subscribe({ topic: 'non-persistent://public/default/np', subscription: 's' });
+    const consumer = client.consumers[0]!;
+    const m = fakeMessage('a');
+    const getMessageId = vi.spyOn(m, 'getMessageId');
+    const it = sub[Symbol.asyncIterator]();
+    consumer.deliver(m);
+    const taken = (await it.next()).value!;
+    await taken.ack();
+    expect(consumer.acked).toEqual([]);
+    expect(getMessageId).not.toHaveBeenCalled();
+    expect(taken.messageId).toBe('a');
+    // A persistent topic's acks still reach the broker.
+    const durable = await t.subscribe({ topic: TOPIC, subscription: 's' });
+    client.consumers[1]!.deliver(fakeMessage('b'));
+    await (await durable[Symbol.asyncIterator]().next()).value!.ack();
+    expect(client.consumers[1]!.acked).toHaveLength(1);
+    await Promise.all([sub.close(), durable.close()]);
+  });
+
   it('never batches a subscription whose order matters (Exclusive, Failover)', async () => {
     const [t, client] = await open();
     const sub = await t.subscribe({ topic: TOPIC, subscription: 's', type: 'Exclusive' });
