@@ -59,8 +59,8 @@ describe('target checks', () => {
     // The fixture's series give every scenario the same CPU per request.
     expect(r.streamCpuVsSingle).toBeCloseTo(1);
     expect(r.longRunRssGrowth).toBeCloseTo(0.05);
-    // The one-call targets are n/a: this run has no one-call scenarios.
-    expect(checkTargets(r, 200_000).map((c) => c.met)).toEqual([true, true, true, true, true, undefined, undefined, undefined]);
+    // The one-call targets and the native one are n/a: this run has no one-call or ws-floor scenarios.
+    expect(checkTargets(r, 200_000).map((c) => c.met)).toEqual([true, true, true, true, true, undefined, undefined, undefined, undefined]);
     expect(r.oneCall).toEqual([]);
   });
 
@@ -104,6 +104,22 @@ describe('target checks', () => {
     // The floor ratios are still toolwire against the floor.
     expect(r.throughputVsFloor).toBeCloseTo(0.89);
     expect(computeRatios([result('floor-single', load(1000, 10)), result('toolwire-single', load(900, 12))]).vsBaseline).toBeUndefined();
+  });
+
+  it("judges the native client against the WebSocket floor of the same rounds: throughput 1.3x at no higher p99", () => {
+    const met = computeRatios([
+      result('ws-floor-single', load(1000, 20)),
+      result('toolwire-single', load(1400, 19)),
+      result('toolwire-single-r2', load(1300, 21)),
+      result('ws-floor-single-r2', load(1000, 20)),
+    ]);
+    expect(met.vsWsFloor?.perRound.map((x) => x.throughput)).toEqual([1.4, 1.3]);
+    expect(met.vsWsFloor?.p99DiffMs).toBeCloseTo(0);
+    const check = (r: ReturnType<typeof computeRatios>) => checkTargets(r, undefined).find((c) => c.id === 'native-vs-ws-floor')!;
+    expect(check(met).met).toBe(true);
+    const slower = computeRatios([result('ws-floor-single', load(1000, 20)), result('toolwire-single', load(1400, 27))]);
+    expect(check(slower)).toMatchObject({ met: false, measured: '1.400x, p99 +7.00 ms' });
+    expect(check(computeRatios([result('floor-single', load(1000, 10)), result('toolwire-single', load(900, 12))])).met).toBeUndefined();
   });
 
   it('ignores a scenario that failed', () => {
