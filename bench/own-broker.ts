@@ -20,14 +20,17 @@ export class OwnBroker {
     private readonly onStderr: (s: string) => void,
   ) {}
 
-  /** A fresh broker with TrustGraph's tenant and namespaces; resolves once it answers. */
-  static async start(signal: AbortSignal, onStderr: (s: string) => void = () => undefined): Promise<OwnBroker> {
+  /** A fresh broker with TrustGraph's tenant and namespaces; resolves once it answers. `confExtra`: standalone.conf lines of its own. */
+  static async start(signal: AbortSignal, onStderr: (s: string) => void = () => undefined, confExtra?: string): Promise<OwnBroker> {
     const runDir = await mkdtemp(join(tmpdir(), 'toolwire-own-broker-'));
     const port = await freePort();
     let webPort = await freePort();
     while (webPort === port) webPort = await freePort();
     const env: NodeJS.ProcessEnv = { ...process.env, TOOLWIRE_PULSAR_RUN: runDir, TOOLWIRE_PULSAR_PORT: String(port), TOOLWIRE_PULSAR_WEB_PORT: String(webPort) };
     delete env['TOOLWIRE_PULSAR_KEEP_DATA'];
+    // standalone.conf lines of this broker's own (a limit a test needs), or none.
+    if (confExtra === undefined) delete env['TOOLWIRE_PULSAR_CONF_EXTRA'];
+    else env['TOOLWIRE_PULSAR_CONF_EXTRA'] = confExtra;
     const b = new OwnBroker(runDir, env, { pulsarUrl: `pulsar://127.0.0.1:${port}`, adminUrl: `http://127.0.0.1:${webPort}` }, onStderr);
     try {
       await b.run(['start'], signal);

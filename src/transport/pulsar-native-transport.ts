@@ -1,3 +1,4 @@
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import { ConfigError, ToolwireError, TransportError, errorMessage } from '../errors.js';
 import { abortable } from './abortable.js';
@@ -10,6 +11,8 @@ import {
 } from './pulsar-native-client.js';
 import { PulsarNativeSubscription } from './pulsar-native-consumer.js';
 import { BrokerTransport } from './broker-transport.js';
+import { Backoff, sleep } from './backoff.js';
+import { isPersistentTopic } from './topic-name.js';
 import { toBuffer, type OutgoingMessage, type Producer, type SubscribeOptions } from './transport.js';
 
 export interface PulsarNativeTransportSettings {
@@ -24,8 +27,17 @@ export interface PulsarNativeTransportSettings {
   readonly sendTimeoutMs?: number;
   /** How long a batch may wait for more messages; default 1 (latency matters more than batch size here). */
   readonly batchingMaxPublishDelayMs?: number;
+  /** Messages in one batch at most, 2 or more (libpulsar throws on 1); default libpulsar's 1,000. */
+  readonly batchingMaxMessages?: number;
   /** Pending sends per producer before send() waits for room; default 10 000. */
   readonly maxPendingMessages?: number;
+  /**
+   * Sends to non-persistent topics in flight at once, over all of this client's producers;
+   * default 500. They share one connection to the broker, which drops a non-persistent publish
+   * that finds more than `maxConcurrentNonPersistentMessagePerConnection` (1,000 by default)
+   * of its connection's in flight, and confirms it all the same.
+   */
+  readonly nonPersistentInFlight?: number;
   /** For tests: how `pulsar-client` is imported. */
   readonly importer?: ModuleImporter;
 }
@@ -37,16 +49,34 @@ export interface PulsarNativeTransportSettings {
  */
 export const NATIVE_LOG_LEVELS = ['debug', 'debug', 'warn', 'error'] as const;
 
+/**
+ * A receipt for a publish the broker dropped (more non-persistent publishes in flight on the
+ * connection than it allows: ServerCnx answers `-1, -1`, where a delivered one gets `0, 0`).
+ * pulsar-client prints ids as `(ledger,entry,partition,batch)`.
+ */
+export function isDroppedReceipt(id: unknown): boolean {
+  return typeof id === 'object' && id !== null && String(id).startsWith('(-1,-1,');
+}
+
+/** Bounds of re-sending a publish the broker dropped. */
+const DROP_RETRY = { initialDelayMs: 5, maxDelayMs: 500, attempts: 8 } as const;
+
 class NativeProducerHandle implements Producer {
   private closed = false;
   private closing: Promise<void> | undefined;
   private flushQueued = false;
   /** Sends handed to libpulsar and not yet confirmed. */
   private pending = 0;
+  /** Non-persistent topics: the client's shared window, and where a dropped publish is told. */
+  private readonly nonPersistent: { readonly window: LimitFunction; readonly onDropped: (topic: string, attempt: number) => void } | undefined;
+
   constructor(
     readonly topic: string,
     private readonly native: NativeProducer,
-  ) {}
+    nonPersistent?: { readonly window: LimitFunction; readonly onDropped: (topic: string, attempt: number) => void },
+  ) {
+    this.nonPersistent = nonPersistent;
+  }
 
   get isConnected(): boolean {
     return !this.closed && this.native.isConnected();
@@ -74,6 +104,37 @@ class NativeProducerHandle implements Producer {
 
   async send(message: OutgoingMessage, signal?: AbortSignal): Promise<void> {
     if (this.closed) throw new TransportError(`pulsar: producer for ${this.topic} is closed`, { retriable: false });
+    const np = this.nonPersistent;
+    if (!np) {
+      await this.sendOnce(message, signal);
+      return;
+    }
+    // Abort stops the wait for a place; a send already handed over runs its course.
+    return abortable(
+      np.window(() => this.sendUntilKept(message, np.onDropped, signal)),
+      signal,
+      `send to ${this.topic}`,
+    );
+  }
+
+  /**
+   * A non-persistent publish the broker dropped reached nobody: sent again, after a pause
+   * that lets the connection's backlog drain, a few times at most.
+   */
+  private async sendUntilKept(message: OutgoingMessage, onDropped: (topic: string, attempt: number) => void, signal: AbortSignal | undefined): Promise<void> {
+    const backoff = new Backoff({ initialDelayMs: DROP_RETRY.initialDelayMs, maxDelayMs: DROP_RETRY.maxDelayMs });
+    for (let attempt = 1; ; attempt++) {
+      signal?.throwIfAborted();
+      if (!isDroppedReceipt(await this.sendOnce(message, signal))) return;
+      onDropped(this.topic, attempt);
+      if (attempt === DROP_RETRY.attempts) {
+        throw new TransportError(`pulsar: the broker dropped the publish to ${this.topic} ${attempt} times (too many non-persistent publishes in flight on the connection)`, { retriable: true });
+      }
+      await sleep(backoff.next());
+    }
+  }
+
+  private async sendOnce(message: OutgoingMessage, signal: AbortSignal | undefined): Promise<unknown> {
     const sending = this.native.send({ data: toBuffer(message.data), ...(message.properties ? { properties: message.properties } : {}) });
     // Under load, libpulsar's batch timer gathers sends into batches (more than twice the
     // throughput of unbatched sends at 64 in flight). A send that finds nothing else in
@@ -88,7 +149,7 @@ class NativeProducerHandle implements Producer {
     sending.then(this.settled, this.settled);
     try {
       // Abort stops the wait only: a message handed to libpulsar may still be published.
-      await abortable(sending, signal, `send to ${this.topic}`);
+      return await abortable(sending, signal, `send to ${this.topic}`);
     } catch (err) {
       throw wrap(err, `pulsar: send to ${this.topic} failed`);
     }
@@ -110,10 +171,14 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
     log: Logger,
   ) {
     super(log);
+    this.nonPersistentWindow = pLimit(settings.nonPersistentInFlight ?? 500);
   }
 
   /** Throws ConfigError naming `pulsar-ws` when `pulsar-client` is not installed or does not load. */
   static async create(settings: PulsarNativeTransportSettings): Promise<PulsarNativeTransport> {
+    const max = settings.batchingMaxMessages;
+    // libpulsar throws on its own thread for less, which ends the process.
+    if (max !== undefined && !(Number.isInteger(max) && max >= 2)) throw new ConfigError([`transport "pulsar": batchingMaxMessages must be a whole number of 2 or more, got ${max}`]);
     const mod = await loadPulsarClient(settings.importer);
     const log = settings.log.child({ component: 'transport', transport: 'pulsar' });
     let client: NativeClient;
@@ -145,6 +210,23 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
     }
   }
 
+  /** Non-persistent sends in flight, over all producers: they share the broker connection. */
+  private readonly nonPersistentWindow: LimitFunction;
+
+  /** Publishes the broker dropped and that were sent again; logged at most once a second. */
+  private dropped = 0;
+  private droppedLoggedAt = 0;
+  private readonly onDropped = (topic: string, attempt: number): void => {
+    this.dropped++;
+    const now = Date.now();
+    if (now - this.droppedLoggedAt < 1_000) return;
+    this.droppedLoggedAt = now;
+    this.log.warn(
+      { topic, attempt, droppedSoFar: this.dropped },
+      'the broker dropped a non-persistent publish (more in flight on the connection than its maxConcurrentNonPersistentMessagePerConnection); sending it again',
+    );
+  };
+
   protected async openProducer(topic: string, signal: AbortSignal | undefined): Promise<NativeProducerHandle> {
     const creating = this.client.createProducer({
       topic,
@@ -153,9 +235,11 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
       blockIfQueueFull: true,
       batchingEnabled: true,
       batchingMaxPublishDelayMs: this.settings.batchingMaxPublishDelayMs ?? 1,
+      ...(this.settings.batchingMaxMessages !== undefined ? { batchingMaxMessages: this.settings.batchingMaxMessages } : {}),
     });
     try {
-      return new NativeProducerHandle(topic, await abortable(creating, signal, `creating a producer for ${topic}`, (late) => void late.close()));
+      const native = await abortable(creating, signal, `creating a producer for ${topic}`, (late) => void late.close());
+      return new NativeProducerHandle(topic, native, isPersistentTopic(topic) ? undefined : { window: this.nonPersistentWindow, onDropped: this.onDropped });
     } catch (err) {
       throw wrap(err, `pulsar: cannot create a producer for ${topic}`);
     }

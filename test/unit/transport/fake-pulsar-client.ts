@@ -163,11 +163,19 @@ export class FakeProducer implements NativeProducer {
   hold = false;
   flushes = 0;
   private held: (() => void)[] = [];
+  /**
+   * The next this many sends are confirmed as the broker confirms a non-persistent publish it
+   * dropped: ledger and entry -1 (ServerCnx), printed as pulsar-client prints ids.
+   */
+  dropNext = 0;
   async send(m: { data: Buffer; properties?: Record<string, string> }): Promise<unknown> {
     if (this.failWith) throw this.failWith;
     this.sent.push(m);
+    const dropped = this.dropNext > 0;
+    if (dropped) this.dropNext--;
     if (this.hold) await new Promise<void>((r) => this.held.push(r));
-    return { toString: () => `id-${this.sent.length}` };
+    const id = dropped ? '(-1,-1,-1,0)' : `(0,0,-1,${this.sent.length})`;
+    return { toString: () => id };
   }
   release(): void {
     this.hold = false;

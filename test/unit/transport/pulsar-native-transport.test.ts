@@ -239,6 +239,50 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
     await until(() => expect(consumer.closed).toBe(true));
   });
 
+  it('keeps its non-persistent sends within a window shared by all producers; persistent ones are not counted', async () => {
+    const t = (transport = await createTransport({ kind: 'pulsar', serviceUrl: 'pulsar://b:6650', log, importer: fakeImporter, native: { nonPersistentInFlight: 2 } }));
+    const [a, b] = [await t.producer('non-persistent://public/default/a'), await t.producer('non-persistent://public/default/b')];
+    const durable = await t.producer(TOPIC);
+    const [pa, pb, pd] = FakeClient.last!.producers;
+    pa!.hold = true;
+    pb!.hold = true;
+    pd!.hold = true;
+    const sends = [a.send({ data: '1' }), b.send({ data: '2' }), a.send({ data: '3' }), durable.send({ data: 'd' })];
+    await new Promise((r) => setImmediate(r));
+    // Two in flight over both topics; the third waits for a place; the persistent one does not.
+    expect([pa!.sent.length, pb!.sent.length, pd!.sent.length]).toEqual([1, 1, 1]);
+    pb!.release();
+    await until(() => expect(pa!.sent.length).toBe(2));
+    pa!.release();
+    pd!.release();
+    await Promise.all(sends);
+  });
+
+  it('sends a non-persistent publish the broker dropped again, says so, and gives up after a few', async () => {
+    const { log: warned, lines } = captureLogger('warn');
+    const t = (transport = await createTransport({ kind: 'pulsar', serviceUrl: 'pulsar://b:6650', log: warned, importer: fakeImporter }));
+    const p = await t.producer('non-persistent://public/default/np');
+    const native = FakeClient.last!.producers[0]!;
+    native.dropNext = 2;
+    await p.send({ data: 'kept at the third' });
+    expect(native.sent.map((m) => m.data.toString())).toEqual(['kept at the third', 'kept at the third', 'kept at the third']);
+    expect(lines().filter((l) => l.includes('the broker dropped a non-persistent publish'))).toHaveLength(1);
+    native.dropNext = 100;
+    const err = await p.send({ data: 'never kept' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TransportError);
+    expect((err as TransportError).retriable).toBe(true);
+    expect((err as Error).message).toMatch(/dropped the publish to non-persistent:\/\/public\/default\/np 8 times/);
+    // A persistent topic's receipts are not read for drops (its ids are real ledger positions).
+    const durable = await t.producer(TOPIC);
+    FakeClient.last!.producers[1]!.dropNext = 1;
+    await durable.send({ data: 'once' });
+    expect(FakeClient.last!.producers[1]!.sent).toHaveLength(1);
+  });
+
+  it('refuses a batch size libpulsar would end the process over', async () => {
+    await expect(createTransport({ kind: 'pulsar', serviceUrl: 'pulsar://b:6650', log, importer: fakeImporter, native: { batchingMaxMessages: 1 } })).rejects.toBeInstanceOf(ConfigError);
+  });
+
   it('closes everything and refuses work afterwards', async () => {
     const [t, client] = await open();
     await t.producer(TOPIC);
