@@ -164,6 +164,7 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
   const { log, progress, signal } = deps;
   // The WebSocket floor's agents speak WebSocket too, whatever the run's transport.
   const transport = s.target === 'ws-floor' ? 'pulsar-ws' : o.transport;
+  const agentKind = s.target === 'ws-floor' ? transport : (o.agentTransport ?? transport);
   const shared = transport === 'memory' ? new MemoryTransport() : undefined;
   let agentTransport: Transport | undefined = shared;
   let description: string = s.target;
@@ -190,7 +191,7 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
     );
     description = target.description;
     try {
-      agentTransport ??= await transportFor(s.target === 'ws-floor' ? transport : (o.agentTransport ?? transport), o.broker, log.child({ component: 'bench-agents' }));
+      agentTransport ??= await transportFor(agentKind, o.broker, log.child({ component: 'bench-agents' }));
       const died = target.exited.then((code) => {
         throw new Error(`${s.target} exited (${String(code)}) during the run:\n${target.output().slice(-1500)}`);
       });

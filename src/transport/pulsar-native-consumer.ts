@@ -32,6 +32,9 @@ export const BATCH_MAX = 1_000;
 /** A batch fetch that finds fewer than BATCH_MAX waiting answers with what it has after this. */
 export const BATCH_WAIT_MS = 10;
 
+/** Batches only where order does not matter: a Shared subscription's messages have none. */
+const batches = (options: SubscribeOptions): boolean => (options.type ?? 'Shared') === 'Shared';
+
 class NativeIncomingMessage implements IncomingMessage {
   settled = false;
   readonly data: Buffer;
@@ -89,7 +92,6 @@ export class PulsarNativeSubscription implements Subscription {
   /** Fetch loops waiting for the taker to make room. */
   private waiting: (() => void)[] = [];
   private pumping: Promise<void> = Promise.resolve();
-  /** Batches only where order does not matter: a Shared subscription's messages have none. */
   private readonly batching: boolean;
   /** The batch loop while it runs (see batches()). */
   private batchLoop: Promise<void> | undefined;
@@ -101,7 +103,7 @@ export class PulsarNativeSubscription implements Subscription {
   ) {
     this.log = settings.log.child({ topic: options.topic, subscription: options.subscription });
     this.redeliverable = isPersistentTopic(options.topic);
-    this.batching = (options.type ?? 'Shared') === 'Shared';
+    this.batching = batches(options);
   }
 
   static async open(
@@ -111,7 +113,6 @@ export class PulsarNativeSubscription implements Subscription {
     signal?: AbortSignal,
   ): Promise<PulsarNativeSubscription> {
     const dl = options.deadLetter;
-    const shared = (options.type ?? 'Shared') === 'Shared';
     const subscribing = client.subscribe({
       topic: options.topic,
       subscription: options.subscription,
@@ -119,7 +120,7 @@ export class PulsarNativeSubscription implements Subscription {
       subscriptionInitialPosition: options.initialPosition === 'earliest' ? 'Earliest' : 'Latest',
       ...(options.receiverQueueSize !== undefined ? { receiverQueueSize: options.receiverQueueSize } : {}),
       ...(options.nackRedeliveryDelayMs !== undefined ? { nAckRedeliverTimeoutMs: options.nackRedeliveryDelayMs } : {}),
-      ...(shared ? { batchReceivePolicy: { maxNumMessages: BATCH_MAX, maxNumBytes: 64 * 2 ** 20, timeoutMs: BATCH_WAIT_MS } } : {}),
+      ...(batches(options) ? { batchReceivePolicy: { maxNumMessages: BATCH_MAX, maxNumBytes: 64 * 2 ** 20, timeoutMs: BATCH_WAIT_MS } } : {}),
       ...(dl
         ? { deadLetterPolicy: { deadLetterTopic: dl.topic ?? defaultDeadLetterTopic(options.topic, options.subscription), maxRedeliverCount: dl.maxRedeliverCount } }
         : {}),

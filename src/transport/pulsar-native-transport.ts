@@ -130,7 +130,7 @@ class NativeProducerHandle implements Producer {
       if (attempt === DROP_RETRY.attempts) {
         throw new TransportError(`pulsar: the broker dropped the publish to ${this.topic} ${attempt} times (too many non-persistent publishes in flight on the connection)`, { retriable: true });
       }
-      await sleep(backoff.next());
+      await sleep(backoff.next(), signal);
     }
   }
 

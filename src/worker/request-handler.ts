@@ -15,7 +15,7 @@ import { createSink, type ObservationSink } from './observation-sink.js';
 import { RecentIds } from './recent-ids.js';
 import { injectTraceContext } from '../tracing/trace-context.js';
 import { Outcome } from './outcome.js';
-import { compose, type CallContext, type Interceptor, type Next, type PluginInterceptor, type PluginRun, type RunNext } from './interceptor.js';
+import { compose, type CallContext, type Interceptor, type Next, type PluginRun, type RunNext } from './interceptor.js';
 import { deadlineInterceptor } from './deadline-interceptor.js';
 import { RunningCalls } from './running-calls.js';
 
@@ -37,8 +37,6 @@ export interface RequestHandlerDeps {
   readonly redeliverable: boolean;
   /** Around the handling of each request (metrics, logging...), the first outermost. */
   readonly interceptors?: readonly Interceptor[];
-  /** Around each plugin call, inside the handler's own (running calls, then the deadline). */
-  readonly pluginInterceptors?: readonly PluginInterceptor[];
 }
 
 /**
@@ -68,7 +66,8 @@ export class RequestHandler {
   constructor(private readonly deps: RequestHandlerDeps) {
     this.chain = compose(deps.interceptors ?? [], (ctx) => this.handleCore(ctx));
     this.running = new RunningCalls(deps.hardStop);
-    this.runChain = compose([this.running.interceptor, deadlineInterceptor(deps.limits.timeoutMs), ...(deps.pluginInterceptors ?? [])], (run) => this.runPlugin(run));
+    // Around each plugin call: the running calls outermost, then the deadline.
+    this.runChain = compose([this.running.interceptor, deadlineInterceptor(deps.limits.timeoutMs)], (run) => this.runPlugin(run));
     this.answered = deps.redeliverable ? new RecentIds(deps.limits.answeredMemory) : undefined;
     this.debug = deps.log.isLevelEnabled('debug');
   }
