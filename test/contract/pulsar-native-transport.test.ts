@@ -21,6 +21,26 @@ const loaded = await loadPulsarClient().then(
   (err: unknown) => err,
 );
 
+/** The real pulsar-client, every consumer call reported to `seen` (method and arguments). */
+function recordingImporter(seen: (method: string, args: unknown[]) => void) {
+  return async (): Promise<unknown> => {
+    const real = (await loadPulsarClient((s) => import(s))) as unknown as { Client: new (c: unknown) => { subscribe(c: unknown): Promise<object> }; AuthenticationToken: unknown };
+    class RecordingClient extends real.Client {
+      override async subscribe(config: unknown): Promise<object> {
+        const consumer = (await super.subscribe(config)) as Record<string, unknown>;
+        return new Proxy(consumer, {
+          get(target, prop) {
+            const v = target[prop as string];
+            if (typeof v !== 'function') return v;
+            return (...args: unknown[]) => (seen(String(prop), args), (v as (...a: unknown[]) => unknown).apply(target, args));
+          },
+        });
+      }
+    }
+    return { default: { Client: RecordingClient, AuthenticationToken: real.AuthenticationToken } };
+  };
+}
+
 if (loaded === undefined) {
   transportContract('pulsar (native)', () => PulsarNativeTransport.create({ kind: 'pulsar', serviceUrl: SERVICE_URL, log }), {
     topic,
@@ -32,23 +52,9 @@ if (loaded === undefined) {
     it('never calls receive with a timeout (which holds a libuv threadpool thread), and file I/O and messages go on beside them', async () => {
       // The real client, with every consumer's receive() calls recorded.
       const receiveArgs: number[] = [];
-      const importer = async (specifier: string): Promise<unknown> => {
-        const real = (await loadPulsarClient((s) => import(s))) as unknown as { Client: new (c: unknown) => { subscribe(c: unknown): Promise<object> }; AuthenticationToken: unknown };
-        void specifier;
-        class RecordingClient extends real.Client {
-          override async subscribe(config: unknown): Promise<object> {
-            const consumer = (await super.subscribe(config)) as Record<string, unknown>;
-            return new Proxy(consumer, {
-              get(target, prop) {
-                const v = target[prop as string];
-                if (prop === 'receive') return (...args: unknown[]) => (receiveArgs.push(args.length), (v as (...a: unknown[]) => unknown).apply(target, args));
-                return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-              },
-            });
-          }
-        }
-        return { default: { Client: RecordingClient, AuthenticationToken: real.AuthenticationToken } };
-      };
+      const importer = recordingImporter((method, args) => {
+        if (method === 'receive') receiveArgs.push(args.length);
+      });
       const transport = await PulsarNativeTransport.create({ kind: 'pulsar', serviceUrl: SERVICE_URL, log, importer });
       try {
         const idle = await Promise.all(Array.from({ length: 8 }, (_, i) => transport.subscribe({ topic: topic(true), subscription: `idle-${i}` })));
@@ -68,6 +74,37 @@ if (loaded === undefined) {
         await transport.close();
       }
     });
+  });
+
+  describe('pulsar (native) with a backlog on a Shared subscription', () => {
+    it.each([true, false])('takes it in batch receives, every message once (persistent: %s)', async (persistent) => {
+      const calls = { receive: 0, batchReceive: 0 };
+      const importer = recordingImporter((method) => {
+        if (method === 'receive' || method === 'batchReceive') calls[method]++;
+      });
+      const transport = await PulsarNativeTransport.create({ kind: 'pulsar', serviceUrl: SERVICE_URL, log, importer });
+      try {
+        const t = topic(persistent);
+        const sub = await transport.subscribe({ topic: t, subscription: 'backlog', receiverQueueSize: 5_000 });
+        const producer = await transport.producer(t);
+        const n = 3_000;
+        // Sent while nobody takes: the client's queue holds them.
+        await Promise.all(Array.from({ length: n }, (_, i) => producer.send({ data: `m${i}` })));
+        const it = sub[Symbol.asyncIterator]();
+        const got = new Set<string>();
+        while (got.size < n) {
+          const m = await take(it, 10_000);
+          got.add(m.data.toString());
+          await m.ack();
+        }
+        expect(got.size).toBe(n);
+        expect(calls.batchReceive).toBeGreaterThan(0);
+        expect(calls.receive).toBeLessThan(n / 4);
+        await sub.close();
+      } finally {
+        await transport.close();
+      }
+    }, 60_000);
   });
 
   describe('pulsar (native) on a broker that drops non-persistent publishes', () => {
