@@ -31,6 +31,11 @@ export class Backoff {
     return Math.round(ceiling / 2 + (this.random() * ceiling) / 2);
   }
 
+  /** How many delays next() has handed out since the last reset. */
+  get attempts(): number {
+    return this.attempt;
+  }
+
   reset(): void {
     this.attempt = 0;
   }

@@ -13,6 +13,7 @@ import { PulsarNativeSubscription } from './pulsar-native-consumer.js';
 import { BrokerTransport } from './broker-transport.js';
 import { Backoff, sleep } from './backoff.js';
 import { isPersistentTopic } from './topic-name.js';
+import { DROP_RETRY, DroppedPublishes, droppedTooOften, isDroppedNativeReceipt } from './dropped-publish.js';
 import { toBuffer, type OutgoingMessage, type Producer, type SubscribeOptions } from './transport.js';
 
 export interface PulsarNativeTransportSettings {
@@ -48,18 +49,6 @@ export interface PulsarNativeTransportSettings {
  * warnings and errors keep their level.
  */
 export const NATIVE_LOG_LEVELS = ['debug', 'debug', 'warn', 'error'] as const;
-
-/**
- * A receipt for a publish the broker dropped (more non-persistent publishes in flight on the
- * connection than it allows: ServerCnx answers `-1, -1`, where a delivered one gets `0, 0`).
- * pulsar-client prints ids as `(ledger,entry,partition,batch)`.
- */
-export function isDroppedReceipt(id: unknown): boolean {
-  return typeof id === 'object' && id !== null && String(id).startsWith('(-1,-1,');
-}
-
-/** Bounds of re-sending a publish the broker dropped. */
-const DROP_RETRY = { initialDelayMs: 5, maxDelayMs: 500, attempts: 8 } as const;
 
 class NativeProducerHandle implements Producer {
   private closed = false;
@@ -125,11 +114,9 @@ class NativeProducerHandle implements Producer {
     const backoff = new Backoff({ initialDelayMs: DROP_RETRY.initialDelayMs, maxDelayMs: DROP_RETRY.maxDelayMs });
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
-      if (!isDroppedReceipt(await this.sendOnce(message, signal))) return;
+      if (!isDroppedNativeReceipt(await this.sendOnce(message, signal))) return;
       onDropped(this.topic, attempt);
-      if (attempt === DROP_RETRY.attempts) {
-        throw new TransportError(`pulsar: the broker dropped the publish to ${this.topic} ${attempt} times (too many non-persistent publishes in flight on the connection)`, { retriable: true });
-      }
+      if (attempt === DROP_RETRY.attempts) throw droppedTooOften('pulsar', this.topic, attempt);
       await sleep(backoff.next(), signal);
     }
   }
@@ -172,6 +159,7 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
   ) {
     super(log);
     this.nonPersistentWindow = pLimit(settings.nonPersistentInFlight ?? 500);
+    this.dropped = new DroppedPublishes(this.log);
   }
 
   /** Throws ConfigError naming `pulsar-ws` when `pulsar-client` is not installed or does not load. */
@@ -213,19 +201,8 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
   /** Non-persistent sends in flight, over all producers: they share the broker connection. */
   private readonly nonPersistentWindow: LimitFunction;
 
-  /** Publishes the broker dropped and that were sent again; logged at most once a second. */
-  private dropped = 0;
-  private droppedLoggedAt = 0;
-  private readonly onDropped = (topic: string, attempt: number): void => {
-    this.dropped++;
-    const now = Date.now();
-    if (now - this.droppedLoggedAt < 1_000) return;
-    this.droppedLoggedAt = now;
-    this.log.warn(
-      { topic, attempt, droppedSoFar: this.dropped },
-      'the broker dropped a non-persistent publish (more in flight on the connection than its maxConcurrentNonPersistentMessagePerConnection); sending it again',
-    );
-  };
+  /** Publishes the broker dropped and that are sent again. */
+  private readonly dropped: DroppedPublishes;
 
   protected async openProducer(topic: string, signal: AbortSignal | undefined): Promise<NativeProducerHandle> {
     const creating = this.client.createProducer({
@@ -239,7 +216,7 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
     });
     try {
       const native = await abortable(creating, signal, `creating a producer for ${topic}`, (late) => void late.close());
-      return new NativeProducerHandle(topic, native, isPersistentTopic(topic) ? undefined : { window: this.nonPersistentWindow, onDropped: this.onDropped });
+      return new NativeProducerHandle(topic, native, isPersistentTopic(topic) ? undefined : { window: this.nonPersistentWindow, onDropped: this.dropped.record });
     } catch (err) {
       throw wrap(err, `pulsar: cannot create a producer for ${topic}`);
     }

@@ -1,8 +1,11 @@
 import type { Logger } from 'pino';
 import { AbortedError, PayloadTooLargeError, TransportError } from '../errors.js';
 import { PulsarWsConnection, type PulsarWsLinkSettings } from './pulsar-ws-connection.js';
+import { Backoff } from './backoff.js';
+import { DROP_RETRY, droppedTooOften, isDroppedWsReceipt } from './dropped-publish.js';
 import { Fifo } from './fifo.js';
 import { endpointUrl } from './pulsar-ws-endpoint.js';
+import { isPersistentTopic } from './topic-name.js';
 import { toBuffer, type OutgoingMessage, type Producer } from './transport.js';
 
 export interface PulsarWsProducerSettings extends PulsarWsLinkSettings {
@@ -12,6 +15,10 @@ export interface PulsarWsProducerSettings extends PulsarWsLinkSettings {
   readonly sendTimeoutMs: number;
   /** Sends written and not yet confirmed; more wait here in order. */
   readonly maxPendingSends: number;
+  /** The same bound for a non-persistent topic, where the broker drops a publish past its own. */
+  readonly nonPersistentInFlight: number;
+  /** Told of each publish the broker dropped and that is sent again. */
+  readonly onDropped: (topic: string, attempt: number) => void;
   /** The broker's text frame limit (webSocketMaxTextFrameSize, 1 MiB by default). */
   readonly maxFrameBytes: number;
   /** How long close() waits for outstanding sends before failing them. */
@@ -29,12 +36,16 @@ interface PendingSend {
   /** Connection generation it was last written on; 0 while only queued here. */
   writtenOn: number;
   done: boolean;
+  /** Non-persistent topics: the broker dropped it this often; it waits here to be written again. */
+  drops: Backoff | undefined;
+  resend: NodeJS.Timeout | undefined;
 }
 
 interface ProducerReply {
   readonly result?: unknown;
   readonly context?: unknown;
   readonly errorMsg?: unknown;
+  readonly messageId?: unknown;
 }
 
 /** JSON and base64 overhead of a frame besides payload and properties. */
@@ -48,7 +59,8 @@ function hasKeys(o: Readonly<Record<string, string>>): boolean {
 /**
  * A producer over Pulsar's WebSocket producer endpoint. Sends are pipelined: each frame
  * carries a `context`, the broker answers each with the same context, and up to
- * `maxPendingSends` are outstanding at once (the rest wait here, in order).
+ * `maxPendingSends` are outstanding at once (`nonPersistentInFlight` on a non-persistent
+ * topic), the rest waiting here in order.
  *
  * While the socket is down sends queue and wait (bounded by `sendTimeoutMs` and their
  * AbortSignal). After a reconnect every unconfirmed send is written again in its original
@@ -67,12 +79,17 @@ export class PulsarWsProducer implements Producer {
   private closed = false;
   private closing: Promise<void> | undefined;
   private drained: (() => void) | undefined;
+  /** Sends in flight at most; lower on a non-persistent topic. */
+  private readonly window: number;
+  private readonly nonPersistent: boolean;
 
   private constructor(
     readonly topic: string,
     private readonly settings: PulsarWsProducerSettings,
   ) {
     this.log = settings.log.child({ topic });
+    this.nonPersistent = !isPersistentTopic(topic);
+    this.window = this.nonPersistent ? Math.min(settings.maxPendingSends, settings.nonPersistentInFlight) : settings.maxPendingSends;
     this.conn = new PulsarWsConnection({
       ...settings,
       url: endpointUrl(settings.base, 'producer', topic, undefined, {}),
@@ -131,6 +148,8 @@ export class PulsarWsProducer implements Producer {
         onAbort: undefined,
         writtenOn: 0,
         done: false,
+        drops: undefined,
+        resend: undefined,
       };
       if (signal !== undefined) {
         p.onAbort = () => this.fail(p, new AbortedError(`send to ${this.topic} aborted`, { cause: signal.reason }));
@@ -146,7 +165,7 @@ export class PulsarWsProducer implements Producer {
   /** Write queued sends while the window has room and the socket is up. */
   private flush(): void {
     const gen = this.conn.generation;
-    for (let p = this.backlog.peek(); p !== undefined && this.inFlight < this.settings.maxPendingSends; p = this.backlog.peek()) {
+    for (let p = this.backlog.peek(); p !== undefined && this.inFlight < this.window; p = this.backlog.peek()) {
       if (p.done) {
         this.backlog.shift();
         continue;
@@ -163,7 +182,11 @@ export class PulsarWsProducer implements Producer {
       // Replies for frames written on the old socket will never come: write them all again.
       this.inFlight = 0;
       this.backlog = new Fifo<PendingSend>();
-      for (const p of this.pending.values()) this.backlog.push(p);
+      for (const p of this.pending.values()) {
+        clearTimeout(p.resend);
+        p.resend = undefined;
+        this.backlog.push(p);
+      }
       if (this.backlog.size > 0) this.log.info({ resending: this.backlog.size }, 'pulsar-ws producer reconnected; resending unconfirmed messages');
     }
     this.flush();
@@ -183,6 +206,10 @@ export class PulsarWsProducer implements Producer {
       if (typeof r.context !== 'string') this.log.warn({ result: r.result, errorMsg: r.errorMsg }, 'pulsar-ws producer reply without context');
       return;
     }
+    if (r.result === 'ok' && this.nonPersistent && isDroppedWsReceipt(r.messageId)) {
+      this.dropped(p);
+      return;
+    }
     this.finish(p);
     if (r.result === 'ok') {
       p.resolve();
@@ -190,6 +217,31 @@ export class PulsarWsProducer implements Producer {
       const detail = typeof r.errorMsg === 'string' && r.errorMsg ? `: ${r.errorMsg}` : '';
       p.reject(new TransportError(`pulsar-ws: the broker refused a message for ${this.topic}: ${String(r.result)}${detail}`));
     }
+    this.flush();
+  }
+
+  /**
+   * A non-persistent publish the broker dropped reached nobody (the WebSocket service's one
+   * connection carries every WebSocket client's publishes, so our window alone cannot prevent
+   * it): written again after a pause, behind what was queued meanwhile, a few times at most.
+   */
+  private dropped(p: PendingSend): void {
+    p.drops ??= new Backoff({ initialDelayMs: DROP_RETRY.initialDelayMs, maxDelayMs: DROP_RETRY.maxDelayMs });
+    const delayMs = p.drops.next();
+    const attempt = p.drops.attempts;
+    this.settings.onDropped(this.topic, attempt);
+    if (attempt === DROP_RETRY.attempts) {
+      this.fail(p, droppedTooOften('pulsar-ws', this.topic, attempt));
+      return;
+    }
+    if (p.writtenOn === this.conn.generation) this.inFlight--;
+    p.writtenOn = 0;
+    p.resend = setTimeout(() => {
+      p.resend = undefined;
+      if (p.done) return;
+      this.backlog.push(p);
+      this.flush();
+    }, delayMs);
     this.flush();
   }
 
@@ -204,6 +256,7 @@ export class PulsarWsProducer implements Producer {
     p.done = true;
     this.pending.delete(p.context);
     if (p.writtenOn !== 0 && p.writtenOn === this.conn.generation) this.inFlight--;
+    clearTimeout(p.resend);
     if (p.onAbort !== undefined) p.signal?.removeEventListener('abort', p.onAbort);
     p.signal = undefined;
     if (this.pending.size === 0) {

@@ -5,6 +5,7 @@ import { MergedSubscription } from './merged-subscription.js';
 import { MAX_WS_RECEIVER_QUEUE, PulsarWsSubscription, type PulsarWsSubscriptionSettings } from './pulsar-ws-consumer.js';
 import { webSocketBase } from './pulsar-ws-endpoint.js';
 import { isPersistentTopic } from './topic-name.js';
+import { DroppedPublishes } from './dropped-publish.js';
 import { PulsarWsProducer, type PulsarWsProducerSettings } from './pulsar-ws-producer.js';
 import type { SubscribeOptions, Subscription } from './transport.js';
 
@@ -25,6 +26,13 @@ export interface PulsarWsTransportSettings {
   readonly sendTimeoutMs?: number;
   /** Unconfirmed sends in flight per producer; default 1000. */
   readonly maxPendingSends?: number;
+  /**
+   * The same for a producer to a non-persistent topic; default 500. The WebSocket service
+   * carries every client's publishes on one connection to the broker, which drops a
+   * non-persistent publish past `maxConcurrentNonPersistentMessagePerConnection` (1,000 by
+   * default) in flight there and confirms it all the same; a drop is sent again.
+   */
+  readonly nonPersistentInFlight?: number;
   /** The broker's `webSocketMaxTextFrameSize`; default 1 048 576. */
   readonly maxFrameBytes?: number;
   /** How long close() lets outstanding sends finish; default 5000. */
@@ -67,6 +75,8 @@ export class PulsarWsTransport extends BrokerTransport<PulsarWsSubscription, Pul
       ...common,
       sendTimeoutMs: settings.sendTimeoutMs ?? 30_000,
       maxPendingSends: Math.max(1, settings.maxPendingSends ?? 1000),
+      nonPersistentInFlight: Math.max(1, settings.nonPersistentInFlight ?? 500),
+      onDropped: new DroppedPublishes(this.log).record,
       maxFrameBytes: settings.maxFrameBytes ?? 1_048_576,
       closeTimeoutMs: settings.closeTimeoutMs ?? 5_000,
     };

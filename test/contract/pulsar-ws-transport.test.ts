@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { OwnBroker } from '../../bench/own-broker.js';
+import { captureLogger } from '../support/harness.js';
+import { PulsarAdminClient } from '../../src/pulsar/admin-client.js';
 import { PayloadTooLargeError, TransportError } from '../../src/errors.js';
 import { PulsarWsTransport } from '../../src/transport/pulsar-ws-transport.js';
 import { take, transportContract } from './transport-contract.js';
@@ -100,4 +103,68 @@ describe('pulsar-ws specifics', () => {
     const producer = await transport.producer(topic(true));
     await expect(producer.send({ data: 'x' }, AbortSignal.abort())).rejects.toThrow(/aborted/);
   });
+});
+
+describe('pulsar-ws on a broker that drops non-persistent publishes', () => {
+  let broker: OwnBroker | undefined;
+  beforeAll(async () => {
+    // The broker drops a non-persistent publish beyond this many in flight on its connection
+    // and confirms it all the same, with ledger and entry -1 (ServerCnx); 1,000 by default.
+    broker = await OwnBroker.start(AbortSignal.timeout(240_000), undefined, 'maxConcurrentNonPersistentMessagePerConnection=50');
+  }, 300_000);
+  afterAll(async () => {
+    await broker?.destroy();
+  }, 120_000);
+
+  /** Sends n messages to a new non-persistent topic, read as they come: what arrived, and what the broker took in. */
+  const sendAll = async (senders: PulsarWsTransport[], n: number): Promise<{ arrived: number; published: number }> => {
+    const t = topic(false);
+    const sub = await senders[0]!.subscribe({ topic: t, subscription: 'all', receiverQueueSize: 5_000 });
+    const got = new Set<string>();
+    const reading = (async () => {
+      const it = sub[Symbol.asyncIterator]();
+      while (got.size < n) got.add((await take(it, 10_000)).data.toString());
+    })();
+    try {
+      const producers = await Promise.all(senders.map((s) => s.producer(t)));
+      await Promise.all(Array.from({ length: n }, (_, i) => producers[i % producers.length]!.send({ data: `m${i}` })));
+      await reading.catch(() => undefined);
+      const stats = await new PulsarAdminClient(broker!.endpoints.adminUrl).topicStats(t);
+      return { arrived: got.size, published: stats?.msgInCounter ?? 0 };
+    } finally {
+      await sub.close();
+    }
+  };
+  const dropLines = (lines: string[]): string[] => lines.filter((l) => l.includes('the broker dropped a non-persistent publish'));
+
+  it("keeps a producer's sends within the broker's limit, so that none is dropped", async () => {
+    const { log: warned, lines } = captureLogger('warn');
+    const t = new PulsarWsTransport({ kind: 'pulsar-ws', url: broker!.endpoints.adminUrl, log: warned, nonPersistentInFlight: 40 });
+    try {
+      expect(await sendAll([t], 2_000)).toEqual({ arrived: 2_000, published: 2_000 });
+      expect(dropLines(lines())).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  }, 120_000);
+
+  // The WebSocket service carries every client's publishes on its one connection to the broker,
+  // so one client's window cannot keep others under the limit: here four clients whose windows
+  // are past it. A drop's receipt comes out of order, and the service's own client then drops
+  // that connection and sends its unconfirmed publishes again: some messages are published
+  // twice, and a subscription on the same connection may lose some (its consumer reconnects).
+  // So the measure is what the broker took in, against every send resolved.
+  it('sends again what the broker dropped, so that every send is published', async () => {
+    const { log: warned, lines } = captureLogger('warn');
+    const open = (): PulsarWsTransport => new PulsarWsTransport({ kind: 'pulsar-ws', url: broker!.endpoints.adminUrl, log: warned, nonPersistentInFlight: 1_000 });
+    const senders = [open(), open(), open(), open()];
+    try {
+      const { published } = await sendAll(senders, 2_000);
+      expect(published).toBeGreaterThanOrEqual(2_000);
+      // The broker did drop some: the resend, not luck, brought them.
+      expect(dropLines(lines())).not.toEqual([]);
+    } finally {
+      await Promise.all(senders.map((s) => s.close()));
+    }
+  }, 120_000);
 });

@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 
+const DROPPED_MESSAGE_ID = 'CP///////////wEQ////////////ATAA';
+
 /** A frame the fake got from a client, with the connection number it arrived on. */
 export interface Received {
   readonly conn: number;
@@ -25,6 +27,13 @@ export class FakePulsarWs {
   refuseWith: { status: number; body?: string } | undefined;
   /** Swallow producer frames without replying. */
   holdReplies = false;
+  /**
+   * Answer this many producer frames as a broker answers a non-persistent publish it dropped:
+   * "ok" with ledger and entry -1. The messageId is what Pulsar 3.3.6's WebSocket service sent
+   * for such a drop (recorded from a standalone broker with a low
+   * maxConcurrentNonPersistentMessagePerConnection); a kept one there read `CAAQADAA` (0, 0).
+   */
+  dropPublishes = 0;
   /** Payloads pushed to each consumer socket the moment it is accepted (as a broker with a backlog does). */
   pushOnConnect: string[] = [];
   private readonly sockets = new Map<WebSocket, { conn: number; path: string }>();
@@ -70,7 +79,9 @@ export class FakePulsarWs {
       const frame = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
       this.received.push({ conn, path, frame });
       if (path.includes('/producer/') && !this.holdReplies) {
-        ws.send(JSON.stringify({ result: 'ok', messageId: `id-${++this.seq}`, context: frame['context'] }));
+        const dropped = this.dropPublishes > 0;
+        if (dropped) this.dropPublishes--;
+        ws.send(JSON.stringify({ result: 'ok', messageId: dropped ? DROPPED_MESSAGE_ID : `id-${++this.seq}`, context: frame['context'] }));
       }
     });
   }

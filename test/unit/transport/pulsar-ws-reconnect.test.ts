@@ -73,6 +73,34 @@ describe('pulsar-ws reconnect (local fake endpoint)', () => {
     expect(server.received[1]!.frame['payload']).toBe(server.received[0]!.frame['payload']);
   });
 
+  it('sends again a non-persistent publish the broker dropped, and resolves once it is kept', async () => {
+    const [server, t] = await start();
+    const producer = await t.producer(NP_TOPIC);
+    server.dropPublishes = 2;
+    await producer.send({ data: 'dropped twice' });
+    const payloads = server.received.map((r) => Buffer.from(String(r.frame['payload']), 'base64').toString());
+    expect(payloads).toEqual(['dropped twice', 'dropped twice', 'dropped twice']);
+  });
+
+  it('fails a publish the broker keeps dropping with a retriable TransportError', async () => {
+    const [server, t] = await start();
+    const producer = await t.producer(NP_TOPIC);
+    server.dropPublishes = 1_000;
+    const err = await producer.send({ data: 'never kept' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TransportError);
+    expect((err as TransportError).retriable).toBe(true);
+    expect((err as Error).message).toMatch(/dropped the publish .* 8 times/);
+    expect(server.received).toHaveLength(8);
+  });
+
+  it('takes a persistent topic\'s receipt as it is: no drop there', async () => {
+    const [server, t] = await start();
+    const producer = await t.producer(TOPIC);
+    server.dropPublishes = 1;
+    await producer.send({ data: 'once' });
+    expect(server.received).toHaveLength(1);
+  });
+
   it('fails a send that stays unconfirmed past sendTimeoutMs with a TransportError', async () => {
     const [server, t] = await start({ sendTimeoutMs: 100 });
     const producer = await t.producer(TOPIC);
