@@ -43,7 +43,7 @@ const envSchema = z.object({
   TOOLWIRE_SHUTDOWN_GRACE_MS: int(DEFAULT_LIMITS.shutdownGraceMs),
   TOOLWIRE_BACKLOG_MESSAGES: int(DEFAULT_LIMITS.backlogMessages),
   TOOLWIRE_BACKLOG_BYTES: int(DEFAULT_LIMITS.backlogBytes),
-  TOOLWIRE_NON_PERSISTENT_PREFETCH: int(DEFAULT_LIMITS.nonPersistentPrefetch),
+  TOOLWIRE_NON_PERSISTENT_PREFETCH: digits.optional(),
   TOOLWIRE_NON_PERSISTENT_IN_FLIGHT: int(500),
   TOOLWIRE_ANSWERED_MEMORY: int(DEFAULT_LIMITS.answeredMemory),
   TOOLWIRE_MAX_ABANDONED: int(DEFAULT_LIMITS.maxAbandoned),
@@ -162,7 +162,8 @@ export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings
       shutdownGraceMs: e.TOOLWIRE_SHUTDOWN_GRACE_MS,
       backlogMessages: e.TOOLWIRE_BACKLOG_MESSAGES,
       backlogBytes: e.TOOLWIRE_BACKLOG_BYTES,
-      nonPersistentPrefetch: e.TOOLWIRE_NON_PERSISTENT_PREFETCH || DEFAULT_LIMITS.nonPersistentPrefetch,
+      // Unset (or 0): by transport, defaultNonPersistentPrefetch().
+      nonPersistentPrefetch: e.TOOLWIRE_NON_PERSISTENT_PREFETCH || undefined,
       answeredMemory: e.TOOLWIRE_ANSWERED_MEMORY,
       maxAbandoned: e.TOOLWIRE_MAX_ABANDONED,
     },

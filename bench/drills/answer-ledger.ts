@@ -41,8 +41,13 @@ export class AnswerLedger {
     this.loop = this.consume();
   }
 
-  static async open(transport: Transport, responseTopic: string, subscription = `drill-agent-${randomUUID()}`): Promise<AnswerLedger> {
-    const sub = await transport.subscribe({ topic: responseTopic, subscription, type: 'Exclusive', receiverQueueSize: 1000 });
+  /**
+   * `room`: the subscription's receiver queue. An agent that sends a burst to a non-persistent
+   * topic gives its answers the same room, or the broker drops what finds none (the WebSocket
+   * service caps an Exclusive subscription's at 1,000 and keeps taking as answers are acked).
+   */
+  static async open(transport: Transport, responseTopic: string, subscription = `drill-agent-${randomUUID()}`, room = 1000): Promise<AnswerLedger> {
+    const sub = await transport.subscribe({ topic: responseTopic, subscription, type: 'Exclusive', receiverQueueSize: room });
     return new AnswerLedger(sub);
   }
 

@@ -52,7 +52,7 @@ export async function hostileEnvelopesDrill(ctx: DrillContext, o: HostileDrillOp
     env: { TOOLWIRE_MAX_PAYLOAD_BYTES: String(o.maxPayloadBytes), TOOLWIRE_CONCURRENCY: '64' },
   });
   const agent = await transportFor(ctx.transport, ctx.broker, ctx.log);
-  const ledger = await AnswerLedger.open(agent, responseTopic, `${id}-agent`);
+  const ledger = await AnswerLedger.open(agent, responseTopic, `${id}-agent`, Math.max(1000, o.total));
   // Subscribed before anything is sent, so the DLQ's subscription sees every dead letter.
   const dlq = await agent.subscribe({ topic: dlqTopic, subscription: `${id}-dlq-reader`, type: 'Exclusive', receiverQueueSize: 1000 });
   const deadLettered = new Set<string>();

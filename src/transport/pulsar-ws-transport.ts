@@ -49,7 +49,7 @@ export interface PulsarWsTransportSettings {
  * - `initialPosition: 'earliest'` on a persistent topic creates the subscription through the
  *   admin REST API first, because Pulsar 3.x's WebSocket consumer ignores the parameter.
  * - `receiverQueueSize` is capped at 1000 by the WebSocket service. On a non-persistent
- *   topic a larger one opens several consumers on the subscription (1000 each), read as
+ *   topic a larger one opens several consumers on a Shared subscription (1000 each), read as
  *   one: there the broker's room is what a burst may fill before it drops messages.
  * - `connected` is true while every open subscription and producer has its socket up (and
  *   at least one exists): it goes false during a reconnect.
@@ -84,7 +84,10 @@ export class PulsarWsTransport extends BrokerTransport<PulsarWsSubscription, Pul
 
   override async subscribe(options: SubscribeOptions, signal?: AbortSignal): Promise<Subscription> {
     const room = options.receiverQueueSize ?? MAX_WS_RECEIVER_QUEUE;
-    if (room <= MAX_WS_RECEIVER_QUEUE || isPersistentTopic(options.topic)) return super.subscribe(options, signal);
+    // Only a Shared subscription deals its messages over several consumers (an Exclusive one
+    // refuses a second, a Failover one feeds only one): the others keep the service's cap.
+    const shared = (options.type ?? 'Shared') === 'Shared' || options.type === 'KeyShared';
+    if (room <= MAX_WS_RECEIVER_QUEUE || isPersistentTopic(options.topic) || !shared) return super.subscribe(options, signal);
     const count = Math.ceil(room / MAX_WS_RECEIVER_QUEUE);
     // Opened side by side: each is a WebSocket handshake, and a reload waits for them all.
     const opened = await Promise.allSettled(Array.from({ length: count }, () => super.subscribe({ ...options, receiverQueueSize: Math.ceil(room / count) }, signal)));

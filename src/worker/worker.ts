@@ -11,7 +11,7 @@ import { isPersistentTopic } from '../transport/topic-name.js';
 import type { Binding, Instance } from './binding.js';
 import { consumeAll, consumeTaking, type IntakeHost } from './intake.js';
 import { CANCEL_PROPERTY } from '../envelope/properties.js';
-import { DEFAULT_LIMITS, type WorkerLimits } from './limits.js';
+import { DEFAULT_LIMITS, defaultNonPersistentPrefetch, type WorkerLimits } from './limits.js';
 import { Outcome } from './outcome.js';
 import { RequestHandler } from './request-handler.js';
 import type { Interceptor } from './interceptor.js';
@@ -235,7 +235,9 @@ export class Worker {
   /** Persistent: a small prefetch leaves the rest with the broker for other workers. Non-persistent: the broker drops what finds no room, so take all it allows. */
   private prefetch(service: ToolService): number {
     const concurrency = service.concurrency ?? this.limits.serviceConcurrency;
-    return isPersistentTopic(service.requestQueue) ? Math.min(1000, Math.max(concurrency, 1) * 2) : this.limits.nonPersistentPrefetch;
+    return isPersistentTopic(service.requestQueue)
+      ? Math.min(1000, Math.max(concurrency, 1) * 2)
+      : (this.limits.nonPersistentPrefetch ?? defaultNonPersistentPrefetch(this.options.transport.kind));
   }
 
   private instance(service: ToolService, plugin: Plugin, redeliverable: boolean): Instance {

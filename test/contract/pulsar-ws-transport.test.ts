@@ -38,6 +38,16 @@ describe('pulsar-ws specifics', () => {
     expect((err as TransportError).retriable).toBe(false);
   });
 
+  it('opens an exclusive non-persistent subscription asked for more than 1,000 of room as one consumer', async () => {
+    transport = await make();
+    const t = topic(false);
+    // Several consumers would share the room on a Shared subscription; an Exclusive one refuses a second.
+    const sub = await transport.subscribe({ topic: t, subscription: 'excl-room', type: 'Exclusive', receiverQueueSize: 5_000 });
+    await (await transport.producer(t)).send({ data: 'roomy' });
+    expect((await take(sub[Symbol.asyncIterator](), 10_000)).data.toString()).toBe('roomy');
+    await sub.close();
+  });
+
   it('refuses a second consumer on a busy exclusive subscription with a clear 409', async () => {
     transport = await make();
     const t = topic(true);
