@@ -2,6 +2,8 @@ import type { Logger } from 'pino';
 import { encodeChunk, encodeError } from '../src/envelope/response.js';
 import type { IncomingMessage, Producer, Subscription, Transport } from '../src/transport/transport.js';
 import { STREAM_PROPERTY } from '../src/envelope/properties.js';
+import { isPersistentTopic } from '../src/transport/topic-name.js';
+import { defaultNonPersistentPrefetch } from '../src/worker/limits.js';
 
 export interface FloorOptions {
   readonly transport: Transport;
@@ -27,7 +29,15 @@ export interface FloorResponder {
  */
 export async function startFloorResponder(o: FloorOptions): Promise<FloorResponder> {
   const subscription = await o.transport.subscribe(
-    { topic: o.requestTopic, subscription: o.subscription, type: 'Shared', receiverQueueSize: Math.min(1000, o.concurrency * 2), nackRedeliveryDelayMs: 1000 },
+    {
+      topic: o.requestTopic,
+      subscription: o.subscription,
+      type: 'Shared',
+      // As the worker: on a non-persistent topic the broker drops what finds no room, and a
+      // floor that loses requests is no floor (it lost 12-20 a round with 128 on pulsar-ws).
+      receiverQueueSize: isPersistentTopic(o.requestTopic) ? Math.min(1000, o.concurrency * 2) : defaultNonPersistentPrefetch(o.transport.kind),
+      nackRedeliveryDelayMs: 1000,
+    },
     o.signal,
   );
   const producer = await o.transport.producer(o.responseTopic, o.signal);
