@@ -134,19 +134,20 @@ describe('pulsar-ws on a broker that drops non-persistent publishes', () => {
     const t = topic(false);
     const sub = await senders[0]!.subscribe({ topic: t, subscription: 'all', receiverQueueSize: 5_000 });
     const got = new Set<string>();
+    // Ends when all arrived, after 10 s without one, or when the subscription closes; the count says which.
     const reading = (async () => {
       const it = sub[Symbol.asyncIterator]();
       while (got.size < n) got.add((await take(it, 10_000)).data.toString());
-    })();
+    })().catch(() => undefined);
     try {
       const producers = await Promise.all(senders.map((s) => s.producer(t)));
       await Promise.all(Array.from({ length: n }, (_, i) => producers[i % producers.length]!.send({ data: `m${i}` })));
-      if (awaitArrival) await reading.catch(() => undefined);
+      if (awaitArrival) await reading;
       const stats = await new PulsarAdminClient(broker!.endpoints.adminUrl).topicStats(t);
       return { arrived: got.size, published: stats?.msgInCounter ?? 0 };
     } finally {
       await sub.close();
-      await reading.catch(() => undefined);
+      await reading;
     }
   };
   const dropLines = (lines: string[]): string[] => lines.filter((l) => l.includes('the broker dropped a non-persistent publish'));
