@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OwnBroker } from '../../bench/own-broker.js';
+import { describe, expect, it } from 'vitest';
 import { captureLogger } from '../support/harness.js';
+import { brokerDroppingPublishes } from '../support/dropping-broker.js';
 import { ConfigError, errorMessage } from '../../src/errors.js';
 import { createTransport } from '../../src/transport/create-transport.js';
 import { loadPulsarClient } from '../../src/transport/pulsar-native-client.js';
@@ -110,22 +110,14 @@ if (loaded === undefined) {
   });
 
   describe('pulsar (native) on a broker that drops non-persistent publishes', () => {
-    let broker: OwnBroker | undefined;
-    beforeAll(async () => {
-      // The broker answers a non-persistent publish beyond this many in flight on its
-      // connection with a receipt of -1,-1 and drops it (ServerCnx); 1,000 by default.
-      broker = await OwnBroker.start(AbortSignal.timeout(240_000), undefined, 'maxConcurrentNonPersistentMessagePerConnection=50');
-    }, 300_000);
-    afterAll(async () => {
-      await broker?.destroy();
-    }, 120_000);
+    const broker = brokerDroppingPublishes();
 
     // Past the limit the broker's receipts come out of order and libpulsar drops the
     // connection: a one-off run with no window kept 537 of these 2,000. So the window is the
     // defence, and resending what is reported dropped only the second one.
     it("keeps its sends within the broker's limit, so that none is dropped", async () => {
       const { log: warned, lines } = captureLogger('warn');
-      const transport = await PulsarNativeTransport.create({ kind: 'pulsar', serviceUrl: broker!.endpoints.pulsarUrl, log: warned, batchingMaxMessages: 2, nonPersistentInFlight: 40 });
+      const transport = await PulsarNativeTransport.create({ kind: 'pulsar', serviceUrl: broker().endpoints.pulsarUrl, log: warned, batchingMaxMessages: 2, nonPersistentInFlight: 40 });
       try {
         const t = topic(false);
         const sub = await transport.subscribe({ topic: t, subscription: 'all', receiverQueueSize: 5_000 });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { OwnBroker } from '../../bench/own-broker.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import { captureLogger } from '../support/harness.js';
+import { brokerDroppingPublishes } from '../support/dropping-broker.js';
 import { PulsarAdminClient } from '../../src/pulsar/admin-client.js';
 import { PayloadTooLargeError, TransportError } from '../../src/errors.js';
 import { PulsarWsTransport } from '../../src/transport/pulsar-ws-transport.js';
@@ -116,15 +116,7 @@ describe('pulsar-ws specifics', () => {
 });
 
 describe('pulsar-ws on a broker that drops non-persistent publishes', () => {
-  let broker: OwnBroker | undefined;
-  beforeAll(async () => {
-    // The broker drops a non-persistent publish beyond this many in flight on its connection
-    // and confirms it all the same, with ledger and entry -1 (ServerCnx); 1,000 by default.
-    broker = await OwnBroker.start(AbortSignal.timeout(240_000), undefined, 'maxConcurrentNonPersistentMessagePerConnection=50');
-  }, 300_000);
-  afterAll(async () => {
-    await broker?.destroy();
-  }, 120_000);
+  const broker = brokerDroppingPublishes();
 
   /**
    * Sends n messages to a new non-persistent topic, read as they come: what arrived, and what
@@ -143,7 +135,7 @@ describe('pulsar-ws on a broker that drops non-persistent publishes', () => {
       const producers = await Promise.all(senders.map((s) => s.producer(t)));
       await Promise.all(Array.from({ length: n }, (_, i) => producers[i % producers.length]!.send({ data: `m${i}` })));
       if (awaitArrival) await reading;
-      const stats = await new PulsarAdminClient(broker!.endpoints.adminUrl).topicStats(t);
+      const stats = await new PulsarAdminClient(broker().endpoints.adminUrl).topicStats(t);
       return { arrived: got.size, published: stats?.msgInCounter ?? 0 };
     } finally {
       await sub.close();
@@ -154,7 +146,7 @@ describe('pulsar-ws on a broker that drops non-persistent publishes', () => {
 
   it("keeps a producer's sends within the broker's limit, so that none is dropped", async () => {
     const { log: warned, lines } = captureLogger('warn');
-    const t = new PulsarWsTransport({ kind: 'pulsar-ws', url: broker!.endpoints.adminUrl, log: warned, nonPersistentInFlight: 40 });
+    const t = new PulsarWsTransport({ kind: 'pulsar-ws', url: broker().endpoints.adminUrl, log: warned, nonPersistentInFlight: 40 });
     try {
       expect(await sendAll([t], 2_000, true)).toEqual({ arrived: 2_000, published: 2_000 });
       expect(dropLines(lines())).toEqual([]);
@@ -171,7 +163,7 @@ describe('pulsar-ws on a broker that drops non-persistent publishes', () => {
   // So the measure is what the broker took in, against every send resolved.
   it('sends again what the broker dropped, so that every send is published', async () => {
     const { log: warned, lines } = captureLogger('warn');
-    const open = (): PulsarWsTransport => new PulsarWsTransport({ kind: 'pulsar-ws', url: broker!.endpoints.adminUrl, log: warned, nonPersistentInFlight: 1_000 });
+    const open = (): PulsarWsTransport => new PulsarWsTransport({ kind: 'pulsar-ws', url: broker().endpoints.adminUrl, log: warned, nonPersistentInFlight: 1_000 });
     const senders = [open(), open(), open(), open()];
     try {
       const { published } = await sendAll(senders, 2_000, false);
