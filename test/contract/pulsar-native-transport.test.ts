@@ -16,6 +16,28 @@ const log = pino({ level: process.env['LOG_LEVEL'] ?? 'silent' });
 const topic = (persistent: boolean): string =>
   `${persistent ? 'persistent' : 'non-persistent'}://public/default/native-contract-${randomUUID()}`;
 
+/**
+ * n messages sent to a new subscription's topic while nobody takes them (the client's queue
+ * holds them), then taken and acked: the distinct payloads that arrived, each within 10 s.
+ */
+async function sendThenTakeAll(transport: PulsarNativeTransport, t: string, n: number): Promise<Set<string>> {
+  const sub = await transport.subscribe({ topic: t, subscription: 'all', receiverQueueSize: 5_000 });
+  try {
+    const producer = await transport.producer(t);
+    await Promise.all(Array.from({ length: n }, (_, i) => producer.send({ data: `m${i}` })));
+    const it = sub[Symbol.asyncIterator]();
+    const got = new Set<string>();
+    while (got.size < n) {
+      const m = await take(it, 10_000);
+      got.add(m.data.toString());
+      await m.ack();
+    }
+    return got;
+  } finally {
+    await sub.close();
+  }
+}
+
 const loaded = await loadPulsarClient().then(
   () => undefined,
   (err: unknown) => err,
@@ -84,25 +106,12 @@ if (loaded === undefined) {
       });
       const transport = await PulsarNativeTransport.create({ kind: 'pulsar', serviceUrl: SERVICE_URL, log, importer });
       try {
-        const t = topic(persistent);
-        const sub = await transport.subscribe({ topic: t, subscription: 'backlog', receiverQueueSize: 5_000 });
-        const producer = await transport.producer(t);
         const n = 3_000;
-        // Sent while nobody takes: the client's queue holds them.
-        await Promise.all(Array.from({ length: n }, (_, i) => producer.send({ data: `m${i}` })));
-        const it = sub[Symbol.asyncIterator]();
-        const got = new Set<string>();
-        while (got.size < n) {
-          const m = await take(it, 10_000);
-          got.add(m.data.toString());
-          await m.ack();
-        }
-        expect(got.size).toBe(n);
+        expect((await sendThenTakeAll(transport, topic(persistent), n)).size).toBe(n);
         // Batches took part: without them every message is a receive() of its own. How many
         // a batch finds depends on timing (below 1,000 waiting, the receive loop competes).
         expect(calls.batchReceive).toBeGreaterThan(0);
         expect(calls.receive).toBeLessThan(n);
-        await sub.close();
       } finally {
         await transport.close();
       }
@@ -119,18 +128,10 @@ if (loaded === undefined) {
       const { log: warned, lines } = captureLogger('warn');
       const transport = await PulsarNativeTransport.create({ kind: 'pulsar', serviceUrl: broker().endpoints.pulsarUrl, log: warned, batchingMaxMessages: 2, nonPersistentInFlight: 40 });
       try {
-        const t = topic(false);
-        const sub = await transport.subscribe({ topic: t, subscription: 'all', receiverQueueSize: 5_000 });
-        const producer = await transport.producer(t);
         // Batches of two, so that the broker counts a thousand publishes.
         const n = 2_000;
-        await Promise.all(Array.from({ length: n }, (_, i) => producer.send({ data: `m${i}` })));
-        const it = sub[Symbol.asyncIterator]();
-        const got = new Set<string>();
-        while (got.size < n) got.add((await take(it, 10_000)).data.toString());
-        expect(got.size).toBe(n);
+        expect((await sendThenTakeAll(transport, topic(false), n)).size).toBe(n);
         expect(lines().filter((l) => l.includes('dropped') || l.includes('disconnected'))).toEqual([]);
-        await sub.close();
       } finally {
         await transport.close();
       }
