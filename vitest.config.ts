@@ -17,7 +17,8 @@ export default defineConfig({
           include: ['test/contract/pulsar-*.test.ts', 'test/integration/**/*.test.ts', 'test/interop/**/*.test.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
-          globalSetup: ['test/setup/broker.ts'], // provides a broker, creates tenant tg, sets PULSAR_URL / PULSAR_ADMIN_URL
+          // broker.ts: provides a broker, creates tenant tg, sets PULSAR_URL / PULSAR_ADMIN_URL; chromium.ts: a browser
+          globalSetup: ['test/setup/broker.ts', 'test/setup/chromium.ts'],
         },
       },
       {

@@ -89,13 +89,15 @@ async function serveFloorCommand(io: CommandIo): Promise<number> {
   });
 }
 
-const HOT_PATH_HELP = `Usage: npm run bench -- hot-path [-n N] [-c K] [--chunks C] [--stream] [--log-level L] [--tracing]
+const HOT_PATH_HELP = `Usage: npm run bench -- hot-path [-n N] [-c K] [--chunks C] [--stream] [--log-level L] [--tracing] [--tool T]
 
 The worker's own cost per request with no broker (the real Worker on the in-memory
 transport, requests queued up front): wall and CPU microseconds per request. Use it to
 compare a hot-path change before and after; each figure is the median of --rounds rounds.
 --tracing switches OpenTelemetry on, exporting every span over OTLP/HTTP to a receiver in
-the process that drops them.
+the process that drops them. --tool picks the echo tool: builtin (default), or a module
+file written as function (defineTool(fn)) or typed (a zod schema checked on every call),
+to put a typed tool beside the function form (no --chunks with those).
 `;
 
 async function hotPathCommand(io: CommandIo): Promise<number> {
@@ -107,11 +109,14 @@ async function hotPathCommand(io: CommandIo): Promise<number> {
     'log-level': { type: 'string' },
     rounds: { type: 'string' },
     tracing: { type: 'boolean' },
+    tool: { type: 'string' },
   });
   if (values.help) {
     io.stdout.write(HOT_PATH_HELP);
     return 0;
   }
+  const tool = values.tool ?? 'builtin';
+  if (tool !== 'builtin' && tool !== 'function' && tool !== 'typed') throw new UsageError('--tool is builtin, function or typed');
   const { measureHotPath } = await import('./hot-path.js');
   // --tracing: the OpenTelemetry SDK on, exporting every span to a receiver that drops them.
   const tracing = values.tracing ? await (await import('./trace-sink.js')).startTraceSink() : undefined;
@@ -129,6 +134,7 @@ async function hotPathCommand(io: CommandIo): Promise<number> {
         chunks: num(values.chunks, '--chunks', 0) ?? 0,
         stream: values.stream === true,
         logLevel: values['log-level'] ?? 'info',
+        tool,
       }),
     );
   }

@@ -76,6 +76,11 @@ export class ManagedChild {
     return this.tail;
   }
 
+  /** Call `listener` with every output line from now on (stdout and stderr). */
+  onLine(listener: (line: string) => void): void {
+    this.lineListeners.push(listener);
+  }
+
   /** Resolve on the first output line matching `pattern`; reject if the child exits first. */
   waitForLine(pattern: RegExp, timeoutMs: number, signal?: AbortSignal): Promise<string> {
     return new Promise((resolve, reject) => {

@@ -18,7 +18,34 @@ export interface HotPathOptions {
   readonly stream: boolean;
   /** The worker's log level (its lines are formatted, then discarded). */
   readonly logLevel: string;
+  /**
+   * The echo tool as toolwire's builtin (default), or as a module file written both ways, to
+   * compare them side by side: `function` (defineTool(fn)) or `typed` (a zod schema each
+   * call is checked against). Both answer the text and take the same descriptors.
+   */
+  readonly tool?: 'builtin' | 'function' | 'typed';
 }
+
+const MODULE_TOOL = new URL('../src/plugins/module/module-tool.js', import.meta.url).href;
+const ZOD = import.meta.resolve('zod');
+const ECHO_MODULES = {
+  function: `import { defineTool } from ${JSON.stringify(MODULE_TOOL)};
+export default defineTool(({ arguments: a }) => a.text);
+`,
+  typed: `import { defineTool } from ${JSON.stringify(MODULE_TOOL)};
+import { z } from ${JSON.stringify(ZOD)};
+export const echo = defineTool({
+  name: 'echo',
+  description: 'echo',
+  arguments: z.object({ text: z.string().describe('What to answer'), chunks: z.number().optional().describe('Answer the text this many times, in chunks') }),
+  run: (a) => a.text,
+});
+`,
+} as const;
+const MODULE_ECHO_ARGUMENTS = [
+  { name: 'text', type: 'string', required: true, description: 'What to answer' },
+  { name: 'chunks', type: 'number', description: 'Answer the text this many times, in chunks' },
+];
 
 export interface HotPathResult {
   readonly requests: number;
@@ -37,9 +64,14 @@ export async function measureHotPath(o: HotPathOptions): Promise<HotPathResult> 
   const id = 'hot-path';
   const requestTopic = `persistent://tg/flow/${id}-request`;
   const responseTopic = `non-persistent://tg/response/${id}`;
-  const config = await writeServiceConfig([
-    { id, requestQueue: requestTopic, responseQueue: responseTopic, module: 'builtin:echo', concurrency: o.concurrency, tools: [{ name: 'echo', arguments: ECHO_ARGUMENTS }] },
-  ]);
+  const tool = o.tool ?? 'builtin';
+  const config =
+    tool === 'builtin'
+      ? await writeServiceConfig([{ id, requestQueue: requestTopic, responseQueue: responseTopic, module: 'builtin:echo', concurrency: o.concurrency, tools: [{ name: 'echo', arguments: ECHO_ARGUMENTS }] }])
+      : await writeServiceConfig(
+          [{ id, requestQueue: requestTopic, responseQueue: responseTopic, module: './echo.mjs', concurrency: o.concurrency, tools: [{ name: 'echo', arguments: MODULE_ECHO_ARGUMENTS }] }],
+          { 'echo.mjs': ECHO_MODULES[tool] },
+        );
   const transport = new MemoryTransport();
   const env = { TOOLWIRE_CONFIG_DIR: config.dir, TOOLWIRE_HTTP_PORT: 'off', TOOLWIRE_CONCURRENCY: String(o.concurrency) };
   const log = createLogger({ level: o.logLevel, destination: pino.destination({ dest: '/dev/null', sync: false }) });

@@ -6,7 +6,9 @@
 # The venv lives in ${TOOLWIRE_CACHE:-~/.cache/toolwire}/venv-<hash>, where <hash> covers
 # the requirements file and the Python minor version, so a changed requirement gets a fresh
 # venv and an unchanged one costs only a file check. Concurrent callers wait on a lock.
-# Python: $TOOLWIRE_PYTHON, else the first of python3.11, python3.12, python3.13, python3 that is >= 3.11.
+# Python: $TOOLWIRE_PYTHON, else the first of python3.11, python3.12, python3.13, python3, then pyenv's
+# (${PYENV_ROOT:-~/.pyenv}/versions/*), that is new enough: >= 3.11, or what a line
+# `# requires-python: >=3.12` in the requirements file asks (dify_plugin 0.10 needs 3.12).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,20 +22,22 @@ log() { echo "[python-env] $*" >&2; }
 die() { log "$*"; exit 1; }
 
 [ -f "$REQ" ] || die "missing $REQ"
+MIN="$(sed -n 's/^# requires-python: >=\([0-9]*\.[0-9]*\).*/\1/p' "$REQ" | head -n1)"
+MIN="${MIN:-3.11}"
 
-# Prints "<command> <major.minor>" for the first Python >= 3.11 (one interpreter start each).
+# Prints "<command> <major.minor>" for the first Python >= $MIN (one interpreter start each).
 find_python() {
   local c v
-  for c in ${TOOLWIRE_PYTHON:-} python3.11 python3.12 python3.13 python3; do
+  for c in ${TOOLWIRE_PYTHON:-} python3.11 python3.12 python3.13 python3 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.*/bin/python3; do
     command -v "$c" >/dev/null 2>&1 || continue
-    if v=$("$c" -c 'import sys; assert sys.version_info >= (3, 11); print("%d.%d" % sys.version_info[:2])' 2>/dev/null); then
+    if v=$("$c" -c "import sys; assert sys.version_info >= tuple(map(int, '$MIN'.split('.'))); print('%d.%d' % sys.version_info[:2])" 2>/dev/null); then
       echo "$c $v"; return 0
     fi
   done
   return 1
 }
 
-found="$(find_python)" || die "no Python >= 3.11 found (set TOOLWIRE_PYTHON)"
+found="$(find_python)" || die "no Python >= $MIN found (set TOOLWIRE_PYTHON)"
 PY="${found% *}"
 PYVER="${found##* }"
 HASH="$( { cat "$REQ"; echo "python $PYVER"; } | sha256sum | cut -c1-12)"

@@ -1,5 +1,9 @@
 /** The public API for people writing module tools, or embedding the worker. */
-export { defineTool, type ModuleTool, type ModuleToolContext } from './plugins/module/module-tool.js';
+export { defineTool, type ModuleTool, type ModuleToolContext, type ModuleToolResult } from './plugins/module/module-tool.js';
+export type { TypedTool, TypedToolDefinition, ArgumentsSchema } from './plugins/module/typed-tool.js';
+export { runTool, type RunToolOptions } from './plugins/module/run-tool.js';
+/** The zod a typed tool's schema is written with: the same copy toolwire reads it with. */
+export { z } from 'zod';
 export * from './errors.js';
 export type { Plugin, PluginFactory, PluginContext, ToolCall } from './plugins/plugin.js';
 export type { Transport, Subscription, Producer, IncomingMessage, OutgoingMessage } from './transport/transport.js';

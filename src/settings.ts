@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { CONFIG_NOTIFY_TOPIC, CONFIG_REQUEST_TOPIC, CONFIG_RESPONSE_TOPIC, type ConfigQueues } from './config/trustgraph/config-wire.js';
 import type { TransportKind } from './transport/create-transport.js';
 import { parseTopic } from './transport/topic-name.js';
+import { ExecSetting, readExecRules, type ExecRules } from './policy/exec-rules.js';
 import { DEFAULT_LIMITS, type WorkerLimits } from './worker/limits.js';
+import { DEFAULT_SESSION_LIMITS } from './mcp-server/mcp-sessions.js';
 
 
 /**
@@ -11,6 +13,13 @@ import { DEFAULT_LIMITS, type WorkerLimits } from './worker/limits.js';
  */
 const digits = z.string().regex(/^\d+$/, 'must be a whole number (digits only)').transform(Number);
 const int = (def: number) => digits.default(def);
+/** A comma-separated list; blanks dropped. */
+const list = z
+  .string()
+  .default('')
+  .transform((v) => v.split(',').map((s) => s.trim()).filter((s) => s !== ''));
+/** A page's origin as a browser sends it: scheme, host and port, nothing else. */
+const origins = list.refine((os) => os.every((o) => /^https?:\/\/[^/?#@]+$/i.test(o)), 'must be origins, comma-separated: http(s)://host[:port]');
 
 /** Every environment variable the worker reads, in one place. */
 const envSchema = z.object({
@@ -30,8 +39,20 @@ const envSchema = z.object({
   TOOLWIRE_HTTP_HOST: z.string().default('127.0.0.1'),
   TOOLWIRE_HTTP_PORT: z.union([z.literal('off'), digits.pipe(z.number().max(65535))], { error: 'must be a port number (0-65535) or off' }).default(8787),
   TOOLWIRE_SECRETS_FILE: z.string().optional(),
-  // Read by loadSecrets (secrets.ts): the env: names descriptors may use.
+  // Read by loadSecrets (secrets.ts): the env: names and file: keys descriptors may use.
   TOOLWIRE_SECRET_ENV: z.string().optional(),
+  TOOLWIRE_SECRET_FILE_KEYS: z.string().optional(),
+  // What descriptors may make the worker execute and reach (policy/exec-rules.ts); unset: by config source.
+  [ExecSetting.Plugins]: z.string().optional(),
+  [ExecSetting.Commands]: z.string().optional(),
+  [ExecSetting.ModuleRoots]: z.string().optional(),
+  [ExecSetting.SlimPlugins]: z.string().optional(),
+  [ExecSetting.CommandEnv]: z.string().optional(),
+  [ExecSetting.PrivateNetworks]: z.string().optional(),
+  TOOLWIRE_HTTP_ALLOWED_HOSTS: list,
+  TOOLWIRE_HTTP_ALLOWED_ORIGINS: origins,
+  TOOLWIRE_MCP_MAX_SESSIONS: int(DEFAULT_SESSION_LIMITS.maxSessions),
+  TOOLWIRE_MCP_SESSION_IDLE_MS: int(DEFAULT_SESSION_LIMITS.idleMs),
   TOOLWIRE_HTTP_TOKEN: z.string().regex(/^(env|file):.+$/, 'must be a secret reference: env:NAME or file:key').optional(),
   TOOLWIRE_CONCURRENCY: int(DEFAULT_LIMITS.concurrency),
   TOOLWIRE_SERVICE_CONCURRENCY: int(DEFAULT_LIMITS.serviceConcurrency),
@@ -74,7 +95,17 @@ export interface Settings {
   readonly secretsFile: string | undefined;
   /** The bearer token the HTTP gateway and `mcp serve --http` require: a secret reference. */
   readonly httpToken: string | undefined;
+  /** Host names the HTTP surfaces answer to besides their listening address (a proxy's public name). */
+  readonly httpAllowedHosts: readonly string[];
+  /** Origins whose web pages may call the HTTP surfaces (none but their own by default). */
+  readonly httpAllowedOrigins: readonly string[];
+  /** `mcp serve --http`: sessions at once; past it an initialize is answered 503. */
+  readonly mcpMaxSessions: number;
+  /** `mcp serve --http`: a session with no request or stream open this long is closed. */
+  readonly mcpSessionIdleMs: number;
   readonly limits: WorkerLimits;
+  /** What descriptors may make the worker execute, as the operator set it; unset parts take the config source's defaults (ExecPolicy). */
+  readonly execRules: ExecRules;
   readonly logLevel: string;
   readonly logFormat: 'json' | 'pretty' | undefined;
   /** Plugin-level settings (DIFY_*, SLIM_*...), passed to plugin factories as they are. */
@@ -127,6 +158,8 @@ export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings
     throw new Error(`invalid environment: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   }
   const e = r.data;
+  const exec = readExecRules(env);
+  if (exec.problems.length > 0) throw new Error(`invalid environment: ${exec.problems.join('; ')}`);
   const pluginSettings: Record<string, string | undefined> = {};
   const childNames = new Set([...CHILD_BASICS, ...slimEnvNames(env)]);
   for (const [k, v] of Object.entries(env)) if (PLUGIN_PREFIXES.some((p) => k.startsWith(p)) || childNames.has(k)) pluginSettings[k] = v;
@@ -151,6 +184,10 @@ export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings
     httpPort: e.TOOLWIRE_HTTP_PORT === 'off' ? undefined : e.TOOLWIRE_HTTP_PORT,
     secretsFile: e.TOOLWIRE_SECRETS_FILE,
     httpToken: e.TOOLWIRE_HTTP_TOKEN,
+    httpAllowedHosts: e.TOOLWIRE_HTTP_ALLOWED_HOSTS,
+    httpAllowedOrigins: e.TOOLWIRE_HTTP_ALLOWED_ORIGINS,
+    mcpMaxSessions: e.TOOLWIRE_MCP_MAX_SESSIONS || DEFAULT_SESSION_LIMITS.maxSessions,
+    mcpSessionIdleMs: e.TOOLWIRE_MCP_SESSION_IDLE_MS || DEFAULT_SESSION_LIMITS.idleMs,
     limits: {
       concurrency: e.TOOLWIRE_CONCURRENCY || DEFAULT_LIMITS.concurrency,
       serviceConcurrency: e.TOOLWIRE_SERVICE_CONCURRENCY || DEFAULT_LIMITS.serviceConcurrency,
@@ -167,6 +204,7 @@ export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings
       answeredMemory: e.TOOLWIRE_ANSWERED_MEMORY,
       maxAbandoned: e.TOOLWIRE_MAX_ABANDONED,
     },
+    execRules: exec.rules,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
     pluginSettings,

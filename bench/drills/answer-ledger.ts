@@ -16,8 +16,10 @@ export interface LedgerCounts {
   /** Tracked ids with at least one final answer. */
   readonly answered: number;
   readonly missing: number;
-  /** Final answers beyond the first, over all ids (at-least-once delivery shows here). */
+  /** Final answers beyond the first, over all ids (at-least-once delivery shows here); each broker message counted once. */
   readonly duplicates: number;
+  /** Copies of a message already read (the broker redelivers what it did not see acked): not answers. */
+  readonly redelivered: number;
   /** Ids whose first final answer is an error. */
   readonly errorAnswers: number;
   /** Messages for ids nobody tracked. */
@@ -33,6 +35,9 @@ export class AnswerLedger {
   private readonly entries = new Map<string, Entry>();
   private readonly tracked = new Set<string>();
   private stray = 0;
+  private redelivered = 0;
+  /** `<id> <messageId>` of every final read. */
+  private readonly finalMessages = new Set<string>();
   private waiters: (() => void)[] = [];
   private readonly answeredWaiters = new Map<string, () => void>();
   private readonly loop: Promise<void>;
@@ -71,6 +76,12 @@ export class AnswerLedger {
         this.entries.set(id, e);
       }
       if (r.endOfStream || r.error) {
+        const key = `${id} ${msg.messageId}`;
+        if (this.finalMessages.has(key)) {
+          this.redelivered++;
+          continue;
+        }
+        this.finalMessages.add(key);
         if (e.finals.length === 0) {
           e.text += r.response;
           e.firstFinalAt = Date.now();
@@ -114,7 +125,7 @@ export class AnswerLedger {
       duplicates += e.finals.length - 1;
       if (e.finals[0]!.error) errorAnswers++;
     }
-    return { tracked: this.tracked.size, answered, missing: this.tracked.size - answered, duplicates, errorAnswers, stray: this.stray };
+    return { tracked: this.tracked.size, answered, missing: this.tracked.size - answered, duplicates, errorAnswers, stray: this.stray, redelivered: this.redelivered };
   }
 
   missingIds(): string[] {

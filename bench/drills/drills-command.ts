@@ -5,7 +5,7 @@ import type { Command } from '../../src/cli/command.js';
 import { createLogger } from '../../src/logging.js';
 import { ensureBroker } from '../environment-setup.js';
 import type { DrillResult } from './drill-result.js';
-import { DRILL_NAMES, runDrill, type DrillName } from './run-drills.js';
+import { DRILL_NAMES, NAMED_ONLY_DRILLS, runDrill, type DrillName, type NamedOnlyDrill } from './run-drills.js';
 
 const HELP = `Usage: npm run bench -- drills [--long] [--only LIST] [options]
 
@@ -18,13 +18,25 @@ Fault drills against a real broker; each checks counts (never timing) and report
   config-reload      100 live changes through TrustGraph's config service under load: each
                      served without a restart, no call of an unchanged tool lost (put-to-answer times)
   config-reload-dir  the same with a watched config directory
+  broker-outage      two workers, mcp serve and the gateway on TrustGraph's config service:
+                     the broker down 60 s, twice (short: 15 s, once): nothing exits, all ready
+                     within 10 s, persistent requests all answered, each outage logged once
+  unload             unload every tool topic and the namespace again and again under load (in a
+                     namespace of its own): persistent requests answered exactly once, the
+                     non-persistent loss measured
+  cluster            the unload drill on a real cluster (2 brokers, 1 bookie, ZooKeeper) started
+                     with Docker compose (bench/drills/cluster/docker-compose.yml); only with --only
+  config-churn       1,000 config changes (services and tools added and removed) through
+                     TrustGraph's config service: consumers, subscriptions, metric series,
+                     listeners and heap flat
+  config-churn-dir   the same with a watched config directory
 
 Short forms (the CI tests) by default; --long runs the full sizes (1,000 in flight, 10,000
 envelopes...). The broker-restart drill never touches the shared broker: it starts its own
-on other ports with scripts/pulsar-broker.sh and stops it afterwards.
+on other ports with scripts/pulsar-broker.sh and stops it afterwards; so does broker-outage.
 
   --long              the long forms
-  --only LIST         some of: ${DRILL_NAMES.join(', ')}
+  --only LIST         some of: ${[...DRILL_NAMES, ...NAMED_ONLY_DRILLS].join(', ')}
   -T, --transport K   pulsar-ws (default) | pulsar (the native client), for agents and workers
   --pulsar-url URL    default $PULSAR_URL or pulsar://127.0.0.1:6650
   --admin-url URL     default $PULSAR_ADMIN_URL or http://127.0.0.1:8080
@@ -41,8 +53,9 @@ export const drillsCommand: Command = {
       io.stdout.write(HELP);
       return 0;
     }
-    const names = (values.only?.split(',').map((s) => s.trim()) ?? [...DRILL_NAMES]) as DrillName[];
-    for (const n of names) if (!DRILL_NAMES.includes(n)) throw new UsageError(`unknown drill "${n}" (${DRILL_NAMES.join(', ')})`);
+    const names = (values.only?.split(',').map((s) => s.trim()) ?? [...DRILL_NAMES]) as (DrillName | NamedOnlyDrill)[];
+    const known: readonly string[] = [...DRILL_NAMES, ...NAMED_ONLY_DRILLS];
+    for (const n of names) if (!known.includes(n)) throw new UsageError(`unknown drill "${n}" (${known.join(', ')})`);
     const form = values.long ? 'long' : 'short';
     const transport = values.transport ?? 'pulsar-ws';
     if (transport !== 'pulsar-ws' && transport !== 'pulsar') throw new UsageError(`--transport must be pulsar-ws or pulsar, got "${transport}"`);

@@ -1,9 +1,11 @@
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import type { PluginContext } from '../plugins/plugin.js';
+import type { Plugin, PluginContext } from '../plugins/plugin.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import { missingRuntimeParameters } from '../tools/prepare-arguments.js';
+import { ownValue } from '../plain-object.js';
 import { parseTopic } from '../transport/topic-name.js';
+import type { ExecPolicy } from '../policy/exec-policy.js';
 import { Catalog } from './catalog.js';
 import type { ConfigEntry } from '../config/config-store.js';
 import { ConfigType, toolSchema, toolServiceSchema, type Tool, type ToolService } from './descriptors.js';
@@ -27,20 +29,48 @@ function topic(source: string, field: string, value: string, problems: string[])
   return t.full;
 }
 
-export interface BuildOptions {
-  /**
-   * Leave out the plugins' load-time checks, which look at this machine (a module file, a
-   * secret, a binary): an operator's machine checking a fleet's shared config has none of
-   * the workers' own. Each worker still runs them before it serves a change.
-   */
-  readonly portable?: boolean;
+/**
+ * Either a worker's build, which puts what descriptors would execute to its exec policy and
+ * then runs the plugins' load-time checks; or a portable one, which does neither: an
+ * operator's machine checking a fleet's shared config has none of the workers' own (a module
+ * file, a secret, a binary), and executes nothing. Each worker still builds every change itself.
+ */
+export type BuildOptions =
+  | { readonly portable: true }
+  | {
+      readonly portable?: false;
+      readonly policy: ExecPolicy;
+      /**
+       * The catalog served now. A service whose descriptor and tools are as they were there is
+       * not checked again: its check passed, its plugin runs, and an MCP stdio check would
+       * start its server once more on every reload.
+       */
+      readonly previous?: Catalog | undefined;
+      /** The plugin serving a service of `previous` now, for a check to ask when only the service's tools changed. */
+      readonly running?: ((serviceId: string) => Plugin | undefined) | undefined;
+    };
+
+/** The same service descriptor, by what was written: the plugin serving it now serves this one. */
+function sameService(previous: Catalog | undefined, s: ToolService): boolean {
+  const before = previous?.services.get(s.id);
+  return before !== undefined && JSON.stringify(before.raw) === JSON.stringify(s.raw);
+}
+
+/** The same descriptors, by what was written: nothing the check looks at has moved. */
+function unchanged(previous: Catalog | undefined, s: ToolService, tools: readonly Tool[]): boolean {
+  if (!previous || !sameService(previous, s)) return false;
+  const text = (list: readonly Tool[]) => JSON.stringify([...list].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => t.raw));
+  return text(previous.toolsOf(s.id)) === text(tools);
 }
 
 /**
  * Validate every descriptor against the schemas, against each other and against the
  * plugins, and build the catalog. All problems are collected; each names file and field.
  */
-export async function buildCatalog(entries: readonly ConfigEntry[], registry: PluginRegistry, ctx: PluginContext, options: BuildOptions = {}): Promise<Catalog> {
+export async function buildCatalog(entries: readonly ConfigEntry[], registry: PluginRegistry, ctx: PluginContext, options: BuildOptions): Promise<Catalog> {
+  const policy = options.portable ? undefined : options.policy;
+  const previous = options.portable ? undefined : options.previous;
+  const running = options.portable ? undefined : options.running;
   const problems: string[] = [];
   const services: ToolService[] = [];
   const tools: Tool[] = [];
@@ -60,8 +90,11 @@ export async function buildCatalog(entries: readonly ConfigEntry[], registry: Pl
     if (d.plugin) {
       const { kind, ...rest } = d.plugin;
       const factory = registry.get(kind);
+      const refused = policy?.refusePlugin(kind);
       if (!factory) {
         problems.push(`${e.source}: plugin.kind: unknown plugin "${kind}" (available: ${registry.kinds().join(', ')})`);
+      } else if (refused) {
+        problems.push(`${e.source}: plugin.kind: ${refused}`);
       } else {
         const o = factory.serviceOptions.safeParse(rest);
         if (o.success) plugin = { kind, options: o.data };
@@ -112,7 +145,8 @@ export async function buildCatalog(entries: readonly ConfigEntry[], registry: Pl
     const raw = e.value as Record<string, unknown>;
     const config: Record<string, unknown> = {};
     for (const p of service.configParams) {
-      if (raw[p.name] !== undefined) config[p.name] = raw[p.name];
+      const value = ownValue(raw, p.name);
+      if (value !== undefined) config[p.name] = value;
       else if (p.required) problems.push(`${e.source}: ${p.name}: required by the config-params of service ${service.id}, but missing`);
     }
     const key = `${service.id}\u0000${JSON.stringify(service.configParams.map((p) => config[p.name] ?? null))}`;
@@ -150,10 +184,27 @@ export async function buildCatalog(entries: readonly ConfigEntry[], registry: Pl
     });
   }
 
-  if (problems.length === 0 && !options.portable) {
+  if (problems.length === 0 && policy) {
+    const toolsOf = (s: ToolService) => tools.filter((t) => t.service === s.id);
+    const ruled: PluginContext = { ...ctx, policy };
+    // Every service's executions are ruled on before any check runs: a change the policy
+    // refuses starts and imports nothing, not even for the services it allows.
     for (const s of services) {
       const factory = s.plugin ? registry.get(s.plugin.kind) : undefined;
-      if (factory?.check) problems.push(...(await factory.check(s, tools.filter((t) => t.service === s.id), ctx)));
+      const executions = (await factory?.executes?.(s, toolsOf(s), ruled)) ?? [];
+      for (const x of executions) {
+        const refused = policy.refuse(x);
+        if (refused) problems.push(refused);
+      }
+      for (const r of factory?.reaches?.(s) ?? []) {
+        const refused = policy.refuseReach(r);
+        if (refused) problems.push(refused);
+      }
+    }
+    for (const s of problems.length === 0 ? services : []) {
+      const factory = s.plugin ? registry.get(s.plugin.kind) : undefined;
+      if (!factory?.check || unchanged(previous, s, toolsOf(s))) continue;
+      problems.push(...(await factory.check(s, toolsOf(s), ruled, sameService(previous, s) ? running?.(s.id) : undefined)));
     }
   }
   if (problems.length > 0) throw new ConfigError(problems);

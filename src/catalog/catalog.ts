@@ -1,4 +1,5 @@
 import { UnknownToolError } from '../errors.js';
+import { ownValue } from '../plain-object.js';
 import type { Tool, ToolService } from './descriptors.js';
 
 /** What resolving a request finds: the service's tool, or none for a service without tools. */
@@ -49,12 +50,12 @@ export class Catalog {
     }
     const tools = this.byServiceConfig.get(service.id);
     if (!tools) {
-      const missing = service.configParams.filter((p) => p.required && (config[p.name] === undefined || config[p.name] === null));
+      const missing = service.configParams.filter((p) => p.required && (ownValue(config, p.name) === undefined || config[p.name] === null));
       if (missing.length > 0) {
         throw new UnknownToolError(`request is missing required config value(s) ${missing.map((p) => p.name).join(', ')} for service ${service.id}`);
       }
       const picked: Record<string, unknown> = {};
-      for (const p of service.configParams) if (config[p.name] !== undefined) picked[p.name] = config[p.name];
+      for (const p of service.configParams) if (ownValue(config, p.name) !== undefined) picked[p.name] = config[p.name];
       return { tool: undefined, config: picked };
     }
     const t = tools.get(configKey(service, config));
@@ -68,5 +69,5 @@ export class Catalog {
 /** Tools of one service are told apart by their config-param values, in declaration order. */
 export function configKey(service: ToolService, config: Readonly<Record<string, unknown>>): string {
   if (service.configParams.length === 0) return '';
-  return JSON.stringify(service.configParams.map((p) => config[p.name] ?? null));
+  return JSON.stringify(service.configParams.map((p) => ownValue(config, p.name) ?? null));
 }

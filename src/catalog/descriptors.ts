@@ -5,10 +5,13 @@ import { parameterSchema, type Parameter } from '../tools/parameter.js';
 export const StreamMode = { Single: 'single', Stream: 'stream' } as const;
 export type StreamMode = (typeof StreamMode)[keyof typeof StreamMode];
 
-const configParamSchema = z.union([
-  z.string().min(1).transform((name) => ({ name, required: false })),
-  z.looseObject({ name: z.string().min(1), required: z.boolean().default(false) }).transform((p) => ({ name: p.name, required: p.required })),
-]);
+// An agent's `__proto__` key is dropped on decoding (envelope/agent-json.ts), so no request could carry that value.
+const configParamName = z.string().min(1).refine((name) => name !== '__proto__', 'a config-param cannot be named __proto__');
+
+// A plain string is a name, not required. One object schema (not a union) so a problem names its field.
+const configParamSchema = z
+  .preprocess((v) => (typeof v === 'string' ? { name: v } : v), z.looseObject({ name: configParamName, required: z.boolean().default(false) }))
+  .transform((p) => ({ name: p.name, required: p.required }));
 
 const positiveInt = z.number().int().positive();
 

@@ -15,6 +15,8 @@ export const COMMANDS: readonly { readonly name: string; readonly summary: strin
   { name: 'pulsar', summary: "broker chores: create TrustGraph's tenant and namespaces (bootstrap)", load: async () => (await import('./commands/pulsar-bootstrap.js')).pulsarCommand },
   { name: 'dify', summary: 'Dify plugin chores: build tool descriptors (import)', load: async () => (await import('./commands/dify-import.js')).difyCommand },
   { name: 'mcp', summary: "MCP both ways: import an MCP server's tools, serve the fleet as an MCP server", load: async () => (await import('./commands/mcp.js')).mcpCommand },
+  { name: 'init', summary: 'a new tool project: one typed tool, its descriptors, a test', load: async () => (await import('./commands/init.js')).initCommand },
+  { name: 'module', summary: 'typed tools in TypeScript or JavaScript: write their descriptors (import)', load: async () => (await import('./commands/module-import.js')).moduleCommand },
   { name: 'openapi', summary: 'HTTP APIs as tools: import an OpenAPI document', load: async () => (await import('./commands/openapi.js')).openApiCommand },
 ];
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { Catalog } from '../catalog/catalog.js';
-import { AbortedError, ConfigError, errorMessage } from '../errors.js';
-import { Backoff, sleep } from '../transport/backoff.js';
+import { AbortedError, ConfigError, errorMessage, isRetriable } from '../errors.js';
+import { Backoff, sleep, type BackoffOptions } from '../transport/backoff.js';
 import type { ConfigEntry } from './config-store.js';
 import { fingerprint, type ConfigSource } from './config-source.js';
 
@@ -25,11 +25,17 @@ export interface ConfigStatus {
 
 export interface ConfigFollowerDeps {
   readonly source: ConfigSource;
-  /** Validate entries into a catalog (the checks of `toolwire validate`); throws ConfigError. */
-  readonly build: (entries: readonly ConfigEntry[]) => Promise<Catalog>;
+  /**
+   * Validate entries into a catalog (the checks of `toolwire validate`); throws ConfigError.
+   * `previous` is the catalog served now (none before the first), whose unchanged services
+   * need no second check.
+   */
+  readonly build: (entries: readonly ConfigEntry[], previous: Catalog | undefined) => Promise<Catalog>;
   readonly log: Logger;
   /** Changes closer together than this are read once. Default 50 ms. */
   readonly settleMs?: number;
+  /** Delays between attempts to read again after a failed read; default 500 ms growing to 10 s. */
+  readonly retry?: BackoffOptions;
 }
 
 /**
@@ -40,6 +46,7 @@ export interface ConfigFollowerDeps {
 export class ConfigFollower {
   private apply: ((catalog: Catalog) => Promise<void>) | undefined;
   private appliedPrint: string | undefined;
+  private served: Catalog | undefined;
   private refusedPrint: string | undefined;
   private version: string | undefined;
   private appliedAt: string | undefined;
@@ -48,10 +55,17 @@ export class ConfigFollower {
   private dirty = false;
   private running: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** A read that failed is tried again after a backoff, until one succeeds. */
+  private retryTimer: NodeJS.Timeout | undefined;
+  private readonly retryBackoff: Backoff;
+  /** When reads began to fail; undefined while they succeed. */
+  private failingSince: number | undefined;
   private readonly closing = new AbortController();
   private readonly listeners = new Set<() => void>();
 
-  constructor(private readonly deps: ConfigFollowerDeps) {}
+  constructor(private readonly deps: ConfigFollowerDeps) {
+    this.retryBackoff = new Backoff(deps.retry ?? { initialDelayMs: 500, maxDelayMs: 10_000 });
+  }
 
   status(): ConfigStatus {
     return { source: this.deps.source.description, version: this.version, appliedAt: this.appliedAt, rejected: this.rejected, reloads: { ...this.reloads } };
@@ -61,19 +75,21 @@ export class ConfigFollower {
    * Start watching, then read and validate the first catalog, retrying a source that does
    * not answer until `signal` aborts. An invalid first catalog throws ConfigError, unless
    * `serveEmpty`: then it is refused like a later one and an empty catalog is served until a
-   * valid one comes.
+   * valid one comes. A build fault that is not retriable (a bug in a check) is thrown.
    */
   async start(options: { readonly serveEmpty: boolean; readonly signal?: AbortSignal }): Promise<Catalog> {
     const { source, log } = this.deps;
     await source.watch(() => this.schedule(), options.signal);
     const backoff = new Backoff({ initialDelayMs: 500, maxDelayMs: 10_000 });
     for (;;) {
+      let building = false;
       try {
         const snap = await source.read(options.signal);
         const print = fingerprint(snap.entries);
+        building = true;
         try {
-          const catalog = await this.deps.build(snap.entries);
-          this.applied(snap.version, print);
+          const catalog = await this.deps.build(snap.entries, undefined);
+          this.applied(snap.version, print, catalog);
           return catalog;
         } catch (err) {
           if (!(err instanceof ConfigError) || !options.serveEmpty) throw err;
@@ -81,7 +97,8 @@ export class ConfigFollower {
           return new Catalog([], []);
         }
       } catch (err) {
-        if (err instanceof ConfigError || options.signal?.aborted) throw err;
+        // A fault of the build itself (a TypeError in a check) would fail the same way again.
+        if (err instanceof ConfigError || options.signal?.aborted || (building && !isRetriable(err))) throw err;
         const delay = backoff.next();
         log.warn({ err: errorMessage(err), source: source.description, retryInMs: delay }, 'cannot read the config; retrying');
         await sleep(delay, options.signal);
@@ -116,10 +133,38 @@ export class ConfigFollower {
   private async drain(): Promise<void> {
     while (this.dirty && !this.closing.signal.aborted) {
       this.dirty = false;
-      await this.reload().catch((err: unknown) => {
-        if (!(err instanceof AbortedError)) this.deps.log.error({ err }, 'config reload failed');
-      });
+      try {
+        await this.reload();
+        this.readAgain();
+      } catch (err) {
+        if (!(err instanceof AbortedError)) this.readFailed(err);
+        return;
+      }
     }
+  }
+
+  /** A source away (a broker outage) is said once, and its return once, not at every retry. */
+  private readFailed(err: unknown): void {
+    const delay = this.retryBackoff.next();
+    if (this.failingSince === undefined) {
+      this.failingSince = Date.now();
+      this.deps.log.warn({ err: errorMessage(err), source: this.deps.source.description }, 'cannot read the config; retrying, the last good catalog keeps serving');
+    } else {
+      this.deps.log.debug({ err: errorMessage(err), retryInMs: delay }, 'config read failed again');
+    }
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.schedule(), delay);
+    this.retryTimer.unref();
+  }
+
+  private readAgain(): void {
+    // This read is the one the timer would have made.
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.retryBackoff.reset();
+    if (this.failingSince === undefined) return;
+    this.deps.log.info({ failedMs: Date.now() - this.failingSince, version: this.version }, 'config read again');
+    this.failingSince = undefined;
   }
 
   private async reload(): Promise<void> {
@@ -137,10 +182,16 @@ export class ConfigFollower {
     if (print === this.refusedPrint) return;
     let catalog: Catalog;
     try {
-      catalog = await this.deps.build(snap.entries);
+      catalog = await this.deps.build(snap.entries, this.served);
     } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      this.refuse(snap.version, print, err.problems);
+      if (err instanceof ConfigError) return this.refuse(snap.version, print, err.problems);
+      // Retriable: read again. Anything else is a fault of the build (a TypeError in a check)
+      // that would fail the same way again: said once, and this version is not built again.
+      if (isRetriable(err) || err instanceof AbortedError) throw err;
+      this.reloads.failed++;
+      this.refusedPrint = print;
+      this.rejected = { version: snap.version, at: new Date().toISOString(), problems: [`could not be checked: ${errorMessage(err)}`] };
+      log.error({ err, version: snap.version }, 'config change could not be checked; the last good one keeps serving');
       return;
     }
     try {
@@ -151,12 +202,13 @@ export class ConfigFollower {
       log.error({ err, version: snap.version }, 'config change could not be applied; the last good one keeps serving');
       return;
     }
-    this.applied(snap.version, print);
+    this.applied(snap.version, print, catalog);
     log.info({ version: snap.version, services: catalog.services.size, tools: catalog.tools.size }, 'config change applied');
     for (const l of this.listeners) l();
   }
 
-  private applied(version: string, print: string): void {
+  private applied(version: string, print: string, catalog: Catalog): void {
+    this.served = catalog;
     this.version = version;
     this.appliedPrint = print;
     this.appliedAt = new Date().toISOString();
@@ -177,6 +229,7 @@ export class ConfigFollower {
   async close(): Promise<void> {
     this.closing.abort();
     clearTimeout(this.timer);
+    clearTimeout(this.retryTimer);
     await this.running;
     await this.deps.source.close();
   }

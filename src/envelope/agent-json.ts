@@ -5,7 +5,14 @@
  * literally, or has a `\u` escape (`"\u005f_proto__"` parses to the same key).
  */
 export function parseAgentJson(text: string): unknown {
-  return text.includes('__proto__') || text.includes('\\u') ? JSON.parse(text, dropProtoKeys) : JSON.parse(text);
+  if (!text.includes('__proto__') && !text.includes('\\u')) return JSON.parse(text);
+  try {
+    return JSON.parse(text, dropProtoKeys);
+  } catch (err) {
+    // The reviver recurses where the parser does not: deep nesting overflows the stack.
+    if (err instanceof RangeError) throw new SyntaxError('JSON nested too deeply to read', { cause: err });
+    throw err;
+  }
 }
 
 function dropProtoKeys(key: string, value: unknown): unknown {

@@ -1,3 +1,4 @@
+import { stringify as losslessStringify } from 'lossless-json';
 import { ErrorCode, ToolwireError, type ErrorCode as ErrorCodeT } from '../errors.js';
 
 /** The error object of a response. `type` is one of ErrorCode's values. */
@@ -24,13 +25,23 @@ export function encodeChunk(text: string, endOfStream: boolean): Buffer {
 /**
  * The one rule for a tool's value (a whole result or one streamed chunk) as observation text:
  * a string as it is; undefined and null as nothing (""); a Buffer as its UTF-8 text; anything
- * else as its JSON text.
+ * else as its JSON text, a BigInt as its digits; what JSON has no text for (a function) as nothing.
  */
 export function observationText(result: unknown): string {
   if (typeof result === 'string') return result;
   if (result === undefined || result === null) return '';
   if (Buffer.isBuffer(result)) return result.toString('utf8');
-  return JSON.stringify(result);
+  try {
+    return JSON.stringify(result) ?? '';
+  } catch (err) {
+    // JSON.stringify refuses a BigInt (a driver's id, a counter); lossless-json writes it whole.
+    if (!(err instanceof TypeError)) throw err;
+    try {
+      return losslessStringify(result) ?? '';
+    } catch {
+      throw err;
+    }
+  }
 }
 
 /**

@@ -1,10 +1,15 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import ipaddr from 'ipaddr.js';
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
-
+/**
+ * True for the name `localhost` and for a loopback address (127.0.0.0/8, ::1, and IPv4-mapped
+ * loopback), parsed as an address: `127.attacker.example` is a name anyone can point anywhere.
+ */
 export function isLoopback(host: string): boolean {
-  return LOOPBACK.has(host) || host.startsWith('127.');
+  if (host.toLowerCase() === 'localhost') return true;
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  return ipaddr.isValid(bare) && ipaddr.process(bare).range() === 'loopback';
 }
 
 /** True when the request carries `Authorization: Bearer <token>`, compared in constant time. */

@@ -14,8 +14,11 @@ export interface HealthSources {
   readonly faults?: () => readonly PluginFault[];
 }
 
-/** `GET /readyz`: 200 when the worker serves its catalog, 503 with the reason otherwise. */
-export function readiness(res: ServerResponse, o: HealthSources): void {
+/**
+ * `GET /readyz`: 200 when the worker serves its catalog, 503 otherwise; with `detail`, the
+ * reasons too (config, abandoned calls, faults), whose texts quote descriptors.
+ */
+export function readiness(res: ServerResponse, o: HealthSources, detail: boolean): void {
   const { worker, transport } = o;
   const config = o.config?.();
   const abandoned = worker.abandoned();
@@ -29,9 +32,9 @@ export function readiness(res: ServerResponse, o: HealthSources): void {
     status: ready ? 'ready' : 'not-ready',
     worker: worker.state,
     transport: transport.connected ? 'connected' : 'disconnected',
-    ...(config ? { config } : {}),
-    ...(abandoned.length > 0 ? { abandoned } : {}),
-    ...(faults.length > 0 ? { faults } : {}),
+    ...(detail && config ? { config } : {}),
+    ...(detail && abandoned.length > 0 ? { abandoned } : {}),
+    ...(detail && faults.length > 0 ? { faults } : {}),
   });
 }
 

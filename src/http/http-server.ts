@@ -12,8 +12,10 @@ import { listTools } from './catalog-route.js';
 import { invokeTool } from './gateway-route.js';
 import { metrics, readiness } from './health-routes.js';
 import { json } from './http-io.js';
+import { isJsonBody, RequestGuard, type BrowserPolicy } from './request-guard.js';
 import type { WorkerMetrics } from '../metrics/worker-metrics.js';
 import { openApiDocument } from './openapi-route.js';
+import { docs } from './docs-route.js';
 import { VERSION } from '../version.js';
 
 /** Routes that answer GET only; another method gets 405 with `Allow`. */
@@ -40,6 +42,8 @@ export interface HttpSurfaceOptions {
   readonly maxBodyBytes?: number;
   /** Required as a bearer token on /v1/ routes. Without one, those routes answer only on loopback. */
   readonly token?: string;
+  /** Names and pages allowed beyond the listening address's own (default: none). */
+  readonly browser?: BrowserPolicy;
 }
 
 /**
@@ -51,8 +55,11 @@ export class HttpSurface {
   private server: Server | undefined;
   /** Gateway calls still streaming; close() lets them end before cutting connections. */
   private readonly calls = new Set<Promise<void>>();
+  private readonly guard: RequestGuard;
 
-  constructor(private readonly o: HttpSurfaceOptions) {}
+  constructor(private readonly o: HttpSurfaceOptions) {
+    this.guard = new RequestGuard(o.host, o.browser ?? { allowedHosts: [], allowedOrigins: [] });
+  }
 
   async start(): Promise<{ host: string; port: number }> {
     const server = createServer((req, res) => {
@@ -74,17 +81,25 @@ export class HttpSurface {
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    // Liveness says only "ok", and a container probe may send a service name or no Host at all.
     if (req.method === 'GET' && url.pathname === '/healthz') return json(res, 200, { status: 'ok' });
-    if (req.method === 'GET' && url.pathname === '/readyz') return readiness(res, this.o);
+    // Every other route, reads included: a rebound page could read the tool list or /readyz.
+    const refusal = this.guard.refusal(req);
+    if (refusal) return json(res, 403, { error: refusal });
+    if (req.method === 'GET' && url.pathname === '/readyz') return readiness(res, this.o, this.mayReadDetail(req));
     if (req.method === 'GET' && url.pathname === '/metrics') return metrics(res, this.o.metrics);
     // Health, readiness and metrics stay open for probes and scrapers; tools, calls and the
     // document that lists the tools do not.
-    if ((url.pathname.startsWith('/v1/') || url.pathname === '/openapi.json') && !this.authorized(req, res)) return;
+    const docsPage = url.pathname === '/docs' || url.pathname.startsWith('/docs/');
+    if ((url.pathname.startsWith('/v1/') || url.pathname === '/openapi.json' || docsPage) && !this.authorized(req, res)) return;
+    if (docsPage) return req.method === 'GET' ? docs(res, url.pathname) : methodNotAllowed(res, 'GET');
     if (req.method === 'GET' && url.pathname === '/openapi.json') return openApiDocument(res, this.o.catalog(), this.o.token !== undefined, VERSION);
     if (req.method === 'GET' && url.pathname === '/v1/tools') return listTools(res, this.o.catalog(), this.o.config?.());
     const m = /^\/v1\/tools\/([^/]+)\/invoke$/.exec(url.pathname);
     if (m) {
       if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
+      // A form or a text/plain fetch is a request a page may send anywhere without asking.
+      if (!isJsonBody(req)) return json(res, 415, { error: 'the body must be JSON, sent as content-type: application/json' });
       let name: string;
       try {
         name = decodeURIComponent(m[1]!);
@@ -109,6 +124,14 @@ export class HttpSurface {
     if (isLoopback(host)) return true;
     json(res, 401, { error: `this gateway listens on ${host}, beyond loopback, and has no token: set TOOLWIRE_HTTP_TOKEN (a secret reference) to open /v1/` });
     return false;
+  }
+
+  /**
+   * Readiness problems quote descriptors, which may carry what should not leave the machine:
+   * beyond loopback they are shown to bearers of the token only.
+   */
+  private mayReadDetail(req: IncomingMessage): boolean {
+    return isLoopback(this.o.host) || (this.o.token !== undefined && hasBearer(req, this.o.token));
   }
 
   /** Stop accepting, give running gateway calls `graceMs` to deliver their answers, then cut. */

@@ -78,7 +78,8 @@ function invokeOperation(summary: string, argumentsSchema: Json, guarded: boolea
   return {
     post: {
       summary,
-      requestBody: { required: Array.isArray(body['required']), content: { 'application/json': { schema: body } } },
+      // Always a body, JSON: a call sent any other way is one a web page could forge (415).
+      requestBody: { required: true, content: { 'application/json': { schema: body } } },
       responses: {
         '200': {
           description: 'Server-Sent Events: one event per response message; a worker error or a gateway failure is an event too',
@@ -88,6 +89,7 @@ function invokeOperation(summary: string, argumentsSchema: Json, guarded: boolea
         ...(guarded ? { '401': errorAnswer('no bearer token, or the wrong one') } : {}),
         '404': errorAnswer('no tool of that name (any more: the catalog may have changed since this document was read)'),
         '413': errorAnswer('the body is larger than the gateway accepts'),
+        '415': errorAnswer('the body is not declared as application/json'),
       },
     },
   };

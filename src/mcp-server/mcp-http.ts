@@ -1,39 +1,62 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server as HttpServer } from 'node:http';
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { hasBearer, isLoopback } from '../http/bearer.js';
+import { isJsonBody, RequestGuard, type BrowserPolicy } from '../http/request-guard.js';
 import { ConfigError } from '../errors.js';
 import { fleetMcpServer, InFlight, type FleetDeps } from './fleet-mcp-server.js';
+import { DEFAULT_SESSION_LIMITS, McpSession, McpSessions, type SessionLimits } from './mcp-sessions.js';
 
-export interface McpHttpOptions {
+export interface McpHttpOptions extends Partial<SessionLimits> {
   readonly host: string;
   readonly port: number;
   /** Required of every client as a bearer token; without one the server listens on loopback only. */
   readonly token: string | undefined;
+  /** Names and pages allowed beyond the listening address's own (default: none). */
+  readonly browser?: BrowserPolicy;
   readonly maxBodyBytes?: number;
 }
 
-interface Session {
-  readonly transport: StreamableHTTPServerTransport;
-  readonly dispose: () => void;
+/** The ids of the requests (not notifications) in a POST body, one message or a batch. */
+function requestIds(body: unknown): RequestId[] {
+  const messages = Array.isArray(body) ? (body as unknown[]) : [body];
+  return messages.flatMap((m) => {
+    const r = m as { method?: unknown; id?: unknown } | null;
+    return r && typeof r.method === 'string' && (typeof r.id === 'string' || typeof r.id === 'number') ? [r.id] : [];
+  });
 }
 
 /**
  * `toolwire mcp serve --http`: MCP's streamable HTTP on `/mcp`, one MCP session per client
- * (the `Mcp-Session-Id` header), every request checked for the bearer token.
+ * (the `Mcp-Session-Id` header). Every request is checked for its Host and Origin (a web
+ * page may not drive it), a JSON body and the bearer token; sessions are bounded
+ * (mcp-sessions.ts); a call whose client goes away is cancelled.
  */
 export class McpHttpServer {
   private http: HttpServer | undefined;
-  private readonly sessions = new Map<string, Session>();
+  private readonly sessions: McpSessions;
   private readonly inFlight = new InFlight();
+  private readonly guard: RequestGuard;
 
   constructor(
     private readonly deps: FleetDeps,
     private readonly o: McpHttpOptions,
   ) {
     if (!o.token && !isLoopback(o.host)) throw new ConfigError([`mcp serve: listening on ${o.host} needs a bearer token (TOOLWIRE_HTTP_TOKEN, a secret reference); without one it listens on loopback only`]);
+    this.guard = new RequestGuard(o.host, o.browser ?? { allowedHosts: [], allowedOrigins: [] });
+    this.sessions = new McpSessions({ maxSessions: o.maxSessions ?? DEFAULT_SESSION_LIMITS.maxSessions, idleMs: o.idleMs ?? DEFAULT_SESSION_LIMITS.idleMs });
+  }
+
+  /** Sessions open now (initializing ones included). */
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  /** Tool calls running now, over every session. */
+  get callsInFlight(): number {
+    return this.inFlight.count;
   }
 
   async start(): Promise<{ host: string; port: number }> {
@@ -52,39 +75,84 @@ export class McpHttpServer {
     return { host: a.address, port: a.port };
   }
 
-  private async handle(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const reply = (status: number, message: string): void => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+    const reply = (status: number, message: string, headers: Record<string, string> = {}): void =>
+      void res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+    const refusal = this.guard.refusal(req);
+    if (refusal) return reply(403, refusal);
     if (url.pathname !== '/mcp') return reply(404, `no route ${url.pathname}; MCP is served on /mcp`);
     if (this.o.token && !hasBearer(req, this.o.token)) return void res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
     const sessionId = req.headers['mcp-session-id'];
     const known = typeof sessionId === 'string' ? this.sessions.get(sessionId) : undefined;
     if (req.method === 'POST') {
+      if (!isJsonBody(req)) return reply(415, 'the body must be JSON, sent as content-type: application/json');
       const body = await this.body(req);
       if (body === undefined) return reply(413, 'request body too large');
-      if (known) return known.transport.handleRequest(req, res, body);
+      if (known) return this.post(known, req, res, body);
       if (sessionId !== undefined) return reply(404, 'unknown MCP session; initialize again');
       if (!isInitializeRequest(body)) return reply(400, 'no session: the first request must be initialize');
-      const transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => void this.sessions.set(id, { transport, dispose }),
-      });
-      const { server, dispose } = fleetMcpServer(this.deps, this.inFlight);
-      transport.onclose = () => {
-        if (transport.sessionId) this.sessions.delete(transport.sessionId);
-        dispose();
-      };
-      await server.connect(transport);
-      return transport.handleRequest(req, res, body);
+      if (this.sessions.full()) {
+        const retry = this.sessions.retryAfterSeconds();
+        return reply(503, `${this.sessions.size} MCP sessions are open, the most this server keeps (TOOLWIRE_MCP_MAX_SESSIONS); try again in ${retry} s`, { 'retry-after': String(retry) });
+      }
+      return this.initialize(req, res, body);
     }
     if (req.method === 'GET' || req.method === 'DELETE') {
       if (!known) return reply(404, 'unknown MCP session');
+      known.hold(res);
       return known.transport.handleRequest(req, res);
     }
     reply(405, 'use POST, GET or DELETE');
   }
 
-  private async body(req: import('node:http').IncomingMessage): Promise<unknown> {
+  private async initialize(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    this.sessions.starts();
+    const { server, dispose } = fleetMcpServer(this.deps, this.inFlight);
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => this.sessions.initialized(id, session),
+    });
+    const session = new McpSession(transport, () => server.close(), this.sessions.limits.idleMs);
+    transport.onclose = () => {
+      if (transport.sessionId) this.sessions.forget(transport.sessionId);
+      dispose();
+    };
+    try {
+      await server.connect(transport);
+      await this.post(session, req, res, body);
+    } finally {
+      // Refused by the SDK (a malformed initialize) or failed: no session, nothing may stay, and it takes no room.
+      if (transport.sessionId === undefined) {
+        this.sessions.abandoned();
+        session.stop();
+        await server.close();
+      }
+    }
+  }
+
+  /**
+   * Hands a POST to the session. The answers go back on this response, and without an event
+   * store nothing can resume them: when the client goes before they are written, its calls
+   * are cancelled (as if it had sent notifications/cancelled), so the fleet stops the work
+   * and the in-flight slot is free at once, not at the call's timeout.
+   */
+  private async post(session: McpSession, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    session.hold(res);
+    const ids = requestIds(body);
+    if (ids.length > 0) {
+      res.once('close', () => {
+        if (res.writableFinished) return;
+        for (const requestId of ids) {
+          const cancel: JSONRPCMessage = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'the client went away' } };
+          session.transport.onmessage?.(cancel);
+        }
+      });
+    }
+    await session.transport.handleRequest(req, res, body);
+  }
+
+  private async body(req: IncomingMessage): Promise<unknown> {
     const max = this.o.maxBodyBytes ?? 4 * 1024 * 1024;
     const chunks: Buffer[] = [];
     let size = 0;
@@ -101,8 +169,7 @@ export class McpHttpServer {
   }
 
   async close(): Promise<void> {
-    for (const s of this.sessions.values()) await s.transport.close().catch(() => undefined);
-    this.sessions.clear();
+    await this.sessions.closeAll();
     const h = this.http;
     this.http = undefined;
     if (!h) return;

@@ -67,6 +67,12 @@ export class LatencyHistogram {
     return s;
   }
 
+  /** Drop a series (its labels left the catalog); an observation into it afterwards is not exposed. */
+  remove(series: HistogramSeries): void {
+    const key = JSON.stringify(series.labels);
+    if (this.series.get(key) === series) this.series.delete(key);
+  }
+
   /** What prom-client's registry reads to write the exposition text. */
   async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: ExportValue[] }> {
     const values: ExportValue[] = [];

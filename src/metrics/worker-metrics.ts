@@ -1,5 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { HistogramSeries, LatencyHistogram } from './latency-histogram.js';
+import { AnswerHandoffs } from './answer-handoffs.js';
+import type { Catalog } from '../catalog/catalog.js';
 import type { ConfigStatus } from '../config/config-follower.js';
 import type { PluginEvents } from '../plugins/plugin.js';
 import type { CallContext, Interceptor } from '../worker/interceptor.js';
@@ -10,6 +12,9 @@ import type { Outcome } from '../worker/outcome.js';
  * minutes). The rendered dashboard showed why the low end matters: with 0.5 ms as the
  * first bound, every fast call's p50 read as 0.25 ms, the middle of that bucket.
  */
+/** The longest a scrape waits for answers already handed to the broker to settle. */
+const SCRAPE_SETTLE_MS = 2_000;
+
 export const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 /** What the gauges read at scrape time. */
@@ -33,9 +38,12 @@ export class WorkerMetrics {
   private readonly services = new Map<string, ServiceMetrics>();
   /** Plugin events by `service\0plugin\0event`. */
   private readonly pluginEventCounts = new Map<string, number>();
+  /** Model tokens plugins spent, by `service\0model\0kind`. */
+  private readonly tokenCounts = new Map<string, number>();
   private readonly total: LatencyHistogram;
   private readonly plugin: LatencyHistogram;
   private readonly queue: LatencyHistogram;
+  private readonly handoffs = new AnswerHandoffs();
 
   constructor(options: { readonly processMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -84,6 +92,20 @@ export class WorkerMetrics {
         for (const [key, n] of pluginEvents) {
           const [service, plugin, event] = key.split('\0') as [string, string, string];
           this.inc({ service, plugin, event }, n);
+        }
+      },
+    });
+    const tokens = this.tokenCounts;
+    new Counter({
+      name: 'toolwire_model_tokens_total',
+      help: 'Model tokens spent by agent strategies (dify-agent), by service, model and kind (prompt, completion).',
+      labelNames: ['service', 'model', 'kind'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [key, n] of tokens) {
+          const [service, model, kind] = key.split('\0') as [string, string, string];
+          this.inc({ service, model, kind }, n);
         }
       },
     });
@@ -160,10 +182,15 @@ export class WorkerMetrics {
   /** Where one service's plugin counts its events. */
   pluginEvents(service: string, plugin: string): PluginEvents {
     const counts = this.pluginEventCounts;
+    const tokens = this.tokenCounts;
     return {
       count(event) {
         const key = `${service}\0${plugin}\0${event}`;
         counts.set(key, (counts.get(key) ?? 0) + 1);
+      },
+      tokens(model, kind, n) {
+        const key = `${service}\0${model}\0${kind}`;
+        tokens.set(key, (tokens.get(key) ?? 0) + n);
       },
     };
   }
@@ -172,7 +199,7 @@ export class WorkerMetrics {
   forService(service: string): ServiceMetrics {
     let m = this.services.get(service);
     if (!m) {
-      m = new ServiceMetrics(service, this.total, this.plugin, this.queue);
+      m = new ServiceMetrics(service, this.total, this.plugin, this.queue, this.handoffs);
       this.services.set(service, m);
     }
     return m;
@@ -182,8 +209,31 @@ export class WorkerMetrics {
     return this.registry.contentType;
   }
 
-  text(): Promise<string> {
+  /** The exposition text, once every answer handed to the broker before the scrape has been counted. */
+  async text(): Promise<string> {
+    await this.handoffs.settled(SCRAPE_SETTLE_MS);
     return this.registry.metrics();
+  }
+
+  /**
+   * Drop the series of services, tools and plugins the catalog no longer has, so that config
+   * churn does not grow the exposition. A call of a removed tool still running counts into
+   * a series again when it settles (it happened); the next change drops it.
+   */
+  retain(catalog: Catalog): void {
+    for (const [id, m] of this.services) {
+      if (!catalog.services.has(id)) {
+        m.drop();
+        this.services.delete(id);
+      } else m.retainTools(new Set(catalog.toolsOf(id).map((t) => t.name)));
+    }
+    for (const key of this.pluginEventCounts.keys()) {
+      const [service, plugin] = key.split('\0') as [string, string];
+      if (catalog.services.get(service)?.plugin?.kind !== plugin) this.pluginEventCounts.delete(key);
+    }
+    for (const key of this.tokenCounts.keys()) {
+      if (!catalog.services.has(key.split('\0')[0]!)) this.tokenCounts.delete(key);
+    }
   }
 }
 
@@ -197,6 +247,8 @@ interface ToolSeries {
 export class ServiceMetrics {
   private readonly tools = new Map<string, ToolSeries>();
   private readonly queue: HistogramSeries;
+  /** Set once the service left the catalog: calls still running record where no scrape reads. */
+  private dropped = false;
   redelivered = 0;
   shedCount = 0;
 
@@ -204,9 +256,31 @@ export class ServiceMetrics {
     readonly service: string,
     private readonly total: LatencyHistogram,
     private readonly plugin: LatencyHistogram,
-    queue: LatencyHistogram,
+    private readonly queueHistogram: LatencyHistogram,
+    private readonly handoffs: AnswerHandoffs,
   ) {
-    this.queue = queue.child({ service });
+    this.queue = queueHistogram.child({ service });
+  }
+
+  /** Drop every series of this service (it left the catalog). */
+  drop(): void {
+    this.dropped = true;
+    this.removeTools(() => true);
+    this.queueHistogram.remove(this.queue);
+  }
+
+  /** Drop the series of tools not in `names` (requests of no declared tool keep theirs). */
+  retainTools(names: ReadonlySet<string>): void {
+    this.removeTools((tool) => tool !== '' && !names.has(tool));
+  }
+
+  private removeTools(gone: (tool: string) => boolean): void {
+    for (const [tool, s] of this.tools) {
+      if (!gone(tool)) continue;
+      this.tools.delete(tool);
+      this.total.remove(s.total);
+      this.plugin.remove(s.plugin);
+    }
   }
 
   /** Outcome counts by tool, for the counter's scrape. */
@@ -218,10 +292,22 @@ export class ServiceMetrics {
     let s = this.tools.get(tool);
     if (!s) {
       const labels = { service: this.service, tool };
+      // A retired instance's late calls go into series no registry holds, so no retain has to reach them.
+      if (this.dropped) return { outcomes: new Map(), total: new HistogramSeries(labels, LATENCY_BUCKETS), plugin: new HistogramSeries(labels, LATENCY_BUCKETS) };
       s = { outcomes: new Map(), total: this.total.child(labels), plugin: this.plugin.child(labels) };
       this.tools.set(tool, s);
     }
     return s;
+  }
+
+  /** The request's final answer goes to the broker now: a scrape from now on waits for its outcome. Once per request. */
+  readonly answering = (ctx: CallContext): void => {
+    ctx.handoff ??= this.handoffs.hand();
+  };
+
+  /** A request's handling ended without settling it (a bug below): a scrape stops waiting for it. */
+  abandon(ctx: CallContext): void {
+    if (ctx.handoff !== undefined) this.handoffs.settle(ctx.handoff);
   }
 
   /** A request settled: its outcome and times. */
@@ -233,6 +319,7 @@ export class ServiceMetrics {
     this.queue.observe((ctx.startedAt - ctx.receivedAt) / 1000);
     s.total.observe((now - ctx.receivedAt) / 1000);
     if (ctx.pluginStartedAt !== undefined && ctx.pluginEndedAt !== undefined) s.plugin.observe((ctx.pluginEndedAt - ctx.pluginStartedAt) / 1000);
+    if (ctx.handoff !== undefined) this.handoffs.settle(ctx.handoff);
   }
 
   /** A request answered without running (a full backlog, a blocked service). */
@@ -241,11 +328,22 @@ export class ServiceMetrics {
   }
 }
 
-/** The metrics of each request, recorded once it has settled. */
+/**
+ * The metrics of each request, recorded once it has settled; the handler says when its final
+ * answer goes to the broker (ctx.onAnswer), so that a scrape waits for that outcome.
+ */
 export function metricsInterceptor(m: ServiceMetrics): Interceptor {
-  return (ctx, next) =>
-    next(ctx).then((outcome) => {
-      m.record(ctx, outcome);
-      return outcome;
-    });
+  return (ctx, next) => {
+    ctx.onAnswer = m.answering;
+    return next(ctx).then(
+      (outcome) => {
+        m.record(ctx, outcome);
+        return outcome;
+      },
+      (err: unknown) => {
+        m.abandon(ctx);
+        throw err;
+      },
+    );
+  };
 }

@@ -37,6 +37,24 @@ function bareHost(hostname: string): string {
   return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
 }
 
+/** IPv4-compatible IPv6 (RFC 4291, deprecated): ipaddr.js counts it as unicast. */
+const IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR('::/96');
+/** NAT64's well-known prefix (RFC 6052); ipaddr.js's `rfc6052` also holds the local-use /48, whose layout differs. */
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
+
+/**
+ * The IPv4 address an IPv6 address stands for when the packet is translated to it:
+ * IPv4-compatible, IPv4-translated (`rfc6145`) and NAT64 addresses end in it. Such an address
+ * is judged as that IPv4 address, so `[::7f00:1]` is loopback and a NAT64 path to a public
+ * host stays open. Tunnels (6to4, Teredo) are not unpacked: ipaddr.js classes them as ranges
+ * of their own, which are refused whole.
+ */
+function translatedIpv4(ip: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  const range = ip.range();
+  const translated = range === 'rfc6145' || ip.match(NAT64_WELL_KNOWN) || (range === 'unicast' && ip.match(IPV4_COMPATIBLE));
+  return translated ? new ipaddr.IPv4(ip.toByteArray().slice(12)) : undefined;
+}
+
 function hostMatches(host: string, pattern: string): boolean {
   const p = pattern.toLowerCase();
   if (p.startsWith('*.')) return host.endsWith(p.slice(1)) && host.length > p.length - 1;
@@ -72,7 +90,7 @@ export class AddressGuard {
   }
 
   /** Why this address is refused (`a linkLocal address`), or undefined. */
-  private refusedKind(address: string): string | undefined {
+  refusedKind(address: string): string | undefined {
     let ip: ipaddr.IPv4 | ipaddr.IPv6;
     try {
       // An IPv4-mapped IPv6 address is judged as the IPv4 address it carries.
@@ -80,10 +98,12 @@ export class AddressGuard {
     } catch {
       return 'not an IP address';
     }
-    const range = ip.range();
+    const carried = ip.kind() === 'ipv6' ? translatedIpv4(ip as ipaddr.IPv6) : undefined;
+    const judged = carried ?? ip;
+    const range = judged.range();
     if (range === 'unicast' || this.allowAllPrivate) return undefined;
-    if (this.allowedRanges.some(([net, bits]) => net.kind() === ip.kind() && ip.match(net, bits))) return undefined;
-    return `a ${range} address`;
+    if (this.allowedRanges.some(([net, bits]) => [ip, judged].some((a) => net.kind() === a.kind() && a.match(net, bits)))) return undefined;
+    return carried ? `a ${range} address (${carried.toString()}, carried in ${ip.toString()})` : `a ${range} address`;
   }
 
   /** Why this address is refused, or undefined. */
@@ -140,9 +160,10 @@ export class AddressGuard {
   /**
    * An undici connector that dials only an allowed address: it resolves the name itself,
    * checks every answer, and connects to the first by address (TLS still verifies the name).
+   * `ca`, when given, is the whole set of CAs TLS trusts (Node's own are not added).
    */
-  connector(options: { connectTimeoutMs: number }): buildConnector.connector {
-    const dial = buildConnector({ timeout: options.connectTimeoutMs });
+  connector(options: { connectTimeoutMs: number; ca?: readonly string[] | undefined }): buildConnector.connector {
+    const dial = buildConnector({ timeout: options.connectTimeoutMs, ...(options.ca ? { ca: [...options.ca] } : {}) });
     return (opts, callback) => {
       const host = bareHost(opts.hostname);
       // The lookup counts against the connect timeout too.

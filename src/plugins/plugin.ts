@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { Tool, ToolService } from '../catalog/descriptors.js';
 import type { Resolver } from '../net/address-guard.js';
+import type { ExecPolicy, Execution, Reach } from '../policy/exec-policy.js';
 import type { Secrets } from '../secrets.js';
 import type { PluginFaults } from './plugin-faults.js';
 
@@ -18,6 +19,13 @@ export interface ToolCall {
   readonly user?: string;
   /** The agent reads the answer as a stream: chunks are worth sending as they come. */
   readonly stream: boolean;
+  /**
+   * The call's one deadline, in ms from when the plugin is invoked: the tool's `timeout-ms`,
+   * else its service's, else the worker's (TOOLWIRE_TIMEOUT_MS). The worker aborts `signal`
+   * when it passes; a backend that needs a timeout of its own (a request timeout, a child's
+   * timer) takes this one, never a default of the plugin's.
+   */
+  readonly timeoutMs: number;
   /** Aborted on timeout or shutdown; pass it to every blocking call. */
   readonly signal: AbortSignal;
   readonly log: Logger;
@@ -48,6 +56,19 @@ export interface Plugin {
 /** Counts of a plugin's own events, by a name the plugin's code chooses from a few (`retry`, `reconnect`, `token`). */
 export interface PluginEvents {
   count(event: string): void;
+  /** Model tokens a plugin spent (an agent strategy's model calls), by model and kind (`prompt`, `completion`). */
+  tokens?(model: string, kind: string, n: number): void;
+}
+
+/**
+ * The rest of the fleet, for a plugin whose work calls other tools (an agent strategy): the
+ * live catalog's tools, and tool requests on the broker to whichever worker serves them.
+ */
+export interface Fleet {
+  /** A tool descriptor of the live catalog, with its service. */
+  tool(name: string): { readonly tool: Tool; readonly service: ToolService } | undefined;
+  /** One tool request; the observation text in chunks. A tool's error answer is thrown as ToolResponseError (client/tool-client.ts). */
+  call(target: { readonly tool: Tool; readonly service: ToolService }, args: Record<string, unknown>, options: { readonly signal: AbortSignal; readonly user?: string; readonly timeoutMs?: number }): AsyncIterable<string>;
 }
 
 /** What a plugin factory gets from the worker: its own settings, never a request's. */
@@ -64,6 +85,13 @@ export interface PluginContext {
   readonly events?: PluginEvents;
   /** How host names become addresses for the request-forgery guard (default: the system's); tests map names without DNS. */
   readonly resolve?: Resolver;
+  /**
+   * The operator's bounds on what this worker's config source may make it do (the catalog
+   * build and the worker set it); absent: the config directory's defaults, as before.
+   */
+  readonly policy?: ExecPolicy;
+  /** The fleet's tools, for plugins that call them; absent where no broker is (validation). */
+  readonly fleet?: Fleet;
 }
 
 export interface PluginFactory<S = unknown, T = unknown> {
@@ -72,8 +100,22 @@ export interface PluginFactory<S = unknown, T = unknown> {
   readonly serviceOptions: z.ZodType<S>;
   /** Validates `plugin-options` of a tool descriptor; absent when tools carry none. */
   readonly toolOptions?: z.ZodType<T>;
-  /** Load-time checks beyond the schemas (a module that must exist, a secret that must resolve). */
-  check?(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<string[]>;
+  /**
+   * What the service would make this machine execute (a command, a module file, a Dify plugin
+   * run locally), found without executing anything. The catalog build puts it to the worker's
+   * exec policy before any `check` or `create`: a factory whose check, create or calls run
+   * something a descriptor names must list it here.
+   */
+  executes?(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<readonly Execution[]>;
+  /** Where the service would make the worker connect, ruled on with `executes` (private addresses need the operator's leave). */
+  reaches?(service: ToolService): readonly Reach[];
+  /**
+   * Load-time checks beyond the schemas (a module that must exist, a secret that must resolve).
+   * Runs only once the exec policy allowed what `executes` listed. `running`: the plugin
+   * serving this very service descriptor now (only its tools changed), which a check may ask
+   * instead of starting the backend again.
+   */
+  check?(service: ToolService, tools: readonly Tool[], ctx: PluginContext, running?: Plugin): Promise<string[]>;
   /**
    * Opt-in (`toolwire validate --check-credentials`): ask the backend whether the service's
    * credentials are good, running the plugin's own validation. Problems, each naming the descriptor.

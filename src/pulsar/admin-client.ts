@@ -35,7 +35,7 @@ export const DEFAULT_ADMIN_TIMEOUT_MS = 10_000;
 /** The parts of a topic's stats that toolwire reads. */
 export interface TopicStats {
   readonly msgInCounter: number;
-  readonly subscriptions: Readonly<Record<string, { readonly msgBacklog: number; readonly type?: string; readonly consumers: readonly unknown[] }>>;
+  readonly subscriptions: Readonly<Record<string, { readonly msgBacklog: number; readonly msgOutCounter?: number; readonly type?: string; readonly consumers: readonly unknown[] }>>;
 }
 
 interface AdminResponse {
@@ -146,6 +146,16 @@ export class PulsarAdminClient {
   /** Delete a topic and its subscriptions (force); a topic that does not exist counts as done. */
   async deleteTopic(topic: string, signal?: AbortSignal): Promise<void> {
     await this.#call('DELETE', `/admin/v2/${topicPath(topic)}?force=true`, undefined, signal, [404]);
+  }
+
+  /** Unload a topic: its owner closes it, and clients reconnect to whichever broker takes it (404: not loaded, done). */
+  async unloadTopic(topic: string, signal?: AbortSignal): Promise<void> {
+    await this.#call('PUT', `/admin/v2/${topicPath(topic)}/unload`, undefined, signal, [404]);
+  }
+
+  /** Unload every bundle of a namespace: each of its topics is closed and taken again by some broker. */
+  async unloadNamespace(namespace: string, signal?: AbortSignal): Promise<void> {
+    await this.#call('PUT', `/admin/v2/namespaces/${namespacePath(namespace)}/unload`, undefined, signal);
   }
 
   /** A topic's stats, or undefined when the topic does not exist. */

@@ -26,8 +26,11 @@ export class SseParser {
       this.started = true;
       if (input.charCodeAt(0) === 0xfeff) input = input.slice(1);
     }
-    if (this.skipLeadingLf && input.startsWith('\n')) input = input.slice(1);
-    if (input.length > 0) this.skipLeadingLf = false;
+    // Only the first character after the CR can be its LF, even when it came alone in a chunk.
+    if (this.skipLeadingLf && input.length > 0) {
+      if (input.startsWith('\n')) input = input.slice(1);
+      this.skipLeadingLf = false;
+    }
     this.buffer += input;
 
     const out: SseEvent[] = [];

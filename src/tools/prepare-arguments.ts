@@ -21,10 +21,14 @@ export function prepareArguments(
   const out: Record<string, unknown> = { ...runtime };
   const hidden = hiddenKeys(parameters, runtime);
   for (const key of Object.keys(requested)) {
-    if (!hidden.has(key)) out[key] = requested[key];
+    const v = requested[key];
+    // null is no value, here as for defaults below: it does not erase a runtime value.
+    if (hidden.has(key) || ((v === undefined || v === null) && Object.hasOwn(out, key))) continue;
+    setOwn(out, key, v);
   }
   for (const p of parameters) {
-    let v = out[p.name];
+    // Own values only: a parameter named `toString` or `constructor` has no value the object inherits.
+    let v = Object.hasOwn(out, p.name) ? out[p.name] : undefined;
     if (v === undefined || v === null) {
       if (p.default !== undefined && p.default !== null) v = p.default;
       else if (p.required) throw new InvalidArgumentsError(`tool parameter ${p.name} not found in tool config`);
@@ -33,9 +37,15 @@ export function prepareArguments(
         continue;
       }
     }
-    out[p.name] = coerceParameter(p, v);
+    setOwn(out, p.name, coerceParameter(p, v));
   }
   return out;
+}
+
+/** `o[key] = value`, except that a `__proto__` key is a value too, never the prototype. */
+function setOwn(o: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+  else o[key] = value;
 }
 
 /** Per tool (its declarations and runtime values are the same objects on every request): the keys a request may not set. */

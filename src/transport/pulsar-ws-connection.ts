@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import { AbortedError, TransportError, errorMessage, isRetriable } from '../errors.js';
 import { Backoff, sleep, type BackoffOptions } from './backoff.js';
+import type { OutageLog } from './outage-log.js';
 import { UpgradeRefusedError, upgradeError, type WsRole } from './pulsar-ws-endpoint.js';
 
 export interface ConnectionHandlers {
@@ -26,6 +27,8 @@ export interface PulsarWsLinkSettings {
   readonly backoff: BackoffOptions;
   /** Called whenever the open/closed state changes (the transport's `connected`). */
   readonly onStateChange?: () => void;
+  /** Where the transport's sockets report an outage, so that the process logs it once. */
+  readonly outage?: OutageLog;
 }
 
 export interface PulsarWsConnectionOptions extends PulsarWsLinkSettings {
@@ -134,7 +137,8 @@ export class PulsarWsConnection {
         if (Date.now() + delay > deadline) {
           throw new TransportError(`pulsar-ws: cannot open ${this.what} within ${this.opts.connectTimeoutMs} ms: ${errorMessage(err)}`, { cause: err });
         }
-        this.opts.log.warn({ err, attempt, delayMs: delay }, 'pulsar-ws connect failed; retrying');
+        // Per attempt at debug: the caller hears of the failure if it lasts.
+        this.opts.log.debug({ err, attempt, delayMs: delay }, 'pulsar-ws connect failed; retrying');
         await sleep(delay, stop);
       }
     }
@@ -146,6 +150,7 @@ export class PulsarWsConnection {
     this.closed = true;
     this.stopper.abort();
     this.stopPing();
+    this.opts.outage?.linkGone(this);
     const ws = this.ws;
     this.closing = new Promise<void>((resolve) => {
       if (ws === undefined || ws.readyState === WebSocket.CLOSED) return resolve();
@@ -276,7 +281,9 @@ export class PulsarWsConnection {
     this.socket = undefined;
     this.opts.onStateChange?.();
     if (this.closed) return;
-    this.opts.log.warn({ code, reason }, 'pulsar-ws connection lost; reconnecting');
+    // The process says it once for all its sockets (OutageLog); this socket's detail is debug.
+    this.opts.log.debug({ code, reason }, 'pulsar-ws connection lost; reconnecting');
+    this.opts.outage?.linkLost(this);
     this.opts.handlers.onDown();
     void this.reconnect();
   }
@@ -286,18 +293,24 @@ export class PulsarWsConnection {
     if (this.reconnecting) return;
     this.reconnecting = true;
     const backoff = new Backoff(this.opts.backoff);
+    let refusal: string | undefined;
     try {
       for (let attempt = 1; !this.closed; attempt++) {
         try {
           await sleep(backoff.next(), this.stopper.signal);
           await this.dial(this.stopper.signal);
-          if (!this.closed) this.opts.log.info({ attempt, generation: this.gen }, 'pulsar-ws reconnected');
+          if (this.closed) return;
+          this.opts.log.debug({ attempt, generation: this.gen }, 'pulsar-ws reconnected');
+          this.opts.outage?.linkBack(this);
           return;
         } catch (err) {
           if (this.closed) return;
-          // A 4xx here (token revoked, namespace deleted) will not clear by itself: say so loudly.
-          const level = isRetriable(err) ? 'warn' : 'error';
-          this.opts.log[level]({ err, attempt }, 'pulsar-ws reconnect failed');
+          // A broker away is the outage already logged: each attempt at debug. A 4xx (token
+          // revoked, namespace deleted) will not clear by itself: said loudly, once per kind.
+          const message = errorMessage(err);
+          const loud = !isRetriable(err) && message !== refusal;
+          if (loud) refusal = message;
+          this.opts.log[loud ? 'error' : 'debug']({ err, attempt }, 'pulsar-ws reconnect failed');
         }
       }
     } finally {

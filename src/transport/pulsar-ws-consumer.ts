@@ -192,7 +192,7 @@ export class PulsarWsSubscription implements Subscription {
     if (generation > 1) {
       // Whatever was taken on the old socket is the broker's to redeliver now.
       this.takenUnsettled = 0;
-      this.log.info({ generation }, 'pulsar-ws consumer resubscribed; unacked messages from before are redelivered');
+      this.log.debug({ generation }, 'pulsar-ws consumer resubscribed; unacked messages from before are redelivered');
     }
   }
 

@@ -187,7 +187,7 @@ export class PulsarWsProducer implements Producer {
         p.resend = undefined;
         this.backlog.push(p);
       }
-      if (this.backlog.size > 0) this.log.info({ resending: this.backlog.size }, 'pulsar-ws producer reconnected; resending unconfirmed messages');
+      if (this.backlog.size > 0) this.log.debug({ resending: this.backlog.size }, 'pulsar-ws producer reconnected; resending unconfirmed messages');
     }
     this.flush();
   }

@@ -6,6 +6,7 @@ import { MAX_WS_RECEIVER_QUEUE, PulsarWsSubscription, type PulsarWsSubscriptionS
 import { webSocketBase } from './pulsar-ws-endpoint.js';
 import { isPersistentTopic } from './topic-name.js';
 import { DroppedPublishes } from './dropped-publish.js';
+import { OutageLog } from './outage-log.js';
 import { PulsarWsProducer, type PulsarWsProducerSettings } from './pulsar-ws-producer.js';
 import type { SubscribeOptions, Subscription } from './transport.js';
 
@@ -37,7 +38,7 @@ export interface PulsarWsTransportSettings {
   readonly maxFrameBytes?: number;
   /** How long close() lets outstanding sends finish; default 5000. */
   readonly closeTimeoutMs?: number;
-  /** Reconnect delays; default 100 ms growing to 10 s, jittered. */
+  /** Reconnect delays; default 100 ms growing to 5 s, jittered (a broker back is found within 5 s). */
   readonly reconnect?: BackoffOptions;
 }
 
@@ -68,7 +69,8 @@ export class PulsarWsTransport extends BrokerTransport<PulsarWsSubscription, Pul
       pingIntervalMs: settings.pingIntervalMs ?? 30_000,
       connectTimeoutMs: settings.connectTimeoutMs ?? 15_000,
       handshakeTimeoutMs: settings.handshakeTimeoutMs ?? 10_000,
-      backoff: settings.reconnect ?? {},
+      backoff: settings.reconnect ?? { maxDelayMs: 5_000 },
+      outage: new OutageLog(this.log),
     };
     this.subSettings = { ...common, onClosed: this.forget };
     this.prodSettings = {

@@ -13,6 +13,8 @@ export interface Instance {
   readonly service: ToolService;
   readonly plugin: Plugin;
   readonly handler: RequestHandler;
+  /** Where agents cancel calls of its request topic's namespace (undefined for a malformed topic). */
+  readonly cancelTopic: string | undefined;
   readonly concurrency: number;
   /** Its requests not yet settled (a count: the hot path pays one increment, not a set entry). */
   active: number;

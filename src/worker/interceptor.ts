@@ -22,6 +22,14 @@ export interface CallContext {
   pluginEndedAt: number | undefined;
   /** The wire error type the agent was answered with, if any. */
   errorType: string | undefined;
+  /**
+   * Set by an interceptor that must know when the final answer goes to the broker (before
+   * the publish is confirmed and the message acked): the handler calls it then, at most once
+   * that matters (it may call it again when a failed publish is answered by an error).
+   */
+  onAnswer: ((ctx: CallContext) => void) | undefined;
+  /** The metrics' ticket for this request's answer handed to the broker, if any. */
+  handoff: number | undefined;
 }
 
 export type Next = (ctx: CallContext) => Promise<Outcome>;

@@ -56,6 +56,8 @@ export class RequestHandler {
 
   /** Messages answered here; only a topic that redelivers needs it. */
   private readonly answered: RecentIds | undefined;
+  /** Deliveries being handled, by broker message id (persistent topics): a copy waits for the first. */
+  private readonly handling = new Map<string, Promise<Outcome>>();
 
   /** The interceptors around handleCore, composed once. */
   private readonly chain: Next;
@@ -67,7 +69,7 @@ export class RequestHandler {
     this.chain = compose(deps.interceptors ?? [], (ctx) => this.handleCore(ctx));
     this.running = new RunningCalls(deps.hardStop);
     // Around each plugin call: the running calls outermost, then the deadline.
-    this.runChain = compose([this.running.interceptor, deadlineInterceptor(deps.limits.timeoutMs)], (run) => this.runPlugin(run));
+    this.runChain = compose([this.running.interceptor, deadlineInterceptor], (run) => this.runPlugin(run));
     this.answered = deps.redeliverable ? new RecentIds(deps.limits.answeredMemory) : undefined;
     this.debug = deps.log.isLevelEnabled('debug');
   }
@@ -139,21 +141,48 @@ export class RequestHandler {
       pluginStartedAt: undefined,
       pluginEndedAt: undefined,
       errorType: undefined,
+      onAnswer: undefined,
+      handoff: undefined,
     });
   }
 
   private async handleCore(ctx: CallContext): Promise<Outcome> {
-    const { service, log: baseLog } = this.deps;
+    const { log: baseLog } = this.deps;
     const msg = ctx.message;
     const id = msg.properties[ID_PROPERTY];
     if (!id) return this.deadLetter(msg, 'request has no id property; no agent could receive an answer');
     // A message id is the broker's, the same on every delivery of one message: an agent's
-    // retry is a new message and runs.
-    if (msg.redeliveryCount > 0 && this.answered?.has(msg.messageId)) {
+    // retry is a new message and runs. Checked on every delivery, not only those counted as
+    // redelivered: a topic unload hands unacked messages out again with a count of 0.
+    if (this.answered?.has(msg.messageId)) {
       if (this.debug) baseLog.debug({ requestId: id, messageId: msg.messageId }, 'redelivered request already answered; acked');
       await msg.ack();
       return Outcome.Duplicate;
     }
+    const first = this.handling.get(msg.messageId);
+    if (first) {
+      // The same message again while its first delivery is still handled here (an unload
+      // mid-answer): it runs nothing and settles as the first did.
+      if (this.debug) baseLog.debug({ requestId: id, messageId: msg.messageId }, 'copy of a request still being answered; settles with it');
+      if ((await first) === Outcome.Nacked) {
+        await msg.nack();
+        return Outcome.Nacked;
+      }
+      await msg.ack();
+      return Outcome.Duplicate;
+    }
+    if (!this.answered) return this.answerOrSettle(ctx, id);
+    const handling = this.answerOrSettle(ctx, id);
+    this.handling.set(msg.messageId, handling);
+    const done = (): void => void this.handling.delete(msg.messageId);
+    handling.then(done, done);
+    return handling;
+  }
+
+  /** Answer, or settle a request whose answer could not be published. */
+  private async answerOrSettle(ctx: CallContext, id: string): Promise<Outcome> {
+    const { service, log: baseLog } = this.deps;
+    const msg = ctx.message;
     try {
       const outcome = await this.answer(ctx, id);
       if (outcome !== Outcome.Nacked) this.answered?.add(msg.messageId);
@@ -217,6 +246,8 @@ export class RequestHandler {
         arguments: args,
         ...(request.user !== undefined ? { user: request.user } : {}),
         stream,
+        // The one deadline of the call: the tool's, else its service's, else the worker's.
+        timeoutMs: tool?.timeoutMs ?? service.timeoutMs ?? limits.timeoutMs,
         // Getters: the AbortController and the child logger are made only for a plugin that reads them.
         get signal() {
           return abort.signal;
@@ -226,6 +257,7 @@ export class RequestHandler {
         },
       };
       await this.runChain({ ctx, requestId: id, call, sink, abort });
+      ctx.onAnswer?.(ctx);
       await sink.end();
       await msg.ack();
       return Outcome.Answered;
@@ -292,6 +324,7 @@ export class RequestHandler {
     ctx.errorType = e.type;
     if (e.message === 'internal error in the tool worker') log.error({ err, service: service.id }, 'tool failed unexpectedly');
     else log.info({ service: service.id, errorType: e.type, errorMessage: e.message }, 'request answered with an error');
+    ctx.onAnswer?.(ctx);
     return this.answerError(msg, e, properties);
   }
 

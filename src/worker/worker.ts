@@ -90,6 +90,10 @@ export class Worker {
   private readonly host: IntakeHost;
   /** Per cancel topic (one per namespace of request topics), this worker's subscription to it. */
   private readonly cancels = new Map<string, Promise<Subscription | undefined>>();
+  /** Every instance not yet disposed: the bindings' current ones and those a reload retired that still run calls. */
+  private readonly instances = new Set<Instance>();
+  /** True while apply() runs: a cancel subscription it is about to need must not be closed under it. */
+  private applying = false;
   state: WorkerState = WorkerState.Idle;
 
   constructor(private readonly options: WorkerOptions) {
@@ -106,7 +110,8 @@ export class Worker {
       counts: this.counts,
       start: (inst, msg, done, receivedAt) => this.track(inst, this.global(() => inst.handler.handle(msg, receivedAt)), done),
       refuse: (inst, msg, err) => {
-        options.metrics?.forService(inst.service.id).shed();
+        // A retired service's series are gone: its last refusals are not worth making them again.
+        if (this.catalog.services.has(inst.service.id)) options.metrics?.forService(inst.service.id).shed();
         this.track(inst, inst.handler.refuse(msg, err));
       },
     };
@@ -142,6 +147,11 @@ export class Worker {
     return this.catalog;
   }
 
+  /** Aborted when the shutdown grace period is over (what every running call listens to, through its service). */
+  get hardStopSignal(): AbortSignal {
+    return this.hardStop.signal;
+  }
+
   async start(signal?: AbortSignal): Promise<void> {
     if (this.state !== WorkerState.Idle) throw new Error(`worker cannot start from state ${this.state}`);
     const { plugins, log } = this.options;
@@ -172,7 +182,19 @@ export class Worker {
    */
   async apply(next: Catalog, createPlugin: (service: ToolService) => Promise<Plugin | undefined>, signal?: AbortSignal): Promise<CatalogChange> {
     if (this.state !== WorkerState.Running) throw new Error(`worker cannot reload in state ${this.state}`);
-    const { log } = this.options;
+    if (this.applying) throw new Error('worker is already reloading');
+    this.applying = true;
+    try {
+      return await this.applyCatalog(next, createPlugin, signal);
+    } finally {
+      this.applying = false;
+      // Namespaces no service is consumed from any more: their cancel topics are read no more.
+      this.pruneCancels();
+    }
+  }
+
+  private async applyCatalog(next: Catalog, createPlugin: (service: ToolService) => Promise<Plugin | undefined>, signal?: AbortSignal): Promise<CatalogChange> {
+    const { log, metrics } = this.options;
     const added: string[] = [];
     const replaced: string[] = [];
     const removed = [...this.bindings.keys()].filter((id) => !next.services.has(id));
@@ -223,6 +245,8 @@ export class Worker {
       if (old) this.background(this.retire(old, true));
       this.bindings.set(id, b);
     }
+    // Series of services and tools gone from the catalog: a scraper sees them no more.
+    metrics?.retain(next);
     if (added.length + replaced.length + removed.length > 0) log.info({ added, replaced, removed }, 'services changed');
     return { added, replaced, removed };
   }
@@ -256,7 +280,15 @@ export class Worker {
       interceptors,
       abandonedEnded: () => this.bindings.get(service.id)?.wake(),
     });
-    return { service, plugin, handler, concurrency: service.concurrency ?? this.limits.serviceConcurrency, active: 0, idle: undefined };
+    const inst: Instance = { service, plugin, handler, cancelTopic: cancelTopic(service.requestQueue), concurrency: service.concurrency ?? this.limits.serviceConcurrency, active: 0, idle: undefined };
+    this.instances.add(inst);
+    return inst;
+  }
+
+  /** The instance serves no more: let go of the hard-stop signal, and of cancels. */
+  private dispose(inst: Instance): void {
+    inst.handler.dispose();
+    this.instances.delete(inst);
   }
 
   /**
@@ -269,32 +301,51 @@ export class Worker {
     let sub = this.cancels.get(topic);
     if (!sub) {
       const { transport, log } = this.options;
-      sub = transport.subscribe({ topic, subscription: `toolwire-cancel-${randomUUID()}`, type: 'Exclusive', receiverQueueSize: 1000, unsubscribeOnClose: true }).then(
+      const opened: Promise<Subscription | undefined> = transport.subscribe({ topic, subscription: `toolwire-cancel-${randomUUID()}`, type: 'Exclusive', receiverQueueSize: 1000, unsubscribeOnClose: true }).then(
         (s) => {
-          void this.readCancels(s);
+          void this.readCancels(s, topic);
           return s;
         },
         (err: unknown) => {
           log.warn({ err, topic }, 'cannot read cancellations; cancelled calls run to their timeout');
-          this.cancels.delete(topic);
+          if (this.cancels.get(topic) === opened) this.cancels.delete(topic);
           return undefined;
         },
       );
+      sub = opened;
       this.cancels.set(topic, sub);
     }
     return sub;
   }
 
-  private async readCancels(sub: Subscription): Promise<void> {
+  /**
+   * A cancel acts only on calls of its own namespace (Pulsar authorizes per namespace: who may
+   * publish on tenant-a's cancel topic may not stop tenant-b's calls), and on every call of
+   * that id there, a redelivered copy's run included.
+   */
+  private async readCancels(sub: Subscription, topic: string): Promise<void> {
     try {
       for await (const m of sub) {
         void m.ack();
         const id = m.properties[CANCEL_PROPERTY];
         if (id === undefined) continue;
-        for (const b of this.bindings.values()) if (b.current.handler.cancel(id)) break;
+        for (const inst of this.instances) if (inst.cancelTopic === topic) inst.handler.cancel(id);
       }
     } catch (err) {
-      this.options.log.warn({ err, topic: sub.topic }, 'cancellations no longer read');
+      this.options.log.warn({ err, topic }, 'cancellations no longer read');
+    }
+  }
+
+  /** Close the cancel subscriptions of namespaces no instance runs in any more (reopened when a service comes back). */
+  private pruneCancels(): void {
+    if (this.state !== WorkerState.Running || this.applying) return;
+    const needed = new Set<string | undefined>();
+    for (const inst of this.instances) needed.add(inst.cancelTopic);
+    for (const [topic, sub] of this.cancels) {
+      if (needed.has(topic)) continue;
+      this.cancels.delete(topic);
+      void sub.then((s) => s?.close()).catch((err: unknown) => this.options.log.warn({ err, topic }, 'cancel subscription close failed'));
+      this.options.log.info({ topic }, 'no service left in the namespace; cancellations no longer read');
     }
   }
 
@@ -328,7 +379,8 @@ export class Worker {
   /** Let an instance finish what it started, then close its plugin. */
   private async retireInstance(inst: Instance): Promise<void> {
     if (inst.active > 0) await new Promise<void>((resolve) => (inst.idle = resolve));
-    inst.handler.dispose();
+    this.dispose(inst);
+    this.pruneCancels();
     await inst.plugin.close?.().catch((err: unknown) => this.options.log.warn({ err, service: inst.service.id }, 'plugin close failed'));
     this.options.log.info({ service: inst.service.id }, 'replaced service instance drained');
   }
@@ -344,17 +396,18 @@ export class Worker {
     const inst = b.current;
     if (inst.active > 0) await new Promise<void>((resolve) => (inst.idle = resolve));
     await this.release(b, false);
+    this.pruneCancels();
     log.info({ service: inst.service.id, unsubscribed: unsubscribe }, 'retired service instance drained');
   }
 
   private async release(b: Binding, unsubscribe: boolean): Promise<void> {
     const { log } = this.options;
-    const { service, handler, plugin } = b.current;
+    const { service, plugin } = b.current;
     if (unsubscribe) b.subscription.removeOnClose();
     b.stopped = true;
     b.wake();
     await b.subscription.close().catch((err: unknown) => log.warn({ err, service: service.id }, 'close failed'));
-    handler.dispose();
+    this.dispose(b.current);
     await plugin.close?.().catch((err: unknown) => log.warn({ err, service: service.id }, 'plugin close failed'));
   }
 

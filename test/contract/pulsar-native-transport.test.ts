@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { captureLogger } from '../support/harness.js';
 import { brokerDroppingPublishes } from '../support/dropping-broker.js';
 import { ConfigError, errorMessage } from '../../src/errors.js';
+import { PulsarAdminClient } from '../../src/pulsar/admin-client.js';
 import { createTransport } from '../../src/transport/create-transport.js';
 import { loadPulsarClient } from '../../src/transport/pulsar-native-client.js';
 import { PulsarNativeTransport } from '../../src/transport/pulsar-native-transport.js';
@@ -68,6 +69,7 @@ if (loaded === undefined) {
     topic,
     nackDelayMs: 1_000,
     receiveTimeoutMs: 10_000,
+    dispatched: async (t, s) => (await new PulsarAdminClient(ADMIN_URL).topicStats(t))?.subscriptions[s]?.msgOutCounter ?? 0,
   });
 
   describe('pulsar (native) with many idle subscriptions', () => {

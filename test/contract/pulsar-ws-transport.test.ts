@@ -19,6 +19,7 @@ transportContract('pulsar-ws', make, {
   topic,
   nackDelayMs: 1_000,
   receiveTimeoutMs: 10_000,
+  dispatched: async (t, s) => (await new PulsarAdminClient(ADMIN_URL).topicStats(t))?.subscriptions[s]?.msgOutCounter ?? 0,
 });
 
 describe('pulsar-ws specifics', () => {

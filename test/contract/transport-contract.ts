@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { IncomingMessage, Subscription, Transport } from '../../src/transport/transport.js';
 
 export interface ContractOptions {
@@ -9,6 +9,8 @@ export interface ContractOptions {
   nackDelayMs: number;
   /** Generous upper bound for a message to arrive. */
   receiveTimeoutMs: number;
+  /** How many messages the broker has sent a subscription's consumers (its stats); unset where delivery is immediate. */
+  dispatched?(topic: string, subscription: string): Promise<number>;
 }
 
 /** Take the next message, failing the test after `ms` rather than hanging. */
@@ -226,8 +228,9 @@ export function transportContract(name: string, make: () => Promise<Transport>, 
       for (let i = 0; i < 3; i++) await producer.send({ data: `s${i}` });
       const it = sub[Symbol.asyncIterator]();
       const got = [(await take(it, opts.receiveTimeoutMs)).data.toString()];
-      // Let the other two reach the client: the broker has nothing to give back.
-      await new Promise((r) => setTimeout(r, 500));
+      // The other two have left the broker (it has nothing to give back): a stop after that still hands them out.
+      const dispatched = opts.dispatched;
+      if (dispatched) await vi.waitFor(async () => expect(await dispatched(topic, 'np-stop')).toBe(3), { timeout: opts.receiveTimeoutMs, interval: 50 });
       await sub.stop();
       for (let r = await it.next(); !r.done; r = await it.next()) got.push(r.value.data.toString());
       expect(got).toEqual(['s0', 's1', 's2']);

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { daemonErrorText, envelope, goJson, type WireMessage } from './dify-wire.js';
+import { daemonErrorEnvelope, daemonErrorText, envelope, goJson, type WireMessage } from './dify-wire.js';
+import { StdioPluginRuntime, type InnerApi, type SessionEvent } from './stdio-plugin-runtime.js';
 
 /** One request as the fake received it. */
 export interface RecordedRequest {
@@ -37,6 +38,13 @@ export interface FakeDifyDaemonOptions {
   readonly tenant?: string;
   /** Plugins installed for the tenant. */
   readonly plugins?: readonly string[];
+  /**
+   * Strategy plugins run for real over stdio (by plugin id: the Python and the plugin's
+   * directory), their backwards invocations relayed to `innerApi` as the daemon does.
+   */
+  readonly agentPlugins?: Readonly<Record<string, { readonly python: string; readonly dir: string }>>;
+  /** DIFY_INNER_API_URL and DIFY_INNER_API_KEY of this daemon. */
+  readonly innerApi?: InnerApi;
 }
 
 export interface FakeDifyDaemon {
@@ -44,6 +52,8 @@ export interface FakeDifyDaemon {
   readonly key: string;
   readonly tenant: string;
   readonly requests: RecordedRequest[];
+  /** The running strategy plugins, by plugin id (each records what it relayed). */
+  readonly runtimes: ReadonlyMap<string, StdioPluginRuntime>;
   /** Script the behaviour of a tool (by the `tool` of the request's data). */
   script(tool: string, s: ToolScript): void;
   close(): Promise<void>;
@@ -92,7 +102,12 @@ function write(res: ServerResponse, bytes: string | Buffer): Promise<void> {
 export async function startFakeDifyDaemon(options: FakeDifyDaemonOptions = {}): Promise<FakeDifyDaemon> {
   const key = options.key ?? 'daemon-key-0123456789abcdef';
   const tenant = options.tenant ?? '7a2f1c3e-0000-4000-8000-000000000001';
-  const plugins = new Set(options.plugins ?? ['langgenius/search']);
+  const plugins = new Set([...(options.plugins ?? ['langgenius/search']), ...Object.keys(options.agentPlugins ?? {})]);
+  const runtimes = new Map<string, StdioPluginRuntime>();
+  for (const [id, p] of Object.entries(options.agentPlugins ?? {})) {
+    if (!options.innerApi) throw new Error('agentPlugins need innerApi');
+    runtimes.set(id, new StdioPluginRuntime({ python: p.python, dir: p.dir, tenant, innerApi: options.innerApi }));
+  }
   const requests: RecordedRequest[] = [];
   const scripts = new Map<string, ToolScript>();
   const attempts = new Map<string, number>();
@@ -107,7 +122,7 @@ export async function startFakeDifyDaemon(options: FakeDifyDaemonOptions = {}): 
         if (!res.writableFinished) record.clientClosedEarly = true;
       });
 
-      const m = /^\/plugin\/([^/]+)\/dispatch\/(tool\/invoke|tool\/get_runtime_parameters|tool\/validate_credentials)$/.exec(path);
+      const m = /^\/plugin\/([^/]+)\/dispatch\/(tool\/invoke|tool\/get_runtime_parameters|tool\/validate_credentials|agent_strategy\/invoke)$/.exec(path);
       if (req.method !== 'POST' || !m) {
         // The router's own answer: a string code, not the plugin envelope.
         send(res, 404, goJson({ code: 'not_found', message: 'route not found' }));
@@ -136,6 +151,19 @@ export async function startFakeDifyDaemon(options: FakeDifyDaemonOptions = {}): 
         }
       }
       const data = parsed?.['data'] as Record<string, unknown> | undefined;
+      if (m[2] === 'agent_strategy/invoke') {
+        const runtime = runtimes.get(pluginId);
+        if (!parsed || typeof parsed['user_id'] !== 'string' || typeof data?.['agent_strategy_provider'] !== 'string' || typeof data['agent_strategy'] !== 'string') {
+          send(res, 400, errorBody(-400, 'PluginDaemonBadRequestError', "Key: 'data.agent_strategy_provider' Error:Field validation for 'agent_strategy_provider' failed on the 'required' tag"));
+          return;
+        }
+        if (!runtime) {
+          send(res, 500, errorBody(-500, 'PluginDaemonInternalServerError', 'failed to get plugin runtime'));
+          return;
+        }
+        await streamStrategy(runtime, parsed, data, res);
+        return;
+      }
       if (!parsed || typeof parsed['user_id'] !== 'string' || !data || typeof data['provider'] !== 'string') {
         send(res, 400, errorBody(-400, 'PluginDaemonBadRequestError', "Key: 'data.provider' Error:Field validation for 'provider' failed on the 'required' tag"));
         return;
@@ -201,14 +229,80 @@ export async function startFakeDifyDaemon(options: FakeDifyDaemonOptions = {}): 
     key,
     tenant,
     requests,
+    runtimes,
     script(tool, s) {
       scripts.set(tool, s);
     },
-    close() {
+    async close() {
       server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const r of runtimes.values()) await r.close();
     },
   };
+}
+
+/**
+ * `agent_strategy/invoke` (internal/service/invoke_agent.go, io_tunnel/agent_service.go at
+ * bdb5642a): the session's stream messages as the same SSE envelopes as tool/invoke; a plugin
+ * error as the -500 PluginInvokeError envelope; the end message closes the stream. The client
+ * going away ends the daemon's listening, not the plugin's work.
+ */
+async function streamStrategy(runtime: StdioPluginRuntime, body: Record<string, unknown>, data: Record<string, unknown>, res: ServerResponse): Promise<void> {
+  res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+  res.flushHeaders();
+  const queue: SessionEvent[] = [];
+  const files = new Map<string, Buffer[]>();
+  let wake: (() => void) | undefined;
+  const sessionId = runtime.invoke(
+    String(body['user_id']),
+    'agent_strategy',
+    'invoke_agent_strategy',
+    { agent_strategy_provider: data['agent_strategy_provider'], agent_strategy: data['agent_strategy'], agent_strategy_params: data['agent_strategy_params'] ?? null },
+    (e) => {
+      queue.push(e);
+      wake?.();
+    },
+    (body['context'] as Record<string, unknown> | undefined) ?? {},
+  );
+  let gone = false;
+  res.on('close', () => {
+    gone = true;
+    runtime.forget(sessionId);
+    wake?.();
+  });
+  for (;;) {
+    if (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+    if (gone) return;
+    const e = queue.shift();
+    if (!e) continue;
+    if (e.kind === 'end') break;
+    if (e.kind === 'error') {
+      await write(res, `data: ${goJson({ code: -500, message: daemonErrorText('PluginInvokeError', goJson(e.data)), data: null })}\n\n`);
+      continue;
+    }
+    const msg = e.data as { type: string; message: Record<string, unknown>; meta?: Record<string, unknown> | null };
+    if (msg.type === 'blob_chunk') {
+      // The daemon merges a strategy's blob chunks itself and sends one blob (agent_service.go).
+      const id = String(msg.message['id']);
+      if (msg.message['end'] === true) {
+        await write(res, `data: ${envelope({ type: 'blob', message: { blob: Buffer.concat(files.get(id) ?? []).toString('base64') }, meta: msg.meta ?? null })}\n\n`);
+        files.delete(id);
+        continue;
+      }
+      const piece = Buffer.from(String(msg.message['blob'] ?? ''), 'base64');
+      const parts = files.get(id) ?? [];
+      const size = parts.reduce((n, b) => n + b.length, 0);
+      const problem = size > 15 * 1024 * 1024 ? 'file is too large' : piece.length > 8192 ? 'single file chunk is too large' : undefined;
+      if (problem) {
+        await write(res, `data: ${daemonErrorEnvelope(-500, 'PluginDaemonInternalServerError', problem)}\n\n`);
+        break;
+      }
+      files.set(id, [...parts, piece]);
+      continue;
+    }
+    await write(res, `data: ${envelope({ type: msg.type, message: msg.message, meta: msg.meta ?? null })}\n\n`);
+  }
+  res.end();
 }
 
 /** The daemon's HTTP error bodies, for scripts that answer before streaming. */

@@ -158,9 +158,9 @@ describe('a broker stopped under load and started again', () => {
     // so in our log; the native client reconnects inside libpulsar, which logs at its own levels.
     if (TEST_TRANSPORT === 'pulsar-ws') {
       const said = (lines: () => string[], msg: string) => lines().some((l) => (JSON.parse(l) as { msg: string }).msg === msg);
-      expect(said(workerLog.lines, 'pulsar-ws connection lost; reconnecting')).toBe(true);
-      expect(said(workerLog.lines, 'pulsar-ws reconnected')).toBe(true);
-      expect(said(agentLog.lines, 'pulsar-ws reconnected')).toBe(true);
+      expect(said(workerLog.lines, 'broker connection lost; reconnecting')).toBe(true);
+      expect(said(workerLog.lines, 'broker connection recovered')).toBe(true);
+      expect(said(agentLog.lines, 'broker connection recovered')).toBe(true);
     }
     expect(app!.worker.state).toBe('running');
 

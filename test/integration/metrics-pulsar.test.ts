@@ -2,7 +2,7 @@
  * /metrics after real calls over the broker, on both request topic kinds: the series a
  * scraper reads (names, labels) and counts that match the calls made.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import type { App } from '../../src/app.js';
 import { ToolClient, ToolResponseError } from '../../src/client/tool-client.js';
 import type { Transport } from '../../src/transport/transport.js';
@@ -44,18 +44,25 @@ describe.each(KINDS)('metrics of calls on a %s request topic', (kind) => {
     for (let n = 0; n < 4; n++) expect(await client.call({ requestQueue: q.request, responseQueue: q.response, tool: `calc-${kind}`, config: {}, arguments: { expression: `${n}+1` } })).toBe(String(n + 1));
     const err = await client.call({ requestQueue: q.request, responseQueue: q.response, tool: `calc-${kind}`, config: {}, arguments: { expression: '1/0' } }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ToolResponseError);
-    const text = await (await fetch(`http://${app.http!.host}:${app.http!.port}/metrics`)).text();
-    const value = (series: string): number | undefined => {
-      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-      return line === undefined ? undefined : Number(line.slice(series.length + 1));
-    };
     const labels = `service="calc-${kind}",tool="calc-${kind}"`;
-    expect(value(`toolwire_requests_total{${labels},outcome="answered"}`)).toBe(4);
-    expect(value(`toolwire_requests_total{${labels},outcome="failed"}`)).toBe(1);
-    expect(value(`toolwire_request_duration_seconds_count{${labels}}`)).toBe(5);
-    expect(value(`toolwire_plugin_duration_seconds_count{${labels}}`)).toBe(5);
-    expect(value(`toolwire_queue_wait_seconds_count{service="calc-${kind}"}`)).toBe(5);
-    expect(value(`toolwire_requests_in_flight{service="calc-${kind}"}`)).toBe(0);
-    expect(value('toolwire_transport_connected')).toBe(1);
+    // A scrape waits for the answers already handed to the broker; polled all the same, as a
+    // scraper would, so that a slow machine delays the test instead of failing it.
+    await vi.waitFor(
+      async () => {
+        const text = await (await fetch(`http://${app.http!.host}:${app.http!.port}/metrics`)).text();
+        const value = (series: string): number | undefined => {
+          const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+          return line === undefined ? undefined : Number(line.slice(series.length + 1));
+        };
+        expect(value(`toolwire_requests_total{${labels},outcome="answered"}`)).toBe(4);
+        expect(value(`toolwire_requests_total{${labels},outcome="failed"}`)).toBe(1);
+        expect(value(`toolwire_request_duration_seconds_count{${labels}}`)).toBe(5);
+        expect(value(`toolwire_plugin_duration_seconds_count{${labels}}`)).toBe(5);
+        expect(value(`toolwire_queue_wait_seconds_count{service="calc-${kind}"}`)).toBe(5);
+        expect(value(`toolwire_requests_in_flight{service="calc-${kind}"}`)).toBe(0);
+        expect(value('toolwire_transport_connected')).toBe(1);
+      },
+      { timeout: 15_000, interval: 200 },
+    );
   });
 });

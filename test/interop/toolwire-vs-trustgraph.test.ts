@@ -336,9 +336,9 @@ describe('a toolwire worker and a TrustGraph service on one Shared subscription'
     expect(workerConsumers).toBeGreaterThan(0);
     const py = await PythonToolService.start({ python, pulsarUrl, id: T.shared.id, topic: T.shared.topic, tag: 'python', tagInResponse: true });
     pythonServices.push(py);
-    const subs = await topicSubscriptions(adminUrl, request(T.shared.topic));
-    expect(subs[subscription]?.type).toBe('Shared');
-    expect(subs[subscription]?.consumers).toHaveLength(workerConsumers + 1);
+    // Broker stats trail what the clients did: polled, with a deadline.
+    await waitUntil(async () => (await topicSubscriptions(adminUrl, request(T.shared.topic)))[subscription]?.consumers?.length === workerConsumers + 1, 15_000, 'the Python service on the subscription');
+    expect((await topicSubscriptions(adminUrl, request(T.shared.topic)))[subscription]?.type).toBe('Shared');
 
     const before = seen.filter((s) => s.service === T.shared.id).length;
     // One call after another, so that each request is a message of its own (a Python producer
@@ -366,7 +366,7 @@ describe('a toolwire worker and a TrustGraph service on one Shared subscription'
     expect(stopped.code, stopped.stderr).toBe(0);
     const after = await tgCall({ python, pulsarUrl, ...queues(T.shared.topic), config: { style: 'pun' }, arguments: { topic: 'after' } });
     expect(after.lines).toEqual([{ result: 'pun joke about after [toolwire]' }]);
-    expect((await topicSubscriptions(adminUrl, request(T.shared.topic)))[subscription]?.consumers).toHaveLength(workerConsumers);
+    await waitUntil(async () => (await topicSubscriptions(adminUrl, request(T.shared.topic)))[subscription]?.consumers?.length === workerConsumers, 15_000, "only the worker's consumers left");
   });
 });
 

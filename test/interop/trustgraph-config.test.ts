@@ -8,7 +8,7 @@
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import type { App } from '../../src/app.js';
 import { ToolClient } from '../../src/client/tool-client.js';
 import type { Transport } from '../../src/transport/transport.js';
@@ -90,7 +90,10 @@ describe('descriptors in TrustGraph’s config service', () => {
     const answers: string[] = [];
     for (let n = 0; n < 40; n++) answers.push(await echo('echo', `n${n}`));
     expect(answers).toEqual(Array.from({ length: 40 }, (_, n) => `n${n}`));
-    for (const [n, w] of workers.entries()) expect(w.worker.stats().answered).toBeGreaterThan(before[n]!);
+    // A worker counts an answer once its request is acked, after the agent may have read it.
+    await vi.waitFor(() => {
+      for (const [n, w] of workers.entries()) expect(w.worker.stats().answered).toBeGreaterThan(before[n]!);
+    }, { timeout: 10_000, interval: 100 });
   });
 
   it('refuse an invalid put on every worker, which keep serving the last good catalog', async () => {

@@ -8,6 +8,7 @@ import { defaultRegistry } from '../../src/plugins/default-registry.js';
 import type { Plugin, PluginContext } from '../../src/plugins/plugin.js';
 import type { PluginRegistry } from '../../src/plugins/registry.js';
 import { loadSecrets } from '../../src/secrets.js';
+import { ExecPolicy } from '../../src/policy/exec-policy.js';
 
 /** A logger whose lines are kept, for tests that read (or grep) the log. */
 export function captureLogger(level = 'debug'): { log: Logger; lines: () => string[] } {
@@ -30,7 +31,7 @@ export function pluginContext(log: Logger, configDir = 'config'): PluginContext 
 }
 
 export async function catalogOf(entries: ConfigEntry[], registry: PluginRegistry = defaultRegistry(), log = captureLogger().log): Promise<Catalog> {
-  return buildCatalog(entries, registry, pluginContext(log));
+  return buildCatalog(entries, registry, pluginContext(log), { policy: new ExecPolicy('directory') });
 }
 
 /** Create every service's plugin, as the app does. */

@@ -8,6 +8,7 @@ import { TrustGraphConfigStore } from '../../config/trustgraph/trustgraph-store.
 import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../logging.js';
 import { defaultRegistry } from '../../plugins/default-registry.js';
+import { ExecPolicy } from '../../policy/exec-policy.js';
 import { loadSecrets } from '../../secrets.js';
 import type { Settings } from '../../settings.js';
 import { openTransport } from '../open-transport.js';
@@ -109,7 +110,8 @@ async function wouldBreak(o: Opened, change: (entries: ConfigEntry[]) => ConfigE
       entries,
       defaultRegistry(),
       { log: createLogger({ level: 'silent' }), configDir: settings.configDir, secrets: loadSecrets(io.env, settings.secretsFile), settings: settings.pluginSettings },
-      { portable: o.portable },
+      // Not portable only for a directory store: the operator's own files, on this machine.
+      o.portable ? { portable: true } : { policy: new ExecPolicy('directory', settings.execRules) },
     );
     return [];
   } catch (err) {

@@ -10,10 +10,14 @@ import { loadSecrets } from '../../secrets.js';
 import { UsageError } from '../args.js';
 import type { Command, CommandIo } from '../command.js';
 import { commandGroup } from '../command-group.js';
+import { isStrategyDeclaration } from '../../plugins/dify-agent/strategy-declaration.js';
+import { importStrategy } from './dify-import-strategy.js';
 
 const HELP = `Usage:
   toolwire dify import <tool.yaml> --service <id> [options]
   toolwire dify import --from-daemon --service <id> --provider <org/plugin/provider> --tool <name> [options]
+  toolwire dify import <plugin>/manifest.yaml --service <id> --strategy <name> [options]
+  toolwire dify import <plugin>/strategies/<name>.yaml --service <id> [options]
 
 Build a toolwire tool descriptor for a Dify plugin tool and print it as JSON, ready for
   toolwire dify import tools/search.yaml --service dify-search | toolwire config put --type tool --key search --stdin
@@ -26,6 +30,10 @@ required and have no default) are listed on stderr: give them "runtime-parameter
 
 Sources:
   <tool.yaml>                  a plugin's tool declaration (identity, description, parameters)
+  <manifest.yaml>, <strategy.yaml>
+                               an agent-strategy plugin (plugins.agent_strategies) or one of its
+                               strategies/*.yaml: a descriptor for the dify-agent plugin (query,
+                               context if declared; plugin_id, provider, strategy, maximum_iterations)
   --from-daemon                ask the plugin daemon (get_runtime_parameters) instead; uses
                                DIFY_DAEMON_URL, DIFY_DAEMON_KEY and DIFY_TENANT_ID from the environment
 
@@ -37,6 +45,7 @@ Options:
   --plugin-id <org/plugin>     (implied by a three-part --provider)
   --plugin-unique-identifier <author/name:version@checksum>   for dify-slim
   --tool <name>                the tool's name in the plugin (default: the declaration's name)
+  --strategy <name>            which strategy of a strategy plugin's manifest
   --credential <name>=<ref>    a credential reference, env:NAME or file:key (repeatable)
   --credential-type <type>     api-key, oauth2 or unauthorized
   --config <name>=<value>      a config-param value of the service (repeatable)
@@ -69,6 +78,7 @@ async function run(io: CommandIo): Promise<number> {
       'plugin-id': { type: 'string' },
       'plugin-unique-identifier': { type: 'string' },
       tool: { type: 'string' },
+      strategy: { type: 'string' },
       credential: { type: 'string', multiple: true },
       'credential-type': { type: 'string' },
       config: { type: 'string', multiple: true },
@@ -110,6 +120,20 @@ async function run(io: CommandIo): Promise<number> {
     const file = positionals[0] as string;
     const doc: unknown = parseYaml(await readFile(file, 'utf8'));
     if (!isPlainObject(doc)) throw new Error(`${file}: not a YAML mapping`);
+    if (isStrategyDeclaration(doc) || (isPlainObject(doc['plugins']) && Array.isArray(doc['plugins']['agent_strategies']))) {
+      const { descriptor, notes } = await importStrategy(file, doc, {
+        service: values.service,
+        lang,
+        ...(values.strategy ? { strategy: values.strategy } : {}),
+        ...(values.name ? { name: values.name } : {}),
+        ...(values.description ? { description: values.description } : {}),
+        ...(values['plugin-id'] ? { pluginId: values['plugin-id'] } : {}),
+        ...(values.provider ? { provider: values.provider } : {}),
+      });
+      for (const n of notes) io.stderr.write(`${n}\n`);
+      io.stdout.write(`${JSON.stringify(descriptor, null, 2)}\n`);
+      return 0;
+    }
     if (Array.isArray(doc['tools']) && !Array.isArray(doc['parameters'])) {
       throw new UsageError(`${file} is a provider declaration; give one of its tool files: ${doc['tools'].map(String).join(', ')}`);
     }

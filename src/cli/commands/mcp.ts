@@ -123,6 +123,11 @@ On the embedded transport (no broker named) it runs the worker in this process t
       --http PORT       MCP over streamable HTTP on /mcp instead
       --host H          default 127.0.0.1; anything else needs TOOLWIRE_HTTP_TOKEN, the
                         bearer token every client must send (a secret reference)
+                        Over HTTP: a request naming a foreign Host or sent by a web page
+                        of another origin is refused (TOOLWIRE_HTTP_ALLOWED_HOSTS and
+                        TOOLWIRE_HTTP_ALLOWED_ORIGINS name more); at most
+                        TOOLWIRE_MCP_MAX_SESSIONS sessions (1000), each closed after
+                        TOOLWIRE_MCP_SESSION_IDLE_MS (15 min) with nothing open
       --max-in-flight N calls at once, over all clients (default 64)
       --timeout-ms N    a call's time (default TOOLWIRE_TIMEOUT_MS)
   -d, --config-dir DIR, --config-source S, -w, --workspace W, -T, --transport KIND,
@@ -221,7 +226,14 @@ const mcpServeCommand: Command = {
     } else {
       let http: McpHttpServer;
       try {
-        http = new McpHttpServer(deps, { host, port, token });
+        http = new McpHttpServer(deps, {
+          host,
+          port,
+          token,
+          browser: { allowedHosts: settings.httpAllowedHosts, allowedOrigins: settings.httpAllowedOrigins },
+          maxSessions: settings.mcpMaxSessions,
+          idleMs: settings.mcpSessionIdleMs,
+        });
       } catch (err) {
         await f.close();
         if (err instanceof ConfigError) throw new UsageError(err.problems.join('; '));

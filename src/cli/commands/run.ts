@@ -27,6 +27,13 @@ Options (each also an environment variable):
       --bootstrap         create tenant tg and its namespaces first  TOOLWIRE_BOOTSTRAP=1
       --http-port N       HTTP surface port, 'off' to disable TOOLWIRE_HTTP_PORT (8787)
       --log-format F      json | pretty                     LOG_FORMAT (pretty on a terminal)
+      --watch             development: when a file in a module's directory changes,
+                          import the module again and apply it as a live change:
+                          calls in flight finish on the old code; a module that does not
+                          load (a syntax error) or type check (with the project's own
+                          typescript, when it has one) is refused, with where, and the
+                          last good code keeps serving. Each change keeps one more copy of the
+                          module loaded (ESM cannot unload): restart after a long session.
 Other settings: PULSAR_TOKEN, TOOLWIRE_CONCURRENCY, TOOLWIRE_SERVICE_CONCURRENCY,
 TOOLWIRE_TIMEOUT_MS, TOOLWIRE_MAX_PAYLOAD_BYTES, TOOLWIRE_MAX_OBSERVATION_BYTES,
 TOOLWIRE_MAX_REDELIVERIES, TOOLWIRE_NACK_DELAY_MS, TOOLWIRE_SHUTDOWN_GRACE_MS,
@@ -53,6 +60,7 @@ export const runCommand: Command = {
         bootstrap: { type: 'boolean' },
         'http-port': { type: 'string' },
         'log-format': { type: 'string' },
+        watch: { type: 'boolean' },
       },
       false,
     );
@@ -76,7 +84,7 @@ export const runCommand: Command = {
     const transport = await openTransport(settings, log, io.signal);
     let app;
     try {
-      app = await startApp({ settings, transport, secrets, log, signal: io.signal });
+      app = await startApp({ settings, transport, secrets, log, signal: io.signal, watchModules: values.watch ?? false });
     } catch (err) {
       await transport.close();
       await tracing?.shutdown();

@@ -3,6 +3,7 @@ import { DirectoryConfigStore } from '../../config/directory-store.js';
 import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../logging.js';
 import { defaultRegistry } from '../../plugins/default-registry.js';
+import { ExecPolicy } from '../../policy/exec-policy.js';
 import { loadSecrets } from '../../secrets.js';
 import { readSettings } from '../../settings.js';
 import { toolInputSchema } from '../../tools/json-schema.js';
@@ -22,6 +23,8 @@ Prints every problem with its file and field, and exits 1 if there is any.
 The plugins' own checks run code and reach out: a module plugin's file is imported (its
 top-level code runs), an MCP server is connected to (a stdio one is started), a Dify daemon
 may be asked. --static leaves them out and checks only what the descriptors say.
+What may run is bounded as for a worker on a directory (TOOLWIRE_ALLOW_COMMANDS,
+TOOLWIRE_MODULE_ROOTS...; docs/security.md), before any check runs.
 
   --schema             also print each tool's model-facing JSON Schema
   --static             check without executing modules or contacting any plugin's backend
@@ -44,7 +47,8 @@ may be asked. --static leaves them out and checks only what the descriptors say.
       const entries = await new DirectoryConfigStore(dir).entries();
       const registry = defaultRegistry();
       const ctx = { log, configDir: dir, secrets, settings: settings.pluginSettings };
-      const catalog = await buildCatalog(entries, registry, ctx, { portable: values.static === true });
+      // A directory: the operator's own, checked as a worker reading it would.
+      const catalog = await buildCatalog(entries, registry, ctx, values.static ? { portable: true } : { policy: new ExecPolicy('directory', settings.execRules) });
       if (values['check-credentials']) {
         const problems: string[] = [];
         for (const s of catalog.services.values()) {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AbortedError, ConfigServiceError, TimeoutError } from '../../errors.js';
 import { ID_PROPERTY } from '../../envelope/properties.js';
+import { abortable } from '../../transport/abortable.js';
 import type { Subscription, Transport } from '../../transport/transport.js';
 import { DEFAULT_CONFIG_QUEUES, configResponseSchema, type ConfigQueues, type ConfigApi, type ConfigRequest, type ConfigResponse } from './config-wire.js';
 
@@ -30,15 +31,30 @@ export class BrokerConfigApi implements ConfigApi {
     this.description = `TrustGraph config service on ${this.queues.request}`;
   }
 
+  /**
+   * The response subscription, opened once and read by one loop for as long as it lasts. When
+   * it fails to open or ends, the next request opens another; a subscription is never read twice.
+   */
   private listen(signal?: AbortSignal): Promise<Subscription> {
-    this.responses ??= this.transport.subscribe(
+    if (this.responses) return this.responses;
+    const s = this.transport.subscribe(
       { topic: this.queues.response, subscription: `toolwire-config-${randomUUID()}`, type: 'Exclusive', unsubscribeOnClose: true },
       signal,
     );
-    const s = this.responses;
-    s.then((sub) => this.route(sub)).catch(() => {
+    this.responses = s;
+    const forget = (): void => {
       if (this.responses === s) this.responses = undefined;
-    });
+    };
+    s.then(
+      (sub) =>
+        this.route(sub)
+          .catch((err: unknown) => this.log.warn({ err, topic: this.queues.response }, 'config answers no longer read; the next request subscribes again'))
+          .finally(() => {
+            forget();
+            void sub.close().catch(() => undefined);
+          }),
+      forget,
+    );
     return s;
   }
 
@@ -56,28 +72,45 @@ export class BrokerConfigApi implements ConfigApi {
   }
 
   async request(req: ConfigRequest, signal?: AbortSignal): Promise<ConfigResponse> {
-    // The response subscription must exist before the request goes: the topic keeps nothing.
-    await this.listen(signal);
-    const id = randomUUID();
     const timeoutMs = this.options.timeoutMs ?? 10_000;
-    const answer = new Promise<ConfigResponse>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    const failed = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new TimeoutError(`the config service did not answer within ${timeoutMs} ms (is it running?)`)), timeoutMs);
-      onAbort = () => reject(new AbortedError('config request aborted'));
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    // One deadline for the whole request, the subscription, the producer and the send included.
+    const deadline = signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
+    const id = randomUUID();
     try {
-      const producer = await this.transport.producer(this.queues.request, signal);
-      await producer.send({ data: JSON.stringify(req), properties: { [ID_PROPERTY]: id } }, signal);
-      this.log.debug({ operation: req.operation, workspace: req.workspace, id }, 'config request sent');
-      return await Promise.race([answer, failed]);
+      // The response subscription must exist before the request goes: the topic keeps nothing.
+      await abortable(this.listen(deadline), deadline, 'config subscription');
+      // The answer may come before the send returns, so it is awaited alongside the send, never later.
+      const [, response] = await Promise.all([this.send(req, id, deadline), this.answer(id, deadline)]);
+      return response;
+    } catch (err) {
+      if (!deadline.aborted || signal?.aborted) throw err;
+      throw new TimeoutError(`the config service did not answer within ${timeoutMs} ms (is it running?)`, { cause: err });
     } finally {
-      clearTimeout(timer);
-      if (onAbort) signal?.removeEventListener('abort', onAbort);
+      // After a failed send the answer still waits: settle it so it lets go of the deadline.
+      this.pending.get(id)?.reject(new AbortedError('config request ended'));
       this.pending.delete(id);
     }
+  }
+
+  private async send(req: ConfigRequest, id: string, signal: AbortSignal): Promise<void> {
+    // abortable: the deadline holds even where opening or sending does not heed the signal.
+    const producer = await abortable(this.transport.producer(this.queues.request, signal), signal, 'config producer');
+    await abortable(producer.send({ data: JSON.stringify(req), properties: { [ID_PROPERTY]: id } }, signal), signal, 'config request');
+    this.log.debug({ operation: req.operation, workspace: req.workspace, id }, 'config request sent');
+  }
+
+  /** The answer to `id`, or AbortedError when `signal` aborts first. */
+  private answer(id: string, signal: AbortSignal): Promise<ConfigResponse> {
+    return new Promise<ConfigResponse>((resolve, reject) => {
+      const onAbort = (): void => reject(new AbortedError('config request aborted', { cause: signal.reason }));
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      const done = (): void => signal.removeEventListener('abort', onAbort);
+      this.pending.set(id, {
+        resolve: (r) => (done(), resolve(r)),
+        reject: (err) => (done(), reject(err)),
+      });
+    });
   }
 
   async close(): Promise<void> {

@@ -8,7 +8,8 @@ import { prepareDifyInvocation } from '../dify/prepare-invocation.js';
 import type { Plugin, PluginContext, PluginEvents, PluginFactory, ToolCall } from '../plugin.js';
 import { AddressGuard, type Resolver } from '../../net/address-guard.js';
 import { checkFileUrls } from '../dify/file-urls.js';
-import { readDifySlimSettings, type DifySlimSettings } from './settings.js';
+import { DifySlimSetting, readDifySlimSettings, SlimMode, type DifySlimSettings } from './settings.js';
+import type { Execution } from '../../policy/exec-policy.js';
 import { slimItems } from './slim-items.js';
 import { runSlim } from './slim-process.js';
 import type { PluginFaults } from '../plugin-faults.js';
@@ -44,16 +45,20 @@ export class DifySlimPlugin implements Plugin {
       data,
     });
     const s = this.settings;
+    const timeoutMs = s.timeoutMs ?? call.timeoutMs;
+    // Slim's inactivity timer (reset by each heartbeat of the SDK): above ours, so that a run
+    // gone quiet is ended by our bound, with our message, before slim's exits without a word.
+    const env = s.mode === 'local' ? { ...s.env, SLIM_MAX_EXECUTION_TIMEOUT: String(Math.ceil(timeoutMs / 1000) + 5) } : s.env;
     const attempts = withRetry(
       (attempt) => {
         log.debug({ attempt, mode: s.mode }, 'running slim');
         const outputs = runSlim({
           path: s.path,
           args: ['-id', t.uniqueIdentifier as string, '-action', 'invoke_tool'],
-          env: s.env,
+          env,
           stdin: payload,
           signal: call.signal,
-          timeoutMs: s.timeoutMs,
+          timeoutMs,
           killGraceMs: s.killGraceMs,
           log,
           timeoutHint: s.mode === 'local' ? LOCAL_HANG_HINT : undefined,
@@ -73,6 +78,17 @@ export const difySlimPluginFactory: PluginFactory<DifyOptions, DifyOptions> = {
   kind: DIFY_SLIM_KIND,
   serviceOptions: difyOptionsSchema,
   toolOptions: difyOptionsSchema,
+  /** In local mode slim fetches the plugin a descriptor names and runs its code here; in remote mode the daemon runs it. */
+  async executes(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<Execution[]> {
+    if ((ctx.settings[DifySlimSetting.Mode]?.trim() || SlimMode.Remote) !== SlimMode.Local) return [];
+    const own = (service.plugin!.options as DifyOptions).plugin_unique_identifier;
+    const found: Execution[] = own === undefined ? [] : [{ type: 'slim-plugin', where: `${service.source}: plugin.plugin_unique_identifier`, id: own }];
+    for (const t of tools) {
+      const id = (t.pluginOptions as DifyOptions | undefined)?.plugin_unique_identifier;
+      if (id !== undefined) found.push({ type: 'slim-plugin', where: `${t.source}: plugin-options.plugin_unique_identifier`, id });
+    }
+    return found;
+  },
   async check(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<string[]> {
     const { problems } = readDifySlimSettings(ctx.settings, ctx.secrets);
     return [...problems.map((p) => `${service.source}: plugin: ${p}`), ...checkTargets(service, tools, ctx.secrets, 'plugin_unique_identifier')];

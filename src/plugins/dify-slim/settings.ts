@@ -18,7 +18,7 @@ export type SlimMode = (typeof SlimMode)[keyof typeof SlimMode];
  * - `DIFY_SLIM_FOLDER`       local: where plugins are unpacked and run (required in local mode)
  * - `DIFY_SLIM_PYTHON_PATH`, `DIFY_SLIM_UV_PATH`, `DIFY_SLIM_MARKETPLACE_URL`, `DIFY_SLIM_PIP_MIRROR_URL`
  *                            local: passed to slim as SLIM_PYTHON_PATH... when set
- * - `DIFY_SLIM_TIMEOUT_MS`   longest run of one invocation, both modes (default 600000). In local mode
+ * - `DIFY_SLIM_TIMEOUT_MS`   longest run of one invocation, both modes (default: the call's deadline). In local mode
  *                            slim also has a timer of its own (SLIM_MAX_EXECUTION_TIMEOUT), but it is an
  *                            inactivity timer that the SDK's heartbeat (every 10 s) resets: it never bounds
  *                            a run that keeps beating. When it fires slim exits 0 with no `done`, which is
@@ -66,7 +66,8 @@ export interface DifySlimSettings {
   readonly userId: string;
   /** Send the request's `user` as Dify's user_id (else always userId), as for dify-daemon. */
   readonly userFromRequest: boolean;
-  readonly timeoutMs: number;
+  /** A bound of the operator's on one slim run; undefined: the call's deadline is the bound. */
+  readonly timeoutMs: number | undefined;
   readonly killGraceMs: number;
   readonly blobSink: BlobSink;
   readonly retry: RetryPolicy;
@@ -89,7 +90,7 @@ export function readDifySlimSettings(
   const why = 'needed by the dify-slim plugin';
   const path = r.required(DifySlimSetting.Path, why);
   const mode = r.oneOf(DifySlimSetting.Mode, [SlimMode.Remote, SlimMode.Local], SlimMode.Remote);
-  const timeoutMs = r.int(DifySlimSetting.TimeoutMs, 600_000, 1);
+  const timeoutMs = r.optional(DifySlimSetting.TimeoutMs) === undefined ? undefined : r.int(DifySlimSetting.TimeoutMs, 0, 1);
   const env: Record<string, string> = { SLIM_MODE: mode };
   const hidden: string[] = [];
   if (mode === SlimMode.Remote) {
@@ -100,9 +101,6 @@ export function readDifySlimSettings(
     hidden.push(env['SLIM_DAEMON_KEY']);
   } else {
     env['SLIM_FOLDER'] = r.required(DifySlimSetting.Folder, `${why} in local mode`);
-    // Slim's inactivity timer (reset by each heartbeat of the SDK): above ours, so that a run
-    // gone quiet is ended by our bound, with our message, before slim's exits without a word.
-    env['SLIM_MAX_EXECUTION_TIMEOUT'] = String(Math.ceil(timeoutMs / 1000) + 5);
     for (const [from, to] of Object.entries(LOCAL_PASSTHROUGH)) {
       const v = r.optional(from);
       if (v !== undefined) env[to] = v;

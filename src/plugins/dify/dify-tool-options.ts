@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Tool, ToolService } from '../../catalog/descriptors.js';
-import type { Secrets } from '../../secrets.js';
+import { secretSetting, type Secrets } from '../../secrets.js';
 
 export const CredentialType = { ApiKey: 'api-key', OAuth2: 'oauth2', Unauthorized: 'unauthorized' } as const;
 export type CredentialType = (typeof CredentialType)[keyof typeof CredentialType];
@@ -82,7 +82,7 @@ export function resolveCredentials(refs: Readonly<Record<string, string>>, secre
   const missing: string[] = [];
   for (const [name, ref] of Object.entries(refs)) {
     const v = secrets.resolve(ref);
-    if (v === undefined || v === '') missing.push(`${name} (${secrets.refused(ref) ? `${ref}, not allowed by TOOLWIRE_SECRET_ENV` : ref})`);
+    if (v === undefined || v === '') missing.push(`${name} (${secrets.refused(ref) ? `${ref}, not allowed by ${secretSetting(ref)}` : ref})`);
     else values[name] = v;
   }
   return { values, missing };

@@ -1,3 +1,4 @@
+import { hasUserinfo } from '../../net/http-url.js';
 import type { Secrets } from '../../secrets.js';
 
 /** Reads worker settings, collecting every problem instead of stopping at the first. */
@@ -36,6 +37,7 @@ export class SettingsReader {
     try {
       const u = new URL(v);
       if (u.protocol !== 'http:' && u.protocol !== 'https:') this.problems.push(`setting ${key}: must be an http(s) URL`);
+      if (hasUserinfo(u)) this.problems.push(`setting ${key}: must not hold a user name or password`);
     } catch {
       this.problems.push(`setting ${key}: not a URL`);
     }

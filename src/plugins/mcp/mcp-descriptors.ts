@@ -1,15 +1,9 @@
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import { isPlainObject } from '../../plain-object.js';
-import { schemaArgument } from '../../tools/schema-argument.js';
-
-type JsonSchema = Record<string, unknown>;
+import { objectSchemaArguments } from '../../tools/object-schema-arguments.js';
 
 /** A tool's declared arguments, from its `inputSchema`. */
 export function argumentsOf(tool: McpTool): Record<string, unknown>[] {
-  const schema = tool.inputSchema as JsonSchema;
-  const properties = isPlainObject(schema['properties']) ? schema['properties'] : {};
-  const required = new Set(Array.isArray(schema['required']) ? (schema['required'] as string[]) : []);
-  return Object.entries(properties).map(([name, s]) => schemaArgument(name, isPlainObject(s) ? s : {}, required.has(name)));
+  return objectSchemaArguments(tool.inputSchema);
 }
 
 export interface ImportOptions {

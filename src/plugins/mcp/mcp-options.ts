@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { httpUrl } from '../../net/http-url.js';
 
 /** A value in a descriptor that may be a secret reference (`env:NAME`, `file:key`) or literal text. */
 const valueOrRef = z.string();
@@ -17,7 +18,7 @@ const stdioOptions = z.object({
 
 const httpOptions = z.object({
   transport: z.literal('http'),
-  url: z.url({ protocol: /^https?$/ }),
+  url: httpUrl,
   /** Header values may be secret references. */
   headers: z.record(z.string(), valueOrRef).default({}),
   /** Sent as `Authorization: Bearer`. */

@@ -1,21 +1,46 @@
 import type { Tool, ToolService } from '../../catalog/descriptors.js';
+import type { Execution, Reach } from '../../policy/exec-policy.js';
+import { ExecSetting } from '../../policy/exec-rules.js';
 import { ConfigError, errorMessage } from '../../errors.js';
+import { AddressGuard, AddressRefusedError } from '../../net/address-guard.js';
+import { guardedFetch, type GuardedFetch } from '../../net/guarded-fetch.js';
 import { AsyncQueue } from '../../transport/async-queue.js';
 import { blobSinkFor, type BlobSink } from '../blob-sink.js';
 import type { Observation, Plugin, PluginContext, PluginFactory, ToolCall } from '../plugin.js';
 import { mcpServiceOptions, mcpToolOptions, type McpServiceOptions, type McpToolOptions } from './mcp-options.js';
 import { resultText } from './mcp-result.js';
 import { connectMcp, listAllTools, McpSession, type McpSessionContext } from './mcp-session.js';
+import { readStdioIdentity } from './stdio-identity.js';
+import { stdioLaunch } from './stdio-launch.js';
+import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 
 export const MCP_KIND = 'mcp';
 
 /** The environment basics a stdio server inherits from the worker; nothing else of it. */
 const BASICS = ['PATH', 'HOME', 'TMPDIR', 'LANG'];
 
-function sessionContext(service: ToolService, ctx: PluginContext): McpSessionContext {
+/** How long a guarded connection to an http server may take to open. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * An http server's connections go through the address guard when the operator bounds private
+ * addresses for this config source (TOOLWIRE_ALLOW_PRIVATE; by default for TrustGraph's): the
+ * descriptor's URL is the config writer's, and the worker may sit inside a private network.
+ */
+function guardedNet(service: ToolService, ctx: PluginContext): GuardedFetch | undefined {
+  const allowed = ctx.policy?.privateAllowance() ?? true;
+  if ((service.plugin?.options as McpServiceOptions).transport !== 'http' || allowed === true) return undefined;
+  const guard = new AddressGuard({ allowPrivate: [...allowed], allowPrivateSetting: ExecSetting.PrivateNetworks }, ctx.resolve);
+  return guardedFetch(guard, { connectTimeoutMs: CONNECT_TIMEOUT_MS });
+}
+
+/** Throws ConfigError when the MCP_STDIO_* settings a stdio server needs are wrong. */
+function sessionContext(service: ToolService, ctx: PluginContext, net: GuardedFetch | undefined): McpSessionContext {
   const basics: Record<string, string | undefined> = {};
   for (const k of BASICS) basics[k] = ctx.settings[k];
-  return { serviceId: service.id, configDir: ctx.configDir, secrets: ctx.secrets, basics, log: ctx.log, events: ctx.events };
+  const { identity, problems } = readStdioIdentity(ctx.settings, ctx.secrets);
+  if (problems.length && (service.plugin?.options as McpServiceOptions | undefined)?.transport === 'stdio') throw new ConfigError(problems);
+  return { serviceId: service.id, configDir: ctx.configDir, secrets: ctx.secrets, basics, stdio: identity, log: ctx.log, events: ctx.events, fetch: net?.fetch };
 }
 
 /** Where files a tool returns go: `MCP_BLOB_DIR`, else `DIFY_BLOB_DIR`; unset: described, not kept. */
@@ -35,12 +60,13 @@ export class McpPlugin implements Plugin {
   constructor(
     private readonly session: McpSession,
     private readonly blobs: BlobSink,
+    private readonly net: GuardedFetch | undefined,
   ) {}
 
   invoke(call: ToolCall): Observation {
     const name = (call.tool?.pluginOptions as McpToolOptions | undefined)?.tool ?? call.tool?.name;
     if (!name) return Promise.reject(new ConfigError([`service ${call.service.id}: an mcp service answers only the tools it declares`]));
-    const timeoutMs = call.tool?.timeoutMs ?? call.service.timeoutMs ?? 120_000;
+    const { timeoutMs } = call;
     const args = call.arguments as Record<string, unknown>;
     if (!call.stream) {
       return this.session.call(name, args, { signal: call.signal, timeoutMs }).then((r) => resultText(r, this.blobs, call.signal));
@@ -59,44 +85,88 @@ export class McpPlugin implements Plugin {
     })();
   }
 
-  close(): Promise<void> {
-    return this.session.close();
+  /** The server's tools, over the session this plugin serves with. */
+  listTools(signal: AbortSignal): Promise<McpTool[]> {
+    return this.session.listTools(signal);
   }
+
+  async close(): Promise<void> {
+    await this.session.close();
+    await this.net?.close();
+  }
+}
+
+/** A problem for each tool whose MCP tool the server does not offer. */
+function missingTools(service: ToolService, tools: readonly Tool[], offeredTools: readonly McpTool[]): string[] {
+  const offered = new Set(offeredTools.map((t) => t.name));
+  return tools
+    .map((t) => ({ t, name: (t.pluginOptions as McpToolOptions | undefined)?.tool ?? t.name }))
+    .filter(({ name }) => !offered.has(name))
+    .map(({ t, name }) => `${t.source}: plugin-options.tool: the MCP server of ${service.id} has no tool "${name}" (it has: ${[...offered].join(', ') || 'none'})`);
 }
 
 export const mcpPluginFactory: PluginFactory<McpServiceOptions, McpToolOptions> = {
   kind: MCP_KIND,
   serviceOptions: mcpServiceOptions,
   toolOptions: mcpToolOptions,
-  /** The server answers `initialize` and lists every tool a descriptor names. */
-  async check(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<string[]> {
+  /** A stdio server is a command the worker starts: at the check, at create, at each reconnect. */
+  async executes(service: ToolService, _tools, ctx: PluginContext): Promise<Execution[]> {
+    const o = service.plugin!.options as McpServiceOptions;
+    if (o.transport !== 'stdio') return [];
+    // As the child is spawned: a name is looked up on PATH, a path is the file this resolves.
+    const { cwd, path } = stdioLaunch(o, ctx.configDir, readStdioIdentity(ctx.settings, ctx.secrets).identity.cwd);
+    const found: Execution[] = [{ type: 'command', where: `${service.source}: plugin.command`, command: o.command, path }];
+    const names = Object.keys(o.env);
+    if (names.length > 0) found.push({ type: 'command-env', where: `${service.source}: plugin.env`, command: o.command, names });
+    // Unset, it is the operator's (MCP_STDIO_CWD or the config directory).
+    if (o.cwd !== undefined) found.push({ type: 'working-dir', where: `${service.source}: plugin.cwd`, dir: cwd });
+    return found;
+  },
+  reaches(service: ToolService): Reach[] {
+    const o = service.plugin!.options as McpServiceOptions;
+    return o.transport === 'http' ? [{ where: `${service.source}: plugin.url`, url: o.url, allowPrivate: false }] : [];
+  },
+  /**
+   * The server answers `initialize` and lists every tool a descriptor names. When only the
+   * tools changed, the running plugin's session is asked, so a stdio server is not started
+   * once more; should that session fail, a connection of the check's own decides.
+   */
+  async check(service: ToolService, tools: readonly Tool[], ctx: PluginContext, running?: Plugin): Promise<string[]> {
+    if (running instanceof McpPlugin) {
+      const offered = await running.listTools(AbortSignal.timeout(30_000)).catch(() => undefined);
+      if (offered) return missingTools(service, tools, offered);
+    }
     const options = service.plugin!.options as McpServiceOptions;
+    const net = guardedNet(service, ctx);
     let client;
     try {
-      client = await connectMcp(options, sessionContext(service, ctx), AbortSignal.timeout(30_000));
+      client = await connectMcp(options, sessionContext(service, ctx, net), AbortSignal.timeout(30_000));
     } catch (err) {
+      await net?.close();
       if (err instanceof ConfigError) return err.problems.map((p) => `${service.source}: ${p}`);
+      if (err instanceof AddressRefusedError) return [`${service.source}: plugin.url: ${err.message}`];
       return [`${service.source}: plugin: the MCP server does not answer initialize: ${errorMessage(err)}`];
     }
     try {
-      const offered = new Set((await listAllTools(client, AbortSignal.timeout(30_000))).map((t) => t.name));
-      return tools
-        .map((t) => ({ t, name: (t.pluginOptions as McpToolOptions | undefined)?.tool ?? t.name }))
-        .filter(({ name }) => !offered.has(name))
-        .map(({ t, name }) => `${t.source}: plugin-options.tool: the MCP server of ${service.id} has no tool "${name}" (it has: ${[...offered].join(', ') || 'none'})`);
+      return missingTools(service, tools, await listAllTools(client, AbortSignal.timeout(30_000)));
     } catch (err) {
       return [`${service.source}: plugin: the MCP server does not list its tools: ${errorMessage(err)}`];
     } finally {
       await client.close().catch(() => undefined);
+      await net?.close();
     }
   },
   async create(service: ToolService, ctx: PluginContext): Promise<Plugin> {
-    const session = new McpSession(service.plugin!.options as McpServiceOptions, sessionContext(service, ctx));
-    await session.open(AbortSignal.timeout(30_000)).catch((err: unknown) => {
+    const net = guardedNet(service, ctx);
+    const session = new McpSession(service.plugin!.options as McpServiceOptions, sessionContext(service, ctx, net));
+    await session.open(AbortSignal.timeout(30_000)).catch(async (err: unknown) => {
       // Served anyway: calls reconnect, and say what is wrong meanwhile.
-      if (err instanceof ConfigError) throw err;
+      if (err instanceof ConfigError) {
+        await net?.close();
+        throw err;
+      }
       ctx.log.warn({ err: errorMessage(err), service: service.id }, 'MCP server not reachable at start; calls will reconnect');
     });
-    return new McpPlugin(session, blobSink(ctx));
+    return new McpPlugin(session, blobSink(ctx), net);
   },
 };

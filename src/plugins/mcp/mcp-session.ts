@@ -1,17 +1,22 @@
 import type { PluginEvents } from '../plugin.js';
-import { isAbsolute, join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport as McpTransport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Progress, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
-import { AbortedError, ConfigError, UnavailableError, errorMessage } from '../../errors.js';
+import { AbortedError, ConfigError, ToolFailedError, UnavailableError, errorMessage } from '../../errors.js';
+import { AddressRefusedError } from '../../net/address-guard.js';
+import type { Fetch } from '../../net/guarded-fetch.js';
 import { resolveDescriptorValue, type Secrets } from '../../secrets.js';
 import { injectTraceContext } from '../../tracing/trace-context.js';
 import { Backoff, sleep } from '../../transport/backoff.js';
 import { isolatingFetch } from './isolating-fetch.js';
 import type { McpServiceOptions } from './mcp-options.js';
+import { ProgressRoutingTransport, type ProgressListeners } from './progress-routing-transport.js';
+import { StdioChildTransport } from './stdio-child-transport.js';
+import type { StdioIdentity } from './stdio-identity.js';
+import { stdioLaunch } from './stdio-launch.js';
 
 /** What a session needs from the worker: its settings and secrets, never a request's. */
 export interface McpSessionContext {
@@ -20,8 +25,12 @@ export interface McpSessionContext {
   readonly secrets: Secrets;
   /** The worker's own environment basics (PATH, HOME, TMPDIR, LANG), the only ones a child inherits. */
   readonly basics: Readonly<Record<string, string | undefined>>;
+  /** Who a stdio server runs as, and where by default (MCP_STDIO_*); unset: the worker's user, in the config directory. */
+  readonly stdio?: StdioIdentity | undefined;
   readonly log: Logger;
   readonly events?: PluginEvents | undefined;
+  /** An http server is reached through this fetch (the address guard) when the operator bounds private addresses; undefined: Node's fetch. */
+  readonly fetch?: Fetch | undefined;
 }
 
 /** The transport to the server, built from the descriptor and the worker's secrets; throws ConfigError for a reference that does not resolve. */
@@ -30,15 +39,23 @@ export function mcpTransport(o: McpServiceOptions, ctx: McpSessionContext): McpT
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(ctx.basics)) if (v !== undefined) env[k] = v;
     for (const [k, v] of Object.entries(o.env)) env[k] = resolveDescriptorValue(v, `plugin.env.${k}`, ctx.secrets);
-    const t = new StdioClientTransport({ command: o.command, args: o.args, cwd: o.cwd === undefined ? ctx.configDir : isAbsolute(o.cwd) ? o.cwd : join(ctx.configDir, o.cwd), env, stderr: 'pipe' });
-    // The server's own log, kept at debug: it is a third party's text.
-    t.stderr?.on('data', (d: Buffer) => ctx.log.debug({ stderr: d.toString('utf8').slice(0, 2000) }, 'mcp server stderr'));
-    return t;
+    // The file the exec policy ruled on, by its absolute path (a bare name: PATH, as ruled).
+    const { cwd, path } = stdioLaunch(o, ctx.configDir, ctx.stdio?.cwd);
+    return new StdioChildTransport({
+      command: path ?? o.command,
+      args: o.args,
+      env,
+      cwd,
+      uid: ctx.stdio?.uid,
+      gid: ctx.stdio?.gid,
+      // The server's own log, kept at debug: it is a third party's text.
+      onStderr: (text) => ctx.log.debug({ stderr: text.slice(0, 2000) }, 'mcp server stderr'),
+    });
   }
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(o.headers)) headers[k] = resolveDescriptorValue(v, `plugin.headers.${k}`, ctx.secrets);
   if (o.token) headers['authorization'] = `Bearer ${resolveDescriptorValue(o.token, 'plugin.token', ctx.secrets)}`;
-  return new StreamableHTTPClientTransport(new URL(o.url), { requestInit: { headers, redirect: 'error' }, fetch: isolatingFetch() });
+  return new StreamableHTTPClientTransport(new URL(o.url), { requestInit: { headers, redirect: 'error' }, fetch: isolatingFetch(ctx.fetch) });
 }
 
 /** The server's whole tool list, page by page. */
@@ -53,10 +70,11 @@ export async function listAllTools(client: Client, signal?: AbortSignal): Promis
   return tools;
 }
 
-/** Connect, initialize, and hand back the client; the caller closes it. */
-export async function connectMcp(o: McpServiceOptions, ctx: McpSessionContext, signal?: AbortSignal): Promise<Client> {
+/** Connect, initialize, and hand back the client; the caller closes it. Progress of a call with a listener in `progress` goes to it. */
+export async function connectMcp(o: McpServiceOptions, ctx: McpSessionContext, signal?: AbortSignal, progress?: ProgressListeners): Promise<Client> {
   const client = new Client({ name: 'toolwire', version: '1' });
-  await client.connect(mcpTransport(o, ctx), { signal });
+  const transport = mcpTransport(o, ctx);
+  await client.connect(progress ? new ProgressRoutingTransport(transport, progress) : transport, { signal });
   return client;
 }
 
@@ -70,6 +88,8 @@ export class McpSession {
   private connecting: Promise<Client> | undefined;
   private readonly backoff = new Backoff({ initialDelayMs: 200, maxDelayMs: 10_000 });
   private closed = false;
+  /** The progress listeners of the calls in flight (not the SDK's onprogress: it drops progress read with the result). */
+  private readonly progress: ProgressListeners = new Map();
   /** How many times a session was opened (the first, then each reconnect). */
   connects = 0;
 
@@ -98,7 +118,7 @@ export class McpSession {
       if (this.closed) throw new AbortedError('the MCP session is closed');
       if (attempt > 0) await sleep(this.backoff.next());
       try {
-        const client = await connectMcp(this.options, this.ctx);
+        const client = await connectMcp(this.options, this.ctx, undefined, this.progress);
         if (this.connects > 0) this.ctx.events?.count('reconnect');
         this.connects++;
         this.backoff.reset();
@@ -114,6 +134,8 @@ export class McpSession {
         return client;
       } catch (err) {
         if (err instanceof ConfigError || err instanceof AbortedError) throw err;
+        // Not retried: the next call asks again (and the name is looked up again).
+        if (err instanceof AddressRefusedError) throw new ToolFailedError(`the MCP server's address is refused: ${err.message}`, { cause: err });
         this.ctx.log.warn({ err: errorMessage(err), service: this.ctx.serviceId, attempt }, 'cannot reach the MCP server; retrying');
       }
     }
@@ -135,18 +157,24 @@ export class McpSession {
   async call(name: string, args: Record<string, unknown>, o: { signal: AbortSignal; timeoutMs: number; onProgress?: (p: Progress) => void }): Promise<CallToolResult> {
     const client = await this.ready(o.signal);
     // The worker's span travels in `_meta` under the W3C names, as `mcp serve` reads it; the
-    // SDK adds its progress token beside it.
+    // progress token beside it, when the call wants progress.
     const meta: Record<string, string> = {};
     injectTraceContext(meta);
+    const token = o.onProgress ? randomUUID() : undefined;
+    if (token !== undefined) {
+      meta['progressToken'] = token;
+      this.progress.set(token, o.onProgress!);
+    }
     try {
-      return (await client.callTool({ name, arguments: args, ...('traceparent' in meta ? { _meta: meta } : {}) }, undefined, {
+      return (await client.callTool({ name, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) }, undefined, {
         signal: o.signal,
         timeout: o.timeoutMs + 1000,
-        ...(o.onProgress ? { onprogress: o.onProgress, resetTimeoutOnProgress: false } : {}),
       })) as CallToolResult;
     } catch (err) {
       if (o.signal.aborted) throw o.signal.reason instanceof Error ? o.signal.reason : new AbortedError('call aborted');
       throw new UnavailableError(`the MCP server failed the call: ${errorMessage(err)}`, { cause: err });
+    } finally {
+      if (token !== undefined) this.progress.delete(token);
     }
   }
 

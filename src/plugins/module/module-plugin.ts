@@ -1,67 +1,125 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { resolve as resolveImport } from 'import-meta-resolve';
-import { pathToFileURL } from 'node:url';
+import { realpath } from 'node:fs/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import type { ToolService } from '../../catalog/descriptors.js';
+import type { Tool, ToolService } from '../../catalog/descriptors.js';
+import { UnknownToolError } from '../../errors.js';
+import type { Execution } from '../../policy/exec-policy.js';
 import { observationText } from '../../envelope/response.js';
 import { isAsyncIterable, type Observation, type Plugin, type PluginContext, type PluginFactory, type ToolCall } from '../plugin.js';
 import { BUILTIN_TOOLS } from './builtin/index.js';
-import type { ModuleTool } from './module-tool.js';
+import { descriptorDisagreements } from './descriptor-agreement.js';
+import { importModuleFile, isTypeScript } from './module-loader.js';
+import { isWatchRevision } from './module-revision.js';
+import { typeErrors } from './type-check.js';
+import type { ModuleTool, ModuleToolContext } from './module-tool.js';
+import { isTypedTool, parseArguments, typedToolsOf, type TypedTool } from './typed-tool.js';
 
 const options = z.strictObject({
-  /** `builtin:<name>`, a path relative to the config directory, or a package installed where the config directory can import it. */
+  /** `builtin:<name>`, a path relative to the config directory (.js, .mjs, .ts, .mts), or a package installed where the config directory can import it. */
   module: z.string().min(1),
-  /** The export to call; default `default`. */
-  export: z.string().min(1).default('default'),
+  /** The export to call (a function, or one typed tool); default: the module's typed tools, else `default`. */
+  export: z.string().min(1).optional(),
+  /** Stamped by `toolwire run --watch` when the module's files change (a new value imports them afresh); never accepted from config. */
+  revision: z.string().refine(isWatchRevision, 'is set by toolwire run --watch only, never by config').optional(),
 });
 type ModuleOptions = z.output<typeof options>;
 
-async function loadTool(o: ModuleOptions, configDir: string): Promise<ModuleTool> {
+/** Which of a module's typed tools a tool descriptor calls; default: the one of the descriptor's name. */
+const toolOptions = z.strictObject({ tool: z.string().min(1).optional() });
+type ModuleToolOptions = z.output<typeof toolOptions>;
+
+/**
+ * The file a module that is not builtin names, found as `import` would find it, without
+ * importing anything: a path from the config directory, or a package as the config directory
+ * would import it (its node_modules, or a parent's), not as toolwire's own install would: the
+ * operator's tools live with the operator's descriptors. Symbolic links are followed, so the
+ * exec policy rules on the file that runs. Throws when a package cannot be found.
+ */
+export async function moduleFile(module: string, configDir: string): Promise<string> {
+  let path: string;
+  if (module.startsWith('.') || isAbsolute(module)) {
+    path = resolve(configDir, module);
+  } else {
+    try {
+      path = fileURLToPath(resolveImport(module, pathToFileURL(join(resolve(configDir), 'descriptors.js')).href));
+    } catch (err) {
+      throw new Error(`cannot find package "${module}" from ${resolve(configDir)} (install it there, or give a path): ${(err as Error).message}`, { cause: err });
+    }
+  }
+  // A file that is not there stays as named: importing it fails, and says so.
+  return realpath(path).catch(() => path);
+}
+
+/** What a module gives: one function, or typed tools by name. */
+type Loaded = { readonly kind: 'function'; readonly fn: ModuleTool } | { readonly kind: 'typed'; readonly tools: ReadonlyMap<string, { tool: TypedTool; exportName: string }> };
+
+async function loadModule(o: ModuleOptions, configDir: string): Promise<Loaded> {
   let mod: Record<string, unknown>;
   if (o.module.startsWith('builtin:')) {
     const name = o.module.slice('builtin:'.length);
     const load = Object.hasOwn(BUILTIN_TOOLS, name) ? BUILTIN_TOOLS[name] : undefined;
     if (!load) throw new Error(`unknown builtin module "${name}" (available: ${Object.keys(BUILTIN_TOOLS).join(', ')})`);
     mod = await load();
-  } else if (o.module.startsWith('.') || isAbsolute(o.module)) {
-    const path = isAbsolute(o.module) ? o.module : resolve(configDir, o.module);
-    mod = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
   } else {
-    // As the config directory would import it (its node_modules, or a parent's), not as
-    // toolwire's own install would: the operator's tools live with the operator's descriptors.
-    let url: string;
-    try {
-      url = resolveImport(o.module, pathToFileURL(join(resolve(configDir), 'descriptors.js')).href);
-    } catch (err) {
-      throw new Error(`cannot find package "${o.module}" from ${resolve(configDir)} (install it there, or give a path): ${(err as Error).message}`, { cause: err });
-    }
-    mod = (await import(url)) as Record<string, unknown>;
+    mod = await importModuleFile(await moduleFile(o.module, configDir), o.revision);
   }
-  const fn = mod[o.export];
-  if (typeof fn !== 'function') throw new Error(`module "${o.module}" has no function export "${o.export}"`);
-  return fn as ModuleTool;
+  const value = mod[o.export ?? 'default'];
+  if (o.export !== undefined && isTypedTool(value)) return { kind: 'typed', tools: new Map([[value.name, { tool: value, exportName: o.export }]]) };
+  if (o.export === undefined) {
+    const typed = typedToolsOf(mod);
+    if (typed.size > 0) return { kind: 'typed', tools: typed };
+  }
+  if (typeof value !== 'function') throw new Error(`module "${o.module}" has no function export "${o.export ?? 'default'}" and no typed tool (defineTool({ name, arguments, run }))`);
+  return { kind: 'function', fn: value as ModuleTool };
+}
+
+/** The typed tool a descriptor names: `plugin-options.tool`, else its own name; a module of one tool needs neither. */
+function pickTyped(tools: ReadonlyMap<string, { tool: TypedTool }>, tool: Tool | undefined): TypedTool | undefined {
+  const name = (tool?.pluginOptions as ModuleToolOptions | undefined)?.tool ?? tool?.name;
+  const named = name === undefined ? undefined : tools.get(name)?.tool;
+  if (named) return named;
+  return tools.size === 1 && (tool?.pluginOptions as ModuleToolOptions | undefined)?.tool === undefined ? tools.values().next().value?.tool : undefined;
+}
+
+function contextOf(call: ToolCall, args: Readonly<Record<string, unknown>>): ModuleToolContext {
+  return {
+    tool: call.tool?.name,
+    service: call.service.id,
+    requestId: call.requestId,
+    config: call.config,
+    arguments: args,
+    ...(call.user !== undefined ? { user: call.user } : {}),
+    // Getters: reading them is what makes the call's AbortController and child logger.
+    get signal() {
+      return call.signal;
+    },
+    get log() {
+      return call.log;
+    },
+  };
 }
 
 class ModulePlugin implements Plugin {
   readonly kind = 'module';
-  constructor(private readonly fn: ModuleTool) {}
+  constructor(private readonly loaded: Loaded) {}
 
   invoke(call: ToolCall): Observation {
-    const out = this.fn({
-      tool: call.tool?.name,
-      service: call.service.id,
-      requestId: call.requestId,
-      config: call.config,
-      arguments: call.arguments,
-      ...(call.user !== undefined ? { user: call.user } : {}),
-      // Getters: reading them is what makes the call's AbortController and child logger.
-      get signal() {
-        return call.signal;
-      },
-      get log() {
-        return call.log;
-      },
-    });
+    let out: ReturnType<ModuleTool>;
+    if (this.loaded.kind === 'function') {
+      out = this.loaded.fn(contextOf(call, call.arguments));
+    } else {
+      const tool = pickTyped(this.loaded.tools, call.tool);
+      if (!tool) return Promise.reject(new UnknownToolError(`the module has no tool ${JSON.stringify(call.tool?.name ?? '')} (it has ${[...this.loaded.tools.keys()].join(', ')})`));
+      let args;
+      try {
+        args = parseArguments(tool, call.arguments);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      out = tool.run(args, contextOf(call, args));
+    }
     return isAsyncIterable(out) ? chunksOf(out) : Promise.resolve(out).then(observationText);
   }
 }
@@ -74,15 +132,40 @@ async function* chunksOf(out: AsyncIterable<unknown>): AsyncIterable<string> {
 export const modulePluginFactory: PluginFactory<ModuleOptions> = {
   kind: 'module',
   serviceOptions: options,
-  async check(service: ToolService, _tools, ctx: PluginContext) {
+  toolOptions,
+  /** A file or package module runs its top-level code when imported, at the check already. */
+  async executes(service: ToolService, _tools, ctx: PluginContext): Promise<Execution[]> {
+    const o = service.plugin!.options as ModuleOptions;
+    if (o.module.startsWith('builtin:')) return [];
+    const file = await moduleFile(o.module, ctx.configDir).catch(() => undefined);
+    return [{ type: 'module', where: `${service.source}: plugin.module`, specifier: o.module, file }];
+  },
+  /** The module imports, and each tool descriptor agrees with the schema of the typed tool it calls. */
+  async check(service: ToolService, tools, ctx: PluginContext) {
+    const o = service.plugin!.options as ModuleOptions;
+    // Under `run --watch` (a revision is set) a TypeScript module is type checked first: tsx
+    // would run it with its type errors.
+    if (o.revision !== undefined && !o.module.startsWith('builtin:')) {
+      const file = await moduleFile(o.module, ctx.configDir).catch(() => undefined);
+      // The checker is code too: imported only from where the policy lets modules come from.
+      const mayImport = async (ts: string) => ctx.policy?.refuse({ type: 'module', where: `${service.source}: plugin.module`, specifier: 'typescript', file: ts }) === undefined;
+      const errors = file && isTypeScript(file) ? await typeErrors(file, mayImport) : undefined;
+      if (errors && errors.length > 0) return errors.map((e) => `${service.source}: plugin.module: ${e}`);
+    }
+    let loaded: Loaded;
     try {
-      await loadTool(service.plugin!.options as ModuleOptions, ctx.configDir);
-      return [];
+      loaded = await loadModule(o, ctx.configDir);
     } catch (err) {
       return [`${service.source}: plugin.module: ${(err as Error).message}`];
     }
+    if (loaded.kind === 'function') return [];
+    return tools.flatMap((t) => {
+      const typed = pickTyped(loaded.tools, t);
+      if (!typed) return [`${t.source}: plugin-options.tool: the module has no tool ${JSON.stringify((t.pluginOptions as ModuleToolOptions | undefined)?.tool ?? t.name)} (it has ${[...loaded.tools.keys()].join(', ')})`];
+      return descriptorDisagreements(typed, t).map((p) => `${t.source}: arguments: ${p}`);
+    });
   },
   async create(service: ToolService, ctx: PluginContext) {
-    return new ModulePlugin(await loadTool(service.plugin!.options as ModuleOptions, ctx.configDir));
+    return new ModulePlugin(await loadModule(service.plugin!.options as ModuleOptions, ctx.configDir));
   },
 };

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { typedTool, type ArgumentsSchema, type TypedTool, type TypedToolDefinition } from './typed-tool.js';
 
 /** What an in-process tool receives. */
 export interface ModuleToolContext {
@@ -23,7 +24,13 @@ export type ModuleToolResult = unknown;
  */
 export type ModuleTool = (ctx: ModuleToolContext) => ModuleToolResult | Promise<ModuleToolResult> | AsyncIterable<unknown>;
 
-/** Identity, for type checking a module's default export. */
-export function defineTool(tool: ModuleTool): ModuleTool {
-  return tool;
+/**
+ * A typed tool (`{ name, description, arguments: z.object({...}), run }`): its descriptors
+ * come from the schema and `run` gets validated, typed arguments. Or, the older form, a
+ * function given back as it is, for type checking a module's default export.
+ */
+export function defineTool<S extends ArgumentsSchema>(definition: TypedToolDefinition<S>): TypedTool<S>;
+export function defineTool(tool: ModuleTool): ModuleTool;
+export function defineTool(tool: ModuleTool | TypedToolDefinition<ArgumentsSchema>): ModuleTool | TypedTool {
+  return typeof tool === 'function' ? tool : typedTool(tool);
 }

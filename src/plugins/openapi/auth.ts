@@ -1,14 +1,30 @@
-import { UnauthorizedError, UnavailableError, errorMessage } from '../../errors.js';
+import { AbortedError, UnauthorizedError, UnavailableError, errorMessage } from '../../errors.js';
+import { abortError } from '../abort.js';
 import { resolveDescriptorValue, type Secrets } from '../../secrets.js';
 import type { AuthOptions } from './openapi-options.js';
 
 /** A token request, sent through the service's guarded client. */
 export type PostForm = (url: string, form: URLSearchParams, headers: Record<string, string>, signal: AbortSignal) => Promise<{ status: number; text: string }>;
 
-/** Client-credentials tokens, fetched once and shared until shortly before they expire. */
+/** Wait for a shared promise, or stop waiting when this caller's signal fires; the promise goes on for the others. */
+function untilAborted<T>(shared: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortError(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    void shared.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/**
+ * Client-credentials tokens, fetched once and shared until shortly before they expire. The
+ * fetch serves every caller, so it runs on a signal of its own, bounded by `timeoutMs` and by
+ * close(): a caller that gives up stops waiting, and the others still get the token.
+ */
 export class ClientCredentialsToken {
   private cached: { token: string; expiresAt: number } | undefined;
   private pending: Promise<string> | undefined;
+  private readonly closing = new AbortController();
 
   constructor(
     private readonly tokenUrl: string,
@@ -16,19 +32,32 @@ export class ClientCredentialsToken {
     private readonly clientSecret: string,
     private readonly scopes: readonly string[],
     private readonly post: PostForm,
+    private readonly timeoutMs: number,
     private readonly now: () => number = Date.now,
   ) {}
 
   /** The current token; one fetch serves every call that asks while it runs. */
   get(signal: AbortSignal): Promise<string> {
     if (this.cached && this.now() < this.cached.expiresAt) return Promise.resolve(this.cached.token);
-    this.pending ??= this.fetch(signal).finally(() => (this.pending = undefined));
-    return this.pending;
+    if (!this.pending) {
+      const fetched = this.fetch(AbortSignal.any([this.closing.signal, AbortSignal.timeout(this.timeoutMs)])).finally(() => {
+        if (this.pending === fetched) this.pending = undefined;
+      });
+      // Every caller may have stopped waiting: the outcome is then no one's, and not unhandled.
+      fetched.catch(() => undefined);
+      this.pending = fetched;
+    }
+    return untilAborted(this.pending, signal);
   }
 
   /** The API refused the token: the next call fetches a new one. */
   invalidate(token: string): void {
     if (this.cached?.token === token) this.cached = undefined;
+  }
+
+  /** Ends a fetch in flight (the service is closing). */
+  close(): void {
+    this.closing.abort(new AbortedError('the service is closing'));
   }
 
   private async fetch(signal: AbortSignal): Promise<string> {
@@ -40,6 +69,8 @@ export class ClientCredentialsToken {
     try {
       res = await this.post(this.tokenUrl, form, { authorization: `Basic ${basic}`, accept: 'application/json' }, signal);
     } catch (err) {
+      if (this.closing.signal.aborted) throw abortError(this.closing.signal);
+      if (signal.aborted) throw new UnavailableError(`the OAuth2 token endpoint did not answer within ${this.timeoutMs} ms`, { cause: err });
       throw new UnavailableError(`the OAuth2 token endpoint cannot be reached: ${errorMessage(err)}`, { cause: err });
     }
     let body: Record<string, unknown> = {};
@@ -76,7 +107,8 @@ export class ServiceAuth {
   /** Every secret value this auth sends, so error texts can mask them. */
   readonly secretValues: readonly string[];
 
-  constructor(options: AuthOptions, secrets: Secrets, post: PostForm) {
+  /** `tokenTimeoutMs` bounds an OAuth2 token fetch, which no single call owns. */
+  constructor(options: AuthOptions, secrets: Secrets, post: PostForm, tokenTimeoutMs: number) {
     const values: string[] = [];
     const secret = (v: string, what: string): string => {
       const r = resolveDescriptorValue(v, what, secrets);
@@ -107,7 +139,7 @@ export class ServiceAuth {
       }
       case 'oauth2-client-credentials':
         this.fixed = { headers: {}, query: [] };
-        this.oauth = new ClientCredentialsToken(options['token-url'], resolveDescriptorValue(options['client-id'], 'plugin.auth.client-id', secrets), secret(options['client-secret'], 'plugin.auth.client-secret'), options.scopes, post);
+        this.oauth = new ClientCredentialsToken(options['token-url'], resolveDescriptorValue(options['client-id'], 'plugin.auth.client-id', secrets), secret(options['client-secret'], 'plugin.auth.client-secret'), options.scopes, post, tokenTimeoutMs);
         break;
     }
     this.secretValues = values;
@@ -117,6 +149,11 @@ export class ServiceAuth {
     if (!this.oauth) return this.fixed;
     const token = await this.oauth.get(signal);
     return { headers: { authorization: `Bearer ${token}` }, query: [], token };
+  }
+
+  /** Ends a token fetch in flight. */
+  close(): void {
+    this.oauth?.close();
   }
 
   /** A 401 with this token: fetch a new one next time. Returns whether a retry could help. */

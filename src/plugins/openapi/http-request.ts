@@ -1,5 +1,6 @@
 import { FormData } from 'undici';
 import { InvalidArgumentsError } from '../../errors.js';
+import { ownValue } from '../../plain-object.js';
 import type { OpenApiToolOptions } from './openapi-options.js';
 
 /** A request ready to send, before auth. */
@@ -13,6 +14,13 @@ export interface HttpRequest {
 /** A value on the wire: text as is, anything structured as JSON. */
 function wireText(v: unknown): string {
   return typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+}
+
+/** A value for the URL or a header: a lone surrogate has no UTF-8 (encodeURIComponent throws, URLSearchParams writes U+FFFD). */
+function urlText(argument: string, v: unknown): string {
+  const text = wireText(v);
+  if (/\p{Cs}/u.test(text)) throw new InvalidArgumentsError(`argument ${argument}: holds a lone UTF-16 surrogate, which no URL or header can carry`);
+  return text;
 }
 
 function present(v: unknown): boolean {
@@ -34,10 +42,10 @@ function bodyOf(options: OpenApiToolOptions, args: Readonly<Record<string, unkno
   const media = spec['media-type'];
   let value: unknown;
   if (spec.argument) {
-    value = args[spec.argument];
+    value = ownValue(args, spec.argument);
   } else {
     const fields: Record<string, unknown> = {};
-    for (const b of options.parameters) if (b.in === 'body' && present(args[b.argument])) fields[b.name] = args[b.argument];
+    for (const b of options.parameters) if (b.in === 'body' && present(ownValue(args, b.argument))) fields[b.name] = args[b.argument];
     value = Object.keys(fields).length ? fields : undefined;
   }
   if (!present(value)) return { body: undefined, contentType: undefined };
@@ -63,11 +71,12 @@ export function buildRequest(server: string, options: OpenApiToolOptions, args: 
   const headers: Record<string, string> = {};
   const cookies: string[] = [];
   for (const b of options.parameters) {
-    const v = args[b.argument];
+    // Own values only: an argument named `toString` that the model left out has none.
+    const v = ownValue(args, b.argument);
     if (b.in === 'body') continue;
     if (b.in === 'path') {
       if (!present(v) || v === '') throw new InvalidArgumentsError(`argument ${b.argument} is required (it is part of the path)`);
-      const segment = wireText(v);
+      const segment = urlText(b.argument, v);
       // URLs read `.` and `..` (encoded or not) as steps through the path: never a value.
       if (segment === '.' || segment === '..') throw new InvalidArgumentsError(`argument ${b.argument}: ${JSON.stringify(segment)} is not a path segment value`);
       path = path.replaceAll(`{${b.name}}`, encodeURIComponent(segment));
@@ -75,14 +84,16 @@ export function buildRequest(server: string, options: OpenApiToolOptions, args: 
     }
     if (!present(v)) continue;
     if (b.in === 'query') {
-      if (Array.isArray(v) && b.explode) for (const item of v) query.push([b.name, wireText(item)]);
-      else query.push([b.name, Array.isArray(v) ? v.map(wireText).join(',') : wireText(v)]);
+      if (Array.isArray(v) && b.explode) for (const item of v) query.push([b.name, urlText(b.argument, item)]);
+      else query.push([b.name, Array.isArray(v) ? v.map((item) => urlText(b.argument, item)).join(',') : urlText(b.argument, v)]);
     } else if (b.in === 'header') {
-      const text = wireText(v);
+      const text = urlText(b.argument, v);
       if (/[\r\n\0]/.test(text)) throw new InvalidArgumentsError(`argument ${b.argument}: a header value cannot hold line breaks`);
+      // undici's own rule, checked here: refused at send time it read as a retriable "cannot reach".
+      if (/[^\t\x20-\x7e\x80-\xff]/.test(text)) throw new InvalidArgumentsError(`argument ${b.argument}: a header value can hold only tabs and Latin-1 text`);
       headers[b.name.toLowerCase()] = text;
     } else {
-      cookies.push(`${encodeURIComponent(b.name)}=${encodeURIComponent(wireText(v))}`);
+      cookies.push(`${encodeURIComponent(b.name)}=${encodeURIComponent(urlText(b.argument, v))}`);
     }
   }
   // The operation's path is appended to the server's as text and parsed once as a whole:

@@ -22,6 +22,14 @@ function credentialParameter(p: { name: string; in: string }, schemes: readonly 
   return schemes.some((s) => s.type === 'apiKey' && s['in'] === p.in && typeof s['name'] === 'string' && s['name'].toLowerCase() === p.name.toLowerCase());
 }
 
+/** `base`, else `base_2`, `base_3`...: the first name not in `taken`, which it then joins. */
+function unique(base: string, taken: Set<string>): string {
+  let name = base;
+  for (let n = 2; taken.has(name); n++) name = `${base}_${n}`;
+  taken.add(name);
+  return name;
+}
+
 export interface OperationTool {
   readonly arguments: Json[];
   readonly options: OpenApiToolOptions;
@@ -40,10 +48,11 @@ export function operationTool(op: Operation, schemes: Readonly<Record<string, Se
   const binding = (b: ArgumentBinding): ArgumentBinding => (b.explode ? (({ explode: _e, ...rest }) => rest)(b) : b) as ArgumentBinding;
   const taken = new Set<string>();
   for (const p of op.parameters) {
-    if (credentialParameter(p, declared) || taken.has(p.name)) continue;
-    taken.add(p.name);
-    args.push(schemaArgument(p.name, p.description && !p.schema['description'] ? { ...p.schema, description: p.description } : p.schema, p.required));
-    bindings.push(binding({ argument: p.name, name: p.name, in: p.in, explode: p.explode }));
+    if (credentialParameter(p, declared)) continue;
+    // One name may be in two places (`id` in the path and the query): the second is `<in>_<name>`.
+    const argument = unique(taken.has(p.name) ? `${p.in}_${p.name}` : p.name, taken);
+    args.push(schemaArgument(argument, p.description && !p.schema['description'] ? { ...p.schema, description: p.description } : p.schema, p.required));
+    bindings.push(binding({ argument, name: p.name, in: p.in, explode: p.explode }));
   }
   let body: OpenApiToolOptions['body'];
   if (op.body) {
@@ -56,14 +65,13 @@ export function operationTool(op: Operation, schemes: Readonly<Record<string, Se
         const prop = isPlainObject(s) ? s : {};
         // The server sets these; a model sending one would be refused or ignored.
         if (prop['readOnly'] === true) continue;
-        const argument = taken.has(name) ? `body_${name}` : name;
-        taken.add(argument);
+        const argument = unique(taken.has(name) ? `body_${name}` : name, taken);
         args.push(schemaArgument(argument, prop, op.body.required && required.has(name)));
         bindings.push(binding({ argument, name, in: 'body', explode: true }));
       }
       body = { 'media-type': op.body.mediaType };
     } else {
-      const argument = taken.has('body') ? 'request_body' : 'body';
+      const argument = unique(taken.has('body') ? 'request_body' : 'body', taken);
       const described = op.body.description && !schema['description'] ? { ...schema, description: op.body.description } : schema;
       args.push(schemaArgument(argument, Object.keys(described).length ? described : { type: 'string' }, op.body.required));
       body = { 'media-type': op.body.mediaType, argument };
@@ -84,8 +92,10 @@ export interface ImportOptions {
  * TrustGraph's do) reaches the right one.
  */
 export function toolDescriptors(ops: readonly Operation[], schemes: Readonly<Record<string, SecurityScheme>>, o: ImportOptions): Json[] {
+  // Names are unique per service (`/items/{id}` and `/items/id` both read get_items_id).
+  const names = new Set<string>();
   return ops.map((op) => {
-    const name = operationName(op);
+    const name = unique(operationName(op), names);
     const { arguments: args, options } = operationTool(op, schemes);
     return {
       type: 'tool-service',

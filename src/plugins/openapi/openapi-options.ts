@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { httpUrl } from '../../net/http-url.js';
 import { isCidr } from '../../net/address-guard.js';
 
 /** Only a reference: a credential never sits in a descriptor. */
@@ -18,7 +19,7 @@ const apiKeyQuery = z.object({ type: z.literal('api-key'), in: z.literal('query'
 const basic = z.object({ type: z.literal('basic'), username: valueOrRef, password: secretRef });
 const oauth2 = z.object({
   type: z.literal('oauth2-client-credentials'),
-  'token-url': z.url({ protocol: /^https?$/ }),
+  'token-url': httpUrl,
   'client-id': valueOrRef,
   'client-secret': secretRef,
   scopes: z.array(z.string().min(1)).default([]),
@@ -32,7 +33,7 @@ const cidr = z.string().refine(isCidr, 'must be a CIDR, such as 127.0.0.0/8');
 /** The `plugin` object of an `openapi` tool-service (minus `kind`). */
 export const openApiServiceOptions = z.object({
   /** Base URL the operations' paths are appended to (from the document; the operator may change it). */
-  server: z.url({ protocol: /^https?$/ }),
+  server: httpUrl,
   /** Hosts requests may go to: names or `*.domain`; by default only the server's host. */
   'allow-hosts': z.array(z.string().min(1)).optional(),
   /** Loopback, private and link-local addresses: refused unless allowed here (true, or CIDRs). */
@@ -41,8 +42,11 @@ export const openApiServiceOptions = z.object({
   /** Sent with every call; values may be secret references. */
   headers: z.record(z.string(), valueOrRef).default({}),
   'connect-timeout-ms': z.number().int().positive().default(10_000),
-  /** Longest wait for the response's headers and between pieces of its body. */
-  'read-timeout-ms': z.number().int().positive().default(60_000),
+  /**
+   * Longest wait for the response's headers and between pieces of its body. Unset: none of
+   * its own; the call's deadline (the tool's `timeout-ms`, else the worker's) bounds it.
+   */
+  'read-timeout-ms': z.number().int().positive().optional(),
   'max-response-bytes': z.number().int().positive().default(4 * 1024 * 1024),
   /** Further tries after a 429 or 503; each waits as long as Retry-After says, up to max-retry-after-ms. */
   retries: z.number().int().nonnegative().default(2),

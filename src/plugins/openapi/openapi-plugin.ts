@@ -8,14 +8,17 @@ import { AddressGuard, AddressRefusedError, type Resolver } from '../../net/addr
 import { abortError, sleep } from '../abort.js';
 import { blobSinkFor, type BlobSink } from '../blob-sink.js';
 import type { Plugin, PluginContext, PluginFactory, ToolCall } from '../plugin.js';
+import type { Reach } from '../../policy/exec-policy.js';
 import { ServiceAuth, type Credentials } from './auth.js';
 import { buildRequest, type HttpRequest } from './http-request.js';
+import { redirectRefusal } from './redirect-policy.js';
+import { trustedCas } from './trusted-cas.js';
 import { openApiServiceOptions, openApiToolOptions, type OpenApiServiceOptions, type OpenApiToolOptions } from './openapi-options.js';
 import { mediaTypeOf, responseError, responseText, retryAfterMs, type ReadResponse } from './response-observation.js';
 
 export const OPENAPI_KIND = 'openapi';
 
-/** Redirects followed per call, each on the same host. */
+/** Redirects followed per call, each to the same origin (or up to https on the same host). */
 const MAX_REDIRECTS = 5;
 /** Without Retry-After, the wait before another try after a 429 or 503. */
 const DEFAULT_RETRY_WAIT_MS = 1_000;
@@ -51,6 +54,12 @@ function requestFailure(err: unknown, signal: AbortSignal): ToolwireError {
   return new UnavailableError(`the API cannot be reached: ${errorMessage(cause)}`, { cause: err });
 }
 
+/**
+ * How long a shared OAuth2 token fetch may read when the service sets no `read-timeout-ms`:
+ * no single call owns that fetch, so no call's deadline can bound it.
+ */
+const TOKEN_READ_MS = 60_000;
+
 /** The operations of one HTTP API, called through one guarded connection pool. */
 export class OpenApiPlugin implements Plugin {
   readonly kind = OPENAPI_KIND;
@@ -65,11 +74,14 @@ export class OpenApiPlugin implements Plugin {
     private readonly ctx: PluginContext,
     private readonly guard: AddressGuard,
     private readonly blobs: BlobSink,
+    /** The CAs TLS trusts (OPENAPI_CA_FILE); undefined: Node's own. */
+    ca?: readonly string[],
   ) {
     this.agent = new Agent({
-      connect: guard.connector({ connectTimeoutMs: options['connect-timeout-ms'] }),
-      headersTimeout: options['read-timeout-ms'],
-      bodyTimeout: options['read-timeout-ms'],
+      connect: guard.connector({ connectTimeoutMs: options['connect-timeout-ms'], ca }),
+      // 0: no bound of undici's own (its default is 300 s); the call's signal ends it at its deadline.
+      headersTimeout: options['read-timeout-ms'] ?? 0,
+      bodyTimeout: options['read-timeout-ms'] ?? 0,
       maxResponseSize: options['max-response-bytes'],
     });
     this.headers = {};
@@ -78,7 +90,7 @@ export class OpenApiPlugin implements Plugin {
       ctx.events?.count('token');
       const r = await this.send({ method: 'POST', url: new URL(url), headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() }, signal);
       return { status: r.status, text: r.body.toString('utf8') };
-    });
+    }, options['connect-timeout-ms'] + (options['read-timeout-ms'] ?? TOKEN_READ_MS));
     const headerSecrets = Object.entries(options.headers).filter(([, v]) => /^(env|file):/.test(v)).map(([k]) => this.headers[k.toLowerCase()]!);
     this.secretValues = [...this.auth.secretValues, ...headerSecrets];
   }
@@ -123,8 +135,8 @@ export class OpenApiPlugin implements Plugin {
   }
 
   /**
-   * One exchange, following redirects on the same host only (the guard checks the host and
-   * its addresses again at every connection). The body is read whole, bounded by the agent.
+   * One exchange, following redirects to the same origin only (redirectRefusal; the guard
+   * checks the host and its addresses again at every connection). The body is read whole, bounded by the agent.
    */
   private async send(request: HttpRequest, signal: AbortSignal): Promise<ReadResponse & { retryAfter: string | null }> {
     let { method, url, body } = request;
@@ -146,7 +158,8 @@ export class OpenApiPlugin implements Plugin {
       if (status >= 300 && status < 400 && status !== 304 && location) {
         await res.body.dump();
         const next = new URL(location, url);
-        if (next.host !== url.host) throw new ToolFailedError(`the API redirected to another host (${next.host}); refused`);
+        const refused = redirectRefusal(url, next);
+        if (refused) throw new ToolFailedError(refused);
         if (hop >= MAX_REDIRECTS) throw new ToolFailedError(`the API redirected more than ${MAX_REDIRECTS} times`);
         // 303, and 301/302 after anything but GET/HEAD, continue as GET without a body, as browsers do.
         if (status === 303 || ((status === 301 || status === 302) && method !== 'GET' && method !== 'HEAD')) {
@@ -171,6 +184,8 @@ export class OpenApiPlugin implements Plugin {
 
   /** Idempotent: the worker closes a plugin on stop, and a reload may too. */
   close(): Promise<void> {
+    // A token fetch is no call's: it would hold the pool's close until it ends.
+    this.auth.close();
     this.closing ??= this.agent.close();
     return this.closing;
   }
@@ -185,12 +200,24 @@ export const openApiPluginFactory: PluginFactory<OpenApiServiceOptions, OpenApiT
     kind: OPENAPI_KIND,
     serviceOptions: openApiServiceOptions,
     toolOptions: openApiToolOptions,
+    /**
+     * The server and token endpoint, and the private addresses `allow-private` asks for: the
+     * operator's TOOLWIRE_ALLOW_PRIVATE must cover them, so a config writer cannot point the
+     * worker at its own network. Within that, the service's guard holds it to `allow-private`.
+     */
+    reaches(service: ToolService): Reach[] {
+      const o = service.plugin!.options as OpenApiServiceOptions;
+      const asked = o['allow-private'];
+      const found: Reach[] = [{ where: `${service.source}: ${asked === false ? 'plugin.server' : 'plugin.allow-private'}`, url: o.server, allowPrivate: asked }];
+      if (o.auth.type === 'oauth2-client-credentials') found.push({ where: `${service.source}: plugin.auth.token-url`, url: o.auth['token-url'], allowPrivate: false });
+      return found;
+    },
     /** Secrets resolve, and the server is a host and an address the service may reach. */
     async check(service: ToolService, _tools: readonly Tool[], ctx: PluginContext): Promise<string[]> {
       const o = service.plugin!.options as OpenApiServiceOptions;
       const problems: string[] = [];
       try {
-        new ServiceAuth(o.auth, ctx.secrets, () => Promise.reject(new Error('not used')));
+        new ServiceAuth(o.auth, ctx.secrets, () => Promise.reject(new Error('not used')), 0);
         for (const [k, v] of Object.entries(o.headers)) resolveDescriptorValue(v, `plugin.headers.${k}`, ctx.secrets);
       } catch (err) {
         problems.push(...(err instanceof ConfigError ? err.problems : [errorMessage(err)]).map((p) => `${service.source}: ${p}`));
@@ -200,10 +227,15 @@ export const openApiPluginFactory: PluginFactory<OpenApiServiceOptions, OpenApiT
       } catch (err) {
         problems.push(`${service.source}: plugin.server: ${errorMessage(err)}`);
       }
+      try {
+        await trustedCas(ctx.settings);
+      } catch (err) {
+        problems.push(...(err instanceof ConfigError ? err.problems : [errorMessage(err)]).map((p) => `${service.source}: ${p}`));
+      }
       return problems;
     },
     async create(service: ToolService, ctx: PluginContext): Promise<Plugin> {
       const o = service.plugin!.options as OpenApiServiceOptions;
-      return new OpenApiPlugin(o, ctx, serviceGuard(o, ctx.resolve), blobSink(ctx));
+      return new OpenApiPlugin(o, ctx, serviceGuard(o, ctx.resolve), blobSink(ctx), await trustedCas(ctx.settings));
     },
 };

@@ -19,3 +19,19 @@ describe('numeric settings', () => {
     expect(() => readSettings({ [name]: value })).toThrow(message);
   });
 });
+
+describe('HTTP caller settings', () => {
+  it('read allowed hosts and origins as lists, and the mcp serve session bounds', () => {
+    expect(readSettings({ TOOLWIRE_HTTP_ALLOWED_HOSTS: ' tools.example.com, worker.svc ,', TOOLWIRE_HTTP_ALLOWED_ORIGINS: 'https://ui.example.com,http://127.0.0.1:3000', TOOLWIRE_MCP_MAX_SESSIONS: '10' })).toMatchObject({
+      httpAllowedHosts: ['tools.example.com', 'worker.svc'],
+      httpAllowedOrigins: ['https://ui.example.com', 'http://127.0.0.1:3000'],
+      mcpMaxSessions: 10,
+      mcpSessionIdleMs: 900_000,
+    });
+    expect(readSettings({})).toMatchObject({ httpAllowedHosts: [], httpAllowedOrigins: [], mcpMaxSessions: 1000 });
+  });
+
+  it.each(['ui.example.com', 'https://ui.example.com/app', 'https://user@ui.example.com', '*'])('refuse the origin %j', (origin) => {
+    expect(() => readSettings({ TOOLWIRE_HTTP_ALLOWED_ORIGINS: origin })).toThrow(/TOOLWIRE_HTTP_ALLOWED_ORIGINS: must be origins/);
+  });
+});

@@ -20,7 +20,7 @@ describe('AnswerLedger', () => {
     await p.send({ data: encodeChunk('x', true), properties: { id: 'c' } });
     await p.send({ data: encodeChunk('?', true), properties: { id: 'nobody' } });
     await ledger.waitFor(() => ledger.counts().answered === 3 && ledger.counts().stray === 1, 2_000);
-    expect(ledger.counts()).toEqual({ tracked: 4, answered: 3, missing: 1, duplicates: 1, errorAnswers: 1, stray: 1 });
+    expect(ledger.counts()).toEqual({ tracked: 4, answered: 3, missing: 1, duplicates: 1, errorAnswers: 1, stray: 1, redelivered: 0 });
     expect(ledger.answer('a')).toMatchObject({ text: 'hello', finals: 2 });
     expect(ledger.answer('b')?.final.error?.type).toBe('timeout');
     expect(ledger.missingIds()).toEqual(['d']);

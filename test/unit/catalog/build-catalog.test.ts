@@ -101,6 +101,19 @@ describe('buildCatalog', () => {
     );
     expect(p.length).toBe(3);
   });
+
+  // Found by descriptors.property.test.ts: a tool without the key read the value every object
+  // inherits (`Object`, a function) and passed the required check; `__proto__` lost its value.
+  it('reads config values a tool has itself, never inherited ones, and refuses a config-param named __proto__', async () => {
+    const inherits = service('inherits', { 'config-params': [{ name: 'constructor', required: true }, 'toString'], plugin: { kind: 'module', module: 'builtin:joke' } });
+    expect(await problems(entry('tool-service', 'inherits', inherits), entry('tool', 't', { name: 't', service: 'inherits' }))).toEqual([
+      'tool/t.json: constructor: required by the config-params of service inherits, but missing',
+    ]);
+    const c = await catalogOf([entry('tool-service', 'inherits', inherits), entry('tool', 't', { name: 't', service: 'inherits', constructor: 'c' })]);
+    expect(c.tools.get('t')!.config).toEqual({ constructor: 'c' });
+    const proto = service('proto', { 'config-params': ['__proto__'] });
+    expect(await problems(entry('tool-service', 'proto', proto))).toEqual([expect.stringMatching(/config-params\[0\].*__proto__/)]);
+  });
 });
 
 describe('Catalog.resolve', () => {
@@ -122,5 +135,13 @@ describe('Catalog.resolve', () => {
     const s = c.services.get('joke-service')!;
     expect(c.resolve(s, { style: 'pun', stray: 1 })).toEqual({ tool: undefined, config: { style: 'pun' } });
     expect(() => c.resolve(s, {})).toThrow(/missing required config value\(s\) style/);
+  });
+
+  // Found by descriptors.property.test.ts: a request without the value passed with the one its object inherits.
+  it('does not take an inherited value for a config-param named like an Object method', async () => {
+    const c = await catalogOf([entry('tool-service', 's', service('s', { 'config-params': [{ name: 'toString', required: true }, 'valueOf'] }))]);
+    const s = c.services.get('s')!;
+    expect(() => c.resolve(s, {})).toThrow(/missing required config value\(s\) toString/);
+    expect(c.resolve(s, { toString: 'x' })).toEqual({ tool: undefined, config: { toString: 'x' } });
   });
 });

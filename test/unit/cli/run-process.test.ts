@@ -2,23 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { startRun, type RunProcess } from '../../support/run-process.js';
 
-/** `toolwire run` as a real process (the built CLI), reached over its HTTP gateway. */
-function start(configDir: string): Promise<{ child: ChildProcess; base: string; stderr: () => string }> {
-  const child = spawn(process.execPath, ['bin/toolwire.js', 'run', '--config-dir', configDir, '--http-port', '0', '--log-format', 'json'], {
-    env: { ...process.env, PULSAR_URL: '', PULSAR_ADMIN_URL: '', TOOLWIRE_TRANSPORT: 'memory', TOOLWIRE_SHUTDOWN_GRACE_MS: '5000' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let err = '';
-  return new Promise((resolve, reject) => {
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /"http":"(http:\/\/[^"]+)"/.exec(err);
-      if (m) resolve({ child, base: m[1]!, stderr: () => err });
-    });
-    child.once('exit', (code) => reject(new Error(`toolwire run exited (${code}) before serving:\n${err}`)));
-  });
+function start(configDir: string): Promise<RunProcess> {
+  return startRun(configDir, { env: { TOOLWIRE_SHUTDOWN_GRACE_MS: '5000' } });
 }
 
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -33,7 +21,7 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
 }
 
 async function invoke(base: string, tool: string, args: unknown): Promise<{ error: unknown; response: string; end_of_stream: boolean }[]> {
-  const res = await fetch(`${base}/v1/tools/${tool}/invoke`, { method: 'POST', body: JSON.stringify({ arguments: args }) });
+  const res = await fetch(`${base}/v1/tools/${tool}/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: args }) });
   const text = await res.text();
   return text
     .split('\n\n')
@@ -41,13 +29,18 @@ async function invoke(base: string, tool: string, args: unknown): Promise<{ erro
     .map((e) => JSON.parse(e.slice(6)) as { error: unknown; response: string; end_of_stream: boolean });
 }
 
-describe('toolwire run (a real process)', () => {
+// Each test starts real processes: over 10 s on a loaded machine.
+describe('toolwire run (a real process)', { timeout: 60_000 }, () => {
   let dir: string;
   let child: ChildProcess | undefined;
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'toolwire-run-'));
     await cp('config', dir, { recursive: true });
-    await writeFile(join(dir, 'slow.mjs'), 'export default async ({ arguments: a }) => { await new Promise((r) => setTimeout(r, 700)); return `slow ${a.n}`; };\n');
+    // Runs until the test writes `release`: a fixed time let the first call end before the fifth began on a loaded machine.
+    await writeFile(
+      join(dir, 'slow.mjs'),
+      "import { existsSync } from 'node:fs';\nexport default async ({ arguments: a }) => { while (!existsSync(new URL('./release', import.meta.url))) await new Promise((r) => setTimeout(r, 10)); return `slow ${a.n}`; };\n",
+    );
     await writeFile(
       join(dir, 'tool-service', 'slow-service.json'),
       JSON.stringify({ id: 'slow-service', 'request-queue': 'persistent://tg/flow/slow', 'response-queue': 'non-persistent://tg/response/slow', plugin: { kind: 'module', module: './slow.mjs' } }),
@@ -78,13 +71,11 @@ describe('toolwire run (a real process)', () => {
     child = run.child;
     const calls = Array.from({ length: 5 }, (_, n) => invoke(run.base, 'slow', { n }));
     // Wait until all five are running in the worker, then ask it to stop.
-    for (;;) {
-      const metrics = await (await fetch(`${run.base}/metrics`)).text();
-      if (/^toolwire_requests_in_flight\{service="[^"]+"\} 5$/m.test(metrics)) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await vi.waitFor(async () => expect(await (await fetch(`${run.base}/metrics`)).text()).toMatch(/^toolwire_requests_in_flight\{service="[^"]+"\} 5$/m), { timeout: 20_000, interval: 20 });
     const exited = new Promise<number | null>((resolve) => run.child.once('exit', resolve));
     run.child.kill('SIGTERM');
+    await vi.waitFor(() => expect(run.stderr()).toMatch(/"inFlight":5,.*"msg":"draining"/), { timeout: 20_000, interval: 20 });
+    await writeFile(join(dir, 'release'), '');
     const answers = await Promise.all(calls);
     answers.forEach((events, n) => expect(events).toEqual([{ error: null, response: `slow ${n}`, end_of_stream: true }]));
     expect(await exited).toBe(0);

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Catalog } from '../../../src/catalog/catalog.js';
 import { ConfigFollower } from '../../../src/config/config-follower.js';
 import type { ConfigSnapshot, ConfigSource } from '../../../src/config/config-source.js';
@@ -119,6 +119,39 @@ describe('ConfigFollower', () => {
     await f.close();
   });
 
+  it('reads again by itself while its source is away, and says so once, not at every retry', async () => {
+    const source = new HandSource();
+    source.entries = [svc, tool('a')];
+    const { log, lines } = captureLogger('info');
+    const applied: Catalog[] = [];
+    const f = new ConfigFollower({ source, build: (entries) => catalogOf([...entries]), log, settleMs: 5, retry: { initialDelayMs: 5, maxDelayMs: 20 } });
+    await f.start({ serveEmpty: false });
+    f.follow(async (c) => void applied.push(c));
+    // The source goes away (a broker outage): every read fails until it is back.
+    const read = source.read.bind(source);
+    let away = true;
+    source.read = async () => {
+      if (away) {
+        source.reads++;
+        throw new Error('the config service did not answer');
+      }
+      return read();
+    };
+    const before = source.reads;
+    // A change made while it is away, announced once: it must not wait for another poke.
+    source.set([svc, tool('a'), tool('b')]);
+    await until(() => source.reads >= before + 10, 'ten failed reads');
+    away = false;
+    await until(() => applied.length === 1, 'the change applied once the source is back');
+    expect([...applied[0]!.tools.keys()].sort()).toEqual(['a', 'b']);
+    await until(() => lines().some((l) => l.includes('config read again')), 'the recovery said');
+    const said = lines().map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(said.filter((m) => m.startsWith('cannot read the config'))).toHaveLength(1);
+    expect(said.filter((m) => m === 'config read again')).toHaveLength(1);
+    expect(said.filter((m) => m === 'config reload failed')).toEqual([]);
+    await f.close();
+  });
+
   it('reports a change it could not apply and applies it on the next read', async () => {
     const source = new HandSource();
     source.entries = [svc, tool('a')];
@@ -137,6 +170,68 @@ describe('ConfigFollower', () => {
     await until(() => applied.length === 1, 'applied on the next read');
     expect(f.status().rejected).toBeUndefined();
     await f.close();
+  });
+
+  it('says a fault of the build itself once, as what it is, and does not read again for it', async () => {
+    const source = new HandSource();
+    source.entries = [svc, tool('a')];
+    const { log, lines } = captureLogger('info');
+    const applied: Catalog[] = [];
+    const build = (entries: readonly ConfigEntry[]) => {
+      // A plugin check with a bug.
+      if (entries.some((e) => e.key === 'buggy')) throw new TypeError("Cannot read properties of undefined (reading 'url')");
+      return catalogOf([...entries]);
+    };
+    const f = new ConfigFollower({ source, build, log, settleMs: 5, retry: { initialDelayMs: 5, maxDelayMs: 20 } });
+    await f.start({ serveEmpty: false });
+    f.follow(async (c) => void applied.push(c));
+    source.set([svc, tool('a'), tool('buggy')]);
+    await until(() => f.status().reloads.failed === 1, 'the fault reported');
+    expect(f.status().rejected).toMatchObject({ version: '2', problems: ["could not be checked: Cannot read properties of undefined (reading 'url')"] });
+    source.set([svc, tool('a'), tool('b')]);
+    await until(() => applied.length === 1, 'the next change applied');
+    const said = lines().map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(said.filter((m) => m.startsWith('config change could not be checked'))).toHaveLength(1);
+    expect(said.filter((m) => m.startsWith('cannot read the config'))).toEqual([]);
+    // One read per change: the faulty version was not read again.
+    expect(source.reads).toBe(3);
+    await f.close();
+    // At start, such a fault is thrown, not retried.
+    const first = new ConfigFollower({ source: Object.assign(new HandSource(), { entries: [svc, tool('buggy')] }), build, log });
+    await expect(first.start({ serveEmpty: true })).rejects.toBeInstanceOf(TypeError);
+  });
+
+  it('reads no more once a read succeeds after a failed one (the pending retry is dropped)', async () => {
+    vi.useFakeTimers();
+    try {
+      const source = new HandSource();
+      source.entries = [svc, tool('a')];
+      const { log } = captureLogger('info');
+      const applied: Catalog[] = [];
+      const f = new ConfigFollower({ source, build: (entries) => catalogOf([...entries]), log, settleMs: 5, retry: { initialDelayMs: 1_000, maxDelayMs: 1_000 } });
+      await f.start({ serveEmpty: false });
+      f.follow(async (c) => void applied.push(c));
+      const read = source.read.bind(source);
+      let fail = true;
+      source.read = async () => {
+        if (!fail) return read();
+        fail = false;
+        source.reads++;
+        throw new Error('the config service did not answer');
+      };
+      source.set([svc, tool('a'), tool('b')]);
+      await vi.advanceTimersByTimeAsync(5);
+      expect(source.reads).toBe(2);
+      // A change announced before the retry is due: read at once, and it succeeds.
+      source.poke();
+      await vi.advanceTimersByTimeAsync(5);
+      expect([source.reads, applied.length]).toEqual([3, 1]);
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(source.reads).toBe(3);
+      await f.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('starts on an invalid source only when asked to serve nothing until it is valid', async () => {

@@ -79,3 +79,13 @@ describe('decodeRequest and hostile keys', () => {
     expect(outer.config).toEqual({ style: 'pun' });
   });
 });
+
+// Found by envelope.property.test.ts: the reviver that drops `__proto__` recursed past the stack.
+describe('decodeRequest and deep nesting', () => {
+  it('refuses a deeply nested payload holding a \\u escape as nested too deeply, not with a stack overflow text', () => {
+    const depth = 200_000;
+    const payload = b(`{"user":"\\u0041","arguments":{"d":${'['.repeat(depth)}${']'.repeat(depth)}}}`);
+    expect(() => decodeRequest(payload)).toThrow(InvalidRequestError);
+    expect(() => decodeRequest(payload)).toThrow(/nested too deeply/);
+  });
+});

@@ -33,6 +33,15 @@ describe('response encoding', () => {
     expect(observationText([null])).toBe('[null]');
   });
 
+  // Found by envelope.property.test.ts: JSON.stringify threw on a BigInt (the agent got
+  // "internal error"), and gave undefined for a function (an unparseable frame).
+  it('writes a BigInt as its digits, and a function as nothing', () => {
+    expect(observationText(12345678901234567890n)).toBe('12345678901234567890');
+    expect(observationText({ id: 2n ** 64n, n: 1 })).toBe('{"id":18446744073709551616,"n":1}');
+    expect(observationText(() => 1)).toBe('');
+    expect(JSON.parse(encodeChunk(observationText(() => 1), true).toString('utf8'))).toMatchObject({ response: '' });
+  });
+
   it('keeps internal error text off the wire but passes ToolwireError text', () => {
     expect(wireError(new Error('/etc/secret path leaked'))).toEqual({ type: 'tool-service-error', message: 'internal error in the tool worker' });
     expect(wireError(new InvalidArgumentsError('bad topic'))).toEqual({ type: 'invalid-arguments', message: 'bad topic' });

@@ -10,6 +10,8 @@ const names: Record<string, string[]> = {
   'mapped.test': ['::ffff:169.254.169.254'],
   'nat.test': ['100.64.0.1'],
   'v6local.test': ['fd00::1'],
+  'compat.test': ['::7f00:1'],
+  'nat64.test': ['64:ff9b::a9fe:a9fe'],
 };
 const resolve = async (h: string) => names[h] ?? [];
 
@@ -36,6 +38,33 @@ describe('AddressGuard', () => {
 
   it('judges an IPv4-mapped IPv6 answer as the IPv4 address it carries', async () => {
     expect(await refusal(open.checkUrlResolved('http://mapped.test/'))).toContain('a linkLocal address');
+  });
+
+  it('judges an IPv6 address that carries an IPv4 one for translation as that IPv4 address', async () => {
+    // IPv4-compatible (::/96), IPv4-translated (::ffff:0:0/96) and NAT64 (64:ff9b::/96), as literals and as answers.
+    for (const [host, kind] of [
+      ['[::7f00:1]', 'loopback'],
+      ['[::127.0.0.1]', 'loopback'],
+      ['[::a00:1]', 'private'],
+      ['[::a9fe:a9fe]', 'linkLocal'],
+      ['[::ffff:0:7f00:1]', 'loopback'],
+      ['[64:ff9b::7f00:1]', 'loopback'],
+      ['[64:ff9b::c0a8:101]', 'private'],
+      ['compat.test', 'loopback'],
+      ['nat64.test', 'linkLocal'],
+    ] as const) {
+      expect(await refusal(open.checkUrlResolved(`http://${host}/`)), host).toContain(`a ${kind} address (`);
+    }
+    // A NAT64 path to a public host is a public host (DNS64 networks answer so).
+    await expect(open.checkUrlResolved('http://[64:ff9b::808:808]/')).resolves.toBeInstanceOf(URL);
+    // An allowed IPv4 range covers the same address carried in IPv6.
+    await expect(new AddressGuard({ allowPrivate: ['127.0.0.0/8'] }, resolve).checkUrlResolved('http://[::7f00:1]/')).resolves.toBeInstanceOf(URL);
+  });
+
+  it('refuses 6to4 and Teredo tunnel addresses whole, whatever IPv4 they carry', async () => {
+    for (const a of ['[2002:7f00:1::1]', '[2002:808:808::1]', '[2001:0:4136:e378:8000:63bf:80ff:fffe]']) {
+      expect(await refusal(open.checkUrlResolved(`http://${a}/`)), a).toMatch(/a (6to4|teredo) address/);
+    }
   });
 
   it('refuses a name with any private answer, so a second answer cannot be raced', async () => {

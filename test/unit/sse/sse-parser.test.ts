@@ -24,6 +24,12 @@ describe('SseParser', () => {
     }
   });
 
+  // Found by sse-parser.property.test.ts: the LF alone in its chunk left the parser still
+  // waiting for one, so the next chunk's blank line was eaten and two events became one.
+  it('keeps the blank line after a CRLF whose LF came alone in its chunk', () => {
+    expect(feed(['data: a\r', '\n', '\ndata: b\n\n'])).toEqual(['a', 'b']);
+  });
+
   it('accepts CRLF and CR line ends, including a CRLF split between chunks', () => {
     expect(feed(['data: x\r\n\r\ndata: y\r\r'])).toEqual(['x', 'y']);
     expect(feed(['data: x\r', '\n\r', '\ndata: z\r\n', '\r\n'])).toEqual(['x', 'z']);

@@ -6,6 +6,7 @@ import { ConfigError } from '../../../src/errors.js';
 import { PluginRegistry } from '../../../src/plugins/registry.js';
 import type { PluginContext } from '../../../src/plugins/plugin.js';
 import { loadSecrets } from '../../../src/secrets.js';
+import { ExecPolicy } from '../../../src/policy/exec-policy.js';
 
 const ctx: PluginContext = {
   log: pino({ level: 'silent' }),
@@ -42,7 +43,7 @@ function tool(runtime: Record<string, unknown>): ConfigEntry {
 
 describe('the load-time check of runtime parameters', () => {
   it("refuses a tool whose required hidden parameters have no value, with Dify's message", async () => {
-    const err = await buildCatalog([service, tool({ region: 'eu' })], new PluginRegistry(), ctx).catch((e: unknown) => e);
+    const err = await buildCatalog([service, tool({ region: 'eu' })], new PluginRegistry(), ctx, { policy: new ExecPolicy('directory') }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).problems).toContain(
       "tool/web-search.json: runtime-parameters: Tool 'web-search' requires non-LLM runtime_parameters for: engine.",
@@ -50,7 +51,7 @@ describe('the load-time check of runtime parameters', () => {
   });
 
   it('loads the tool once every hidden parameter has a value', async () => {
-    const catalog = await buildCatalog([service, tool({ region: 'eu', engine: 'x' })], new PluginRegistry(), ctx);
+    const catalog = await buildCatalog([service, tool({ region: 'eu', engine: 'x' })], new PluginRegistry(), ctx, { policy: new ExecPolicy('directory') });
     expect(catalog.tools.get('web-search')?.runtimeParameters).toEqual({ region: 'eu', engine: 'x' });
   });
 });

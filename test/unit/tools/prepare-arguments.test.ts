@@ -63,6 +63,25 @@ describe('prepareArguments', () => {
     const req = { a: '1' };
     expect(prepareArguments([], {}, req)).toBe(req);
   });
+
+  // Found by coerce.property.test.ts: an unset parameter read the value its object inherits
+  // ("function Object() { [native code] }"), and one named __proto__ replaced the prototype.
+  it('gives a parameter named like an inherited property no value the model did not send', () => {
+    const p = [param({ name: 'toString', type: 'string' }), param({ name: 'constructor', type: 'files' }), param({ name: '__proto__', type: 'array' })];
+    const out = prepareArguments(p, {}, { q: 'x' });
+    expect(out).toEqual({ q: 'x' });
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    const given = prepareArguments(p, JSON.parse('{"__proto__":"[1]"}') as Record<string, unknown>, { toString: 'a' });
+    expect(Object.getPrototypeOf(given)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(given, '__proto__')?.value).toEqual([1]);
+    expect(given['toString']).toBe('a');
+  });
+
+  // Found by coerce.property.test.ts: a null from the model erased the runtime value, though null counts as "no value" for defaults.
+  it('keeps the runtime value of an llm parameter when the model sends null', () => {
+    const p = [param({ name: 'q', type: 'string' })];
+    expect(prepareArguments(p, { q: 'from config' }, { q: null })).toEqual({ q: 'from config' });
+  });
 });
 
 describe('missingRuntimeParameters', () => {

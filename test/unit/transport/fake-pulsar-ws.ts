@@ -25,6 +25,8 @@ export class FakePulsarWs {
   readonly authorizations: (string | undefined)[] = [];
   /** Answer upgrades with this status instead of accepting them. */
   refuseWith: { status: number; body?: string } | undefined;
+  /** Upgrades answered with `refuseWith`. */
+  refused = 0;
   /** Swallow producer frames without replying. */
   holdReplies = false;
   /**
@@ -47,6 +49,7 @@ export class FakePulsarWs {
     this.http.on('upgrade', (req, socket: Duplex, head) => {
       const refuse = this.refuseWith;
       if (refuse) {
+        this.refused++;
         // A client that gives up mid-refusal resets the connection; a real server shrugs that off.
         socket.on('error', () => undefined);
         const body = refuse.body ?? '';

@@ -1,21 +1,24 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PulsarWsTransport } from '../../../src/transport/pulsar-ws-transport.js';
+import { captureLogger } from '../../support/harness.js';
 import { FakePulsarWs } from './fake-pulsar-ws.js';
 
 const log = pino({ level: 'silent' });
 const until = (fn: () => void): Promise<void> => vi.waitFor(fn, { timeout: 5_000, interval: 10 });
 
-describe('pulsar-ws subscription while its broker is away (local fake endpoint)', () => {
-  let fake: FakePulsarWs | undefined;
-  let transport: PulsarWsTransport | undefined;
+// The fake endpoint and the transport of the test running now, closed after each.
+let fake: FakePulsarWs | undefined;
+let transport: PulsarWsTransport | undefined;
 
-  afterEach(async () => {
-    await transport?.close();
-    await fake?.stop();
-    transport = undefined;
-    fake = undefined;
-  });
+afterEach(async () => {
+  await transport?.close();
+  await fake?.stop();
+  transport = undefined;
+  fake = undefined;
+});
+
+describe('pulsar-ws subscription while its broker is away (local fake endpoint)', () => {
 
   it('does not hand out a persistent message pushed on the lost socket, even before a reconnect', async () => {
     const server = (fake = await FakePulsarWs.start());
@@ -42,5 +45,42 @@ describe('pulsar-ws subscription while its broker is away (local fake endpoint)'
     await until(() => expect(t.connected).toBe(true));
     server.push('after');
     expect((await pending).value?.data.toString()).toBe('after');
+  });
+});
+
+describe('pulsar-ws transport logging an outage (local fake endpoint)', () => {
+  it('logs the loss once and the recovery once, for all its sockets and however many retries', async () => {
+    const server = (fake = await FakePulsarWs.start());
+    const { log, lines } = captureLogger('info');
+    const t = (transport = new PulsarWsTransport({ kind: 'pulsar-ws', url: server.url, log, connectTimeoutMs: 2_000, reconnect: { initialDelayMs: 5, maxDelayMs: 20 } }));
+    await t.subscribe({ topic: 'persistent://public/default/outage-a', subscription: 's' });
+    await t.subscribe({ topic: 'non-persistent://public/default/outage-b', subscription: 's' });
+    await t.producer('persistent://public/default/outage-c');
+    await until(() => expect(server.openSockets).toBe(3));
+
+    // The broker goes away and refuses every reconnect for a while: many attempts per socket.
+    server.refuseWith = { status: 503 };
+    server.dropAll();
+    await until(() => expect(server.refused).toBeGreaterThanOrEqual(15));
+    server.refuseWith = undefined;
+    await until(() => expect(t.connected).toBe(true));
+    await until(() => expect(lines().filter((l) => l.includes('broker connection recovered'))).toHaveLength(1));
+
+    const said = lines().map((l) => JSON.parse(l) as { msg: string; level: number; links?: number; reconnected?: number });
+    expect(said.filter((l) => l.msg === 'broker connection lost; reconnecting')).toHaveLength(1);
+    const recovered = said.filter((l) => l.msg === 'broker connection recovered');
+    expect(recovered).toMatchObject([{ links: 3, reconnected: 3 }]);
+    // Nothing else at info or above: no line per socket, none per retry.
+    expect(said.map((l) => l.msg).sort()).toEqual(['broker connection lost; reconnecting', 'broker connection recovered']);
+  });
+
+  it('does not call a closed socket an outage', async () => {
+    const server = (fake = await FakePulsarWs.start());
+    const { log, lines } = captureLogger('info');
+    const t = (transport = new PulsarWsTransport({ kind: 'pulsar-ws', url: server.url, log, connectTimeoutMs: 2_000, reconnect: { initialDelayMs: 5, maxDelayMs: 20 } }));
+    const sub = await t.subscribe({ topic: 'persistent://public/default/closing', subscription: 's' });
+    await sub.close();
+    await t.close();
+    expect(lines()).toEqual([]);
   });
 });

@@ -105,40 +105,75 @@ describe('a publish that keeps failing', () => {
   });
 });
 
+/** A handler of a redeliverable service `lim` whose test plugin behaves as `behaviour`. */
+async function redeliverableHandler(behaviour: Behaviour): Promise<{ handler: RequestHandler; transport: MemoryTransport }> {
+  const registry = testRegistry({ it: behaviour });
+  const catalog = await catalogOf([entry('tool-service', 'lim', service('lim', { plugin: { kind: 'test', behaviour: 'it' } }))], registry);
+  const transport = new MemoryTransport();
+  const { log } = captureLogger();
+  const plugins = await pluginsOf(catalog, registry, log);
+  const handler = new RequestHandler({
+    service: catalog.services.get('lim')!,
+    catalog: () => catalog,
+    plugin: plugins.get('lim')!,
+    transport,
+    limits: DEFAULT_LIMITS,
+    log,
+    hardStop: new AbortController().signal,
+    redeliverable: true,
+  });
+  return { handler, transport };
+}
+
+/** Delivery `messageId` of request `req-1`; its ack and nack are written to `settled` with `label`. */
+function request(messageId: string, redeliveryCount: number, label: string, settled: string[]): IncomingMessage {
+  return {
+    data: encodeRequest({ config: {}, arguments: {} }),
+    properties: { id: 'req-1' },
+    redeliveryCount,
+    messageId,
+    topic: REQ,
+    ack: async () => void settled.push(`ack ${label}`),
+    nack: async () => void settled.push(`nack ${label}`),
+  };
+}
+
 describe('a redelivered copy of an answered request', () => {
   it('is acked without running the tool again, counted as a duplicate; an agent retry (a new message) runs', async () => {
     let runs = 0;
     const ok: Behaviour = () => (async function* () { runs++; yield 'x'; })();
-    const registry = testRegistry({ ok });
-    const catalog = await catalogOf([entry('tool-service', 'lim', service('lim', { plugin: { kind: 'test', behaviour: 'ok' } }))], registry);
-    const transport = new MemoryTransport();
-    const { log } = captureLogger();
-    const plugins = await pluginsOf(catalog, registry, log);
-    const handler = new RequestHandler({
-      service: catalog.services.get('lim')!,
-      catalog: () => catalog,
-      plugin: plugins.get('lim')!,
-      transport,
-      limits: DEFAULT_LIMITS,
-      log,
-      hardStop: new AbortController().signal,
-      redeliverable: true,
-    });
+    const { handler, transport } = await redeliverableHandler(ok);
     const settled: string[] = [];
-    const delivery = (messageId: string, redeliveryCount: number): IncomingMessage => ({
-      data: encodeRequest({ config: {}, arguments: {} }),
-      properties: { id: 'req-1' },
-      redeliveryCount,
-      messageId,
-      topic: REQ,
-      ack: async () => void settled.push(`ack ${messageId}`),
-      nack: async () => void settled.push(`nack ${messageId}`),
-    });
+    const delivery = (messageId: string, redeliveryCount: number): IncomingMessage => request(messageId, redeliveryCount, messageId, settled);
     expect(await handler.handle(delivery('m1', 0))).toBe(Outcome.Answered);
     expect(await handler.handle(delivery('m1', 1))).toBe(Outcome.Duplicate);
+    // After a topic unload the broker hands unacked messages out again with a count of 0
+    // (the WebSocket service's consumer reconnected; nobody nacked): still the same message.
+    expect(await handler.handle(delivery('m1', 0))).toBe(Outcome.Duplicate);
     expect(await handler.handle(delivery('m2', 0))).toBe(Outcome.Answered);
     expect(runs).toBe(2);
-    expect(settled).toEqual(['ack m1', 'ack m1', 'ack m2']);
+    expect(settled).toEqual(['ack m1', 'ack m1', 'ack m1', 'ack m2']);
+    await transport.close();
+  });
+});
+
+describe('a copy of a request still being answered', () => {
+  it('runs nothing and settles as the first delivery does', async () => {
+    let runs = 0;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const slow: Behaviour = () => (async function* () { runs++; await held; yield 'x'; })();
+    const { handler, transport } = await redeliverableHandler(slow);
+    const settled: string[] = [];
+    const delivery = (n: number): IncomingMessage => request('m1', 0, String(n), settled);
+    // A topic unload hands the unacked message out again while its first delivery still runs.
+    const first = handler.handle(delivery(1));
+    const copy = handler.handle(delivery(2));
+    release();
+    expect(await first).toBe(Outcome.Answered);
+    expect(await copy).toBe(Outcome.Duplicate);
+    expect(runs).toBe(1);
+    expect(settled.sort()).toEqual(['ack 1', 'ack 2']);
     await transport.close();
   });
 });

@@ -13,6 +13,8 @@ const ctx = (): CallContext => ({
   pluginStartedAt: undefined,
   pluginEndedAt: undefined,
   errorType: undefined,
+  onAnswer: undefined,
+  handoff: undefined,
 });
 
 describe('the interceptor chain', () => {

@@ -10,14 +10,11 @@ import { deadlineInterceptor } from '../../../src/worker/deadline-interceptor.js
 import type { PluginRun } from '../../../src/worker/interceptor.js';
 import { RunningCalls } from '../../../src/worker/running-calls.js';
 
-const run = (over: { requestId?: string; toolTimeout?: number; serviceTimeout?: number } = {}): PluginRun =>
+const run = (over: { requestId?: string; timeoutMs?: number } = {}): PluginRun =>
   ({
     requestId: over.requestId ?? 'r1',
     abort: new CallAbort(),
-    call: {
-      tool: { name: 'slow-tool', ...(over.toolTimeout !== undefined ? { timeoutMs: over.toolTimeout } : {}) },
-      service: { id: 'svc', ...(over.serviceTimeout !== undefined ? { timeoutMs: over.serviceTimeout } : {}) },
-    },
+    call: { tool: { name: 'slow-tool' }, service: { id: 'svc' }, timeoutMs: over.timeoutMs ?? 1_000 },
   }) as unknown as PluginRun;
 
 /** A `next` that settles only when told to, so the test decides when the plugin ends. */
@@ -32,14 +29,10 @@ describe('the deadline interceptor', () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
 
-  it.each([
-    ['the tool', { toolTimeout: 50, serviceTimeout: 500 }, 50],
-    ['the service', { serviceTimeout: 300 }, 300],
-    ['the worker', {}, 1_000],
-  ])("aborts the run with a timeout at %s's limit", async (_who, over, limit) => {
-    const r = run(over);
+  it.each([50, 300, 1_000])('aborts the run with a timeout at the call’s deadline (%i ms)', async (limit) => {
+    const r = run({ timeoutMs: limit });
     const p = pending();
-    void deadlineInterceptor(1_000)(r, p.next);
+    void deadlineInterceptor(r, p.next);
     expect(p.calls()).toBe(1);
     vi.advanceTimersByTime(limit - 1);
     expect(r.abort.reason).toBeUndefined();
@@ -49,9 +42,9 @@ describe('the deadline interceptor', () => {
   });
 
   it('leaves a run that ended in time alone', async () => {
-    const r = run({ toolTimeout: 50 });
+    const r = run({ timeoutMs: 50 });
     const p = pending();
-    const done = deadlineInterceptor(1_000)(r, p.next);
+    const done = deadlineInterceptor(r, p.next);
     p.end();
     await done;
     vi.advanceTimersByTime(10_000);
@@ -61,7 +54,7 @@ describe('the deadline interceptor', () => {
 
   it("passes the plugin's failure through and clears its timer", async () => {
     const r = run();
-    await expect(deadlineInterceptor(1_000)(r, () => Promise.reject(new Error('plugin broke')))).rejects.toThrow('plugin broke');
+    await expect(deadlineInterceptor(r, () => Promise.reject(new Error('plugin broke')))).rejects.toThrow('plugin broke');
     expect(vi.getTimerCount()).toBe(0);
   });
 });
@@ -97,6 +90,41 @@ describe('the running calls', () => {
     const late = pending();
     await expect(running.interceptor(run({ requestId: 'c' }), late.next)).rejects.toThrow('the worker is shutting down');
     expect(late.calls()).toBe(0);
+  });
+
+  it('keeps both runs of one request id (a redelivery while the first still runs): a cancel and the hard stop reach both', async () => {
+    for (const end of ['cancel', 'hard stop'] as const) {
+      const stop = new AbortController();
+      const running = new RunningCalls(stop.signal);
+      const [first, second, other] = [run({ requestId: 'same' }), run({ requestId: 'same' }), run({ requestId: 'other' })];
+      const [p1, p2, p3] = [pending(), pending(), pending()];
+      const d1 = running.interceptor(first, p1.next);
+      const d2 = running.interceptor(second, p2.next);
+      void running.interceptor(other, p3.next);
+      if (end === 'cancel') expect(running.cancel('same')).toBe(true);
+      else stop.abort();
+      expect(first.abort.reason, end).toBeInstanceOf(AbortedError);
+      expect(second.abort.reason, end).toBeInstanceOf(AbortedError);
+      expect(other.abort.reason !== undefined, end).toBe(end === 'hard stop');
+      p1.end();
+      p2.end();
+      await Promise.all([d1, d2]);
+    }
+  });
+
+  it('still reaches the later run of an id once the earlier one has ended, and forgets the id when both have', async () => {
+    const running = new RunningCalls(new AbortController().signal);
+    const [first, second] = [run({ requestId: 'same' }), run({ requestId: 'same' })];
+    const [p1, p2] = [pending(), pending()];
+    const d1 = running.interceptor(first, p1.next);
+    const d2 = running.interceptor(second, p2.next);
+    p1.end();
+    await d1;
+    expect(running.cancel('same')).toBe(true);
+    expect(second.abort.reason?.message).toBe('the agent cancelled the call');
+    p2.end();
+    await d2;
+    expect(running.cancel('same')).toBe(false);
   });
 
   it('lets go of the hard stop once disposed', () => {

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RateLimitedError, ToolFailedError } from '../../../src/errors.js';
 import type { ToolCall } from '../../../src/plugins/plugin.js';
 import { DEAD_LETTER_REASON_PROPERTY } from '../../../src/envelope/properties.js';
@@ -179,7 +179,7 @@ describe('Worker', () => {
     const id = await f.request(REQ, { name: 'x' }, { mode: 'm1' });
     expect(await f.responses.final(id)).toEqual([{ error: null, response: 'second time lucky', endOfStream: true }]);
     expect(calls).toBe(2);
-    expect(f.worker.stats().nacked).toBe(1);
+    await vi.waitFor(() => expect(f.worker.stats().nacked).toBe(1));
   });
 
   it('answers with the error once a retriable failure has used up its redeliveries', async () => {

@@ -131,6 +131,16 @@ describe('dify-slim', () => {
     expect(alive(rec?.pid ?? 0)).toBe(false);
   });
 
+  it('bounds a run by the call’s deadline when DIFY_SLIM_TIMEOUT_MS is unset, and sets slim’s own timer just above it', async () => {
+    h = await slimHarness({ mode: 'local', tools: ['hang'] });
+    const err = await h.call('hang', {}, { timeoutMs: 700 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect((err as Error).message).toMatch(/^tool invoke error: the plugin did not finish within 700 ms;/);
+    const [rec] = await h.records();
+    expect(rec?.env['SLIM_MAX_EXECUTION_TIMEOUT']).toBe('6');
+    expect(alive(rec?.pid ?? 0)).toBe(false);
+  }, 20_000);
+
   it('kills slim when the call is aborted, with SIGKILL when it ignores SIGTERM', async () => {
     h = await slimHarness({ mode: 'local', tools: ['hang_ignore_term'] });
     const ac = new AbortController();

@@ -9,6 +9,7 @@ import { PluginRegistry } from '../../../../src/plugins/registry.js';
 import { loadSecrets } from '../../../../src/secrets.js';
 import { prepareArguments } from '../../../../src/tools/prepare-arguments.js';
 import { PluginFaultBoard } from '../../../../src/plugins/plugin-faults.js';
+import { ExecPolicy } from '../../../../src/policy/exec-policy.js';
 
 /**
  * Names in these tests resolve here, never through DNS: `*.example` to example.com's public
@@ -49,7 +50,7 @@ export interface Harness {
   /** What the plugin counted besides calls (`retry`...). */
   readonly events: string[];
   /** Invoke a tool and join its chunks, the way the worker does in single mode. */
-  call(tool: string, args?: Record<string, unknown>, opts?: { signal?: AbortSignal; user?: string; onChunk?: (c: string) => void }): Promise<string>;
+  call(tool: string, args?: Record<string, unknown>, opts?: { signal?: AbortSignal; user?: string; onChunk?: (c: string) => void; timeoutMs?: number }): Promise<string>;
 }
 
 export function serviceEntry(kind: string, plugin: Record<string, unknown> = {}): ConfigEntry {
@@ -75,7 +76,7 @@ export async function loadCatalog(o: HarnessOptions, logs = new LogCapture()): P
   const events: string[] = [];
   const ctx: PluginContext = { log, configDir: '.', secrets: loadSecrets(o.env ?? {}), settings: o.settings, faults: new PluginFaultBoard(), resolve: testResolver, events: { count: (e) => void events.push(e) } };
   const registry = new PluginRegistry([o.factory]);
-  const catalog = await buildCatalog([serviceEntry(o.kind, o.servicePlugin), ...toolEntries(o.tools)], registry, ctx);
+  const catalog = await buildCatalog([serviceEntry(o.kind, o.servicePlugin), ...toolEntries(o.tools)], registry, ctx, { policy: new ExecPolicy('directory') });
   return { catalog, ctx, logs, events };
 }
 
@@ -103,6 +104,7 @@ export async function harness(o: HarnessOptions): Promise<Harness> {
         arguments: prepareArguments(tool.parameters, tool.runtimeParameters, args),
         user: opts.user,
         stream: false,
+        timeoutMs: opts.timeoutMs ?? 120_000,
         signal: opts.signal ?? new AbortController().signal,
         log: ctx.log.child({ requestId, tool: name }),
       });

@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Catalog } from '../../../../src/catalog/catalog.js';
 import { buildCatalog } from '../../../../src/catalog/build-catalog.js';
 import { encodeRequest } from '../../../../src/envelope/request.js';
@@ -15,6 +16,7 @@ import type { ToolResponse } from '../../../../src/envelope/response.js';
 import { defaultRegistry } from '../../../../src/plugins/default-registry.js';
 import type { Plugin, PluginContext } from '../../../../src/plugins/plugin.js';
 import { loadSecrets } from '../../../../src/secrets.js';
+import { ExecPolicy } from '../../../../src/policy/exec-policy.js';
 import { MemoryTransport } from '../../../../src/transport/memory-transport.js';
 import { STREAM_PROPERTY, TOOL_PROPERTY } from '../../../../src/envelope/properties.js';
 import { Worker } from '../../../../src/worker/worker.js';
@@ -49,15 +51,16 @@ beforeAll(async () => {
   http = await startEverythingHttp();
   blobDir = await mkdtemp(join(tmpdir(), 'toolwire-mcp-blobs-'));
   const { log } = captureLogger('warn');
-  const ctx: PluginContext = { log, configDir: tmpdir(), secrets: loadSecrets({ MCP_TEST_TOKEN: 'not-checked-by-the-server' }), settings: { MCP_BLOB_DIR: blobDir, PATH: process.env['PATH'] } };
+  const ctx: PluginContext = { log, configDir: tmpdir(), secrets: loadSecrets({ EVERYTHING_TEST_TOKEN: 'not-checked-by-the-server' }), settings: { MCP_BLOB_DIR: blobDir, PATH: process.env['PATH'] } };
   const withEvents = (s: string): PluginContext => ({ ...ctx, events: { count: (e) => void events.push(`${s} ${e}`) } });
   const svc = (id: string, plugin: Record<string, unknown>) =>
     entry('tool-service', id, { id, 'config-params': ['op'], 'request-queue': `non-persistent://tg/request/${id}`, 'response-queue': 'non-persistent://tg/response/mcp', plugin });
   const registry = defaultRegistry();
   catalog = await buildCatalog(
-    [svc('stdio', everythingStdio()), ...tools('stdio'), svc('http', { kind: 'mcp', transport: 'http', url: http.url, token: 'env:MCP_TEST_TOKEN' }), ...tools('http')],
+    [svc('stdio', everythingStdio()), ...tools('stdio'), svc('http', { kind: 'mcp', transport: 'http', url: http.url, token: 'env:EVERYTHING_TEST_TOKEN' }), ...tools('http')],
     registry,
     ctx,
+    { policy: new ExecPolicy('directory') },
   );
   for (const s of catalog.services.values()) plugins.set(s.id, await registry.get('mcp')!.create(s, withEvents(s.id)));
   transport = new MemoryTransport();
@@ -74,12 +77,17 @@ afterAll(async () => {
   await rm(blobDir, { recursive: true, force: true });
 });
 
-async function call(service: string, tool: string, args: Record<string, unknown>, stream = false): Promise<ToolResponse[]> {
+/** Publishes a request; returns its id. */
+async function send(service: string, tool: string, args: Record<string, unknown>, stream = false): Promise<string> {
   const id = randomUUID();
   const properties: Record<string, string> = { id, [TOOL_PROPERTY]: `${service}-${tool}` };
   if (stream) properties[STREAM_PROPERTY] = 'true';
   await (await transport.producer(`non-persistent://tg/request/${service}`)).send({ data: encodeRequest({ config: {}, arguments: args }), properties });
-  return responses.final(id, 20_000);
+  return id;
+}
+
+async function call(service: string, tool: string, args: Record<string, unknown>, stream = false): Promise<ToolResponse[]> {
+  return responses.final(await send(service, tool, args, stream), 20_000);
 }
 
 const text = (rs: ToolResponse[]) => rs.map((r) => r.response).join('');
@@ -133,16 +141,43 @@ for (const service of ['stdio', 'http']) {
   });
 }
 
+describe('the mcp plugin’s deadline', () => {
+  it('is the worker’s when the descriptors set none, even above 120 s: the SDK is not given a shorter one', async () => {
+    const { log } = captureLogger('warn');
+    const own = new MemoryTransport();
+    const answers = await ResponseCollector.on(own, 'non-persistent://tg/response/mcp');
+    // A plugin of its own: stopping this worker closes the plugins it serves.
+    const ctx: PluginContext = { log, configDir: tmpdir(), secrets: loadSecrets({ EVERYTHING_TEST_TOKEN: 'not-checked-by-the-server' }), settings: {} };
+    const ownPlugins = new Map([['http', await defaultRegistry().get('mcp')!.create(catalog.services.get('http')!, ctx)]]);
+    const w = new Worker({ transport: own, catalog, plugins: ownPlugins, log, limits: { shutdownGraceMs: 2000, timeoutMs: 300_000 } });
+    const callTool = vi.spyOn(Client.prototype, 'callTool');
+    try {
+      await w.start();
+      const id = randomUUID();
+      await (await own.producer('non-persistent://tg/request/http')).send({ data: encodeRequest({ config: {}, arguments: { message: 'x' } }), properties: { id, [TOOL_PROPERTY]: 'http-echo' } });
+      expect(text(await answers.final(id, 20_000))).toBe('Echo: x');
+      const timeouts = callTool.mock.calls.map(([, , options]) => options?.timeout);
+      // The SDK's own timer is set just past the call's deadline, which the worker enforces.
+      expect(timeouts).toEqual([301_000]);
+    } finally {
+      callTool.mockRestore();
+      await w.stop(500);
+      await answers.close();
+      await own.close();
+    }
+  });
+});
+
 describe('the mcp plugin when its stdio server dies', () => {
   it('fails the call in flight with a retriable error and restarts the server for the next', async () => {
-    const inFlight = call('stdio', 'long', { duration: 5, steps: 5 });
-    await new Promise((r) => setTimeout(r, 500));
+    const id = await send('stdio', 'long', { duration: 5, steps: 5 }, true);
+    // In flight at the server: its first progress notification has come back as a chunk.
+    await vi.waitFor(() => expect(responses.byId.get(id)?.length).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
     // The server is a child of this process, started by the plugin.
     const pids = execFileSync('pgrep', ['-P', String(process.pid), '-f', 'server-everything/dist/index.js stdio']).toString().trim().split('\n').filter(Boolean);
     expect(pids.length).toBeGreaterThan(0);
     for (const pid of pids) process.kill(Number(pid), 'SIGKILL');
-    const [r] = await inFlight;
-    expect(r?.error?.type).toBe('unavailable');
+    expect((await responses.final(id, 20_000)).at(-1)?.error?.type).toBe('unavailable');
     expect(text(await call('stdio', 'echo', { message: 'back' }))).toBe('Echo: back');
     expect(events).toContain('stdio reconnect');
   }, 30_000);

@@ -61,7 +61,7 @@ describe('a module plugin named as a package', () => {
     const { log } = captureLogger();
     const service = { id: 'pkg', source: 'test', plugin: { kind: 'module', options: { module: 'operator-tools', export: 'greet' } } } as unknown as ToolService;
     const plugin = await modulePluginFactory.create(service, { log, configDir: dir, secrets: new Map() as never, settings: {} });
-    const call = { requestId: 'r', service, tool: undefined, config: {}, arguments: { name: 'ops' }, stream: false, signal: new AbortController().signal, log } as ToolCall;
+    const call = { requestId: 'r', service, tool: undefined, config: {}, arguments: { name: 'ops' }, stream: false, timeoutMs: 120_000, signal: new AbortController().signal, log } as ToolCall;
     expect(await plugin.invoke(call)).toBe('hello ops');
     await expect(modulePluginFactory.create({ ...service, plugin: { kind: 'module', options: { module: 'not-installed-anywhere', export: 'default' } } } as unknown as ToolService, { log, configDir: dir, secrets: new Map() as never, settings: {} })).rejects.toThrow(/cannot find package "not-installed-anywhere" from/);
   });

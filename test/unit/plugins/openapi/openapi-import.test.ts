@@ -33,7 +33,9 @@ function tool(doc: Doc, name: string): Record<string, unknown> {
   return t!;
 }
 
-describe('toolwire openapi import', () => {
+// The CLI in process: the first test loads the import command's module graph and parses three
+// documents, CPU work that took over 12 s on a loaded machine.
+describe('toolwire openapi import', { timeout: 60_000 }, () => {
   it('makes one tool per Petstore operation, the same from Swagger 2.0, OpenAPI 3.0 and 3.1 YAML', async () => {
     const docs = await Promise.all(['2.0/json/petstore.json', '3.0/json/petstore.json', '3.1/yaml/petstore.yaml'].map((p) => imported(['--service', 'pets', example(p)])));
     for (const d of docs) {

@@ -1,0 +1,115 @@
+import { z } from 'zod';
+import { typedToolDescriptors } from '../plugins/module/module-descriptors.js';
+import { defineTool } from '../plugins/module/module-tool.js';
+
+/**
+ * The tool `toolwire init` writes, as toolwire reads it: its descriptors are derived from
+ * this twin of GREET_SOURCE, and the project's own `toolwire validate` (run by the
+ * newcomer's test) fails if the two ever drift apart.
+ */
+const greet = defineTool({
+  name: 'greet',
+  description: 'Greets someone by name, in one of a few languages',
+  arguments: z.object({
+    name: z.string().min(1).describe('Who to greet'),
+    language: z.enum(['en', 'fr', 'de']).default('en').describe('The language of the greeting'),
+  }),
+  run: () => '',
+});
+
+const GREET_SOURCE = `import { defineTool, z } from 'toolwire';
+
+/** A first tool. Edit it while \`npm start\` runs: the worker picks the change up. */
+export const greet = defineTool({
+  name: 'greet',
+  description: 'Greets someone by name, in one of a few languages',
+  arguments: z.object({
+    name: z.string().min(1).describe('Who to greet'),
+    language: z.enum(['en', 'fr', 'de']).default('en').describe('The language of the greeting'),
+  }),
+  run({ name, language }) {
+    const hello = { en: 'Hello', fr: 'Bonjour', de: 'Hallo' }[language];
+    return \`\${hello}, \${name}!\`;
+  },
+});
+`;
+
+const GREET_TEST = `import { describe, expect, it } from 'vitest';
+import { runTool } from 'toolwire';
+import { greet } from '../tools/greet.ts';
+
+describe('greet', () => {
+  it('greets in the language asked for, English by default', async () => {
+    expect(await runTool(greet, { name: 'Ada' })).toBe('Hello, Ada!');
+    expect(await runTool(greet, { name: 'Ada', language: 'fr' })).toBe('Bonjour, Ada!');
+  });
+
+  it('tells the model what to fix when the arguments are wrong', async () => {
+    await expect(runTool(greet, { name: '' })).rejects.toThrow(/name: Too small/);
+  });
+});
+`;
+
+const TSCONFIG = {
+  compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, allowImportingTsExtensions: true, skipLibCheck: true },
+  include: ['tools', 'test'],
+};
+
+function readme(name: string, service: string): string {
+  return `# ${name}
+
+Tools for AI agents, served by [toolwire](https://www.npmjs.com/package/toolwire).
+
+\`\`\`sh
+npm install
+npm start                                          # the worker, reloading tools/ on save
+npx toolwire call greet --args '{"name":"Ada"}'    # in another terminal
+npm test
+\`\`\`
+
+- \`tools/greet.ts\` is the tool: its zod schema is what the model sees and what each call
+  is checked against. Add tools there (a module may export several).
+- \`config/\` holds its descriptors (service \`${service}\`). After changing a schema, write them
+  again with \`npm run descriptors\`; \`npx toolwire validate config\` says where they disagree.
+- \`npm start\` type checks a changed tool before it swaps it in: a type or syntax error is
+  logged with its line, and the last good code keeps serving.
+- \`npm start\` runs embedded; with \`PULSAR_URL\` set it serves on the broker. The gateway's
+  \`http://127.0.0.1:8787/docs\` lists the tools and lets you try them.
+`;
+}
+
+/** Every file of a new tool project, by path. */
+export function projectFiles(o: { readonly name: string; readonly service: string; readonly toolwire: string; readonly vitest: string; readonly typescript: string }): Record<string, string> {
+  const service = {
+    id: o.service,
+    'request-queue': `non-persistent://tg/request/${o.service}`,
+    'response-queue': `non-persistent://tg/response/${o.service}`,
+    'config-params': [{ name: 'tool', required: true }],
+    plugin: { kind: 'module', module: '../tools/greet.ts' },
+  };
+  const pkg = {
+    name: o.name,
+    version: '0.1.0',
+    private: true,
+    type: 'module',
+    scripts: {
+      start: 'toolwire run --watch --config-dir config',
+      test: 'vitest run',
+      descriptors: `toolwire module import tools/greet.ts --service ${o.service} --out config`,
+    },
+    dependencies: { toolwire: o.toolwire },
+    devDependencies: { typescript: o.typescript, vitest: o.vitest },
+  };
+  const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
+  const files: Record<string, string> = {
+    'package.json': json(pkg),
+    'tsconfig.json': json(TSCONFIG),
+    '.gitignore': 'node_modules/\n',
+    'README.md': readme(o.name, o.service),
+    'tools/greet.ts': GREET_SOURCE,
+    'test/greet.test.ts': GREET_TEST,
+    [`config/tool-service/${o.service}.json`]: json(service),
+  };
+  for (const d of typedToolDescriptors([greet], { service: o.service, prefix: '' })) files[`config/tool/${String(d['name'])}.json`] = json(d);
+  return files;
+}

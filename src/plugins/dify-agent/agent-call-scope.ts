@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { context, trace, type Span } from '@opentelemetry/api';
+import type { Logger } from 'pino';
+import { ToolResponseError } from '../../client/tool-client.js';
+import type { ToolService } from '../../catalog/descriptors.js';
+import type { Fleet, PluginEvents } from '../plugin.js';
+import { DIFY_AGENT_KIND } from './agent-options.js';
+import type { AgentCallScope } from './inner-api-server.js';
+import type { OpenAiChatModel } from './openai-chat-model.js';
+import { FLEET_PROVIDER } from './tool-entities.js';
+
+type Json = Record<string, unknown>;
+
+export interface CallScopeOptions {
+  readonly model: OpenAiChatModel;
+  readonly modelName: string;
+  readonly fleet: Fleet;
+  /** The tools this call may use, by name. */
+  readonly tools: ReadonlySet<string>;
+  readonly maximumIterations: number;
+  readonly maximumToolCalls: number;
+  /** When the agent call's deadline passes (Date.now() ms): no sub-call may outlive it. */
+  readonly deadlineAt: number;
+  /** The agent call's signal: its end, timeout or cancellation stops every model and tool call it started. */
+  readonly signal: AbortSignal;
+  readonly user: string | undefined;
+  readonly log: Logger;
+  readonly span: Span;
+  readonly events: PluginEvents | undefined;
+}
+
+const tracer = trace.getTracer('toolwire');
+
+/**
+ * What one agent call answers on the inner API: its model rounds (bounded by
+ * maximum_iterations, whatever the strategy does) and its tool calls on the fleet (only the
+ * tools the descriptor names).
+ */
+export class CallScope implements AgentCallScope {
+  /** The daemon session's user_id: how the inner API finds this call. Unguessable. */
+  readonly token = `toolwire-agent-${randomUUID()}`;
+  modelRounds = 0;
+  toolCalls = 0;
+
+  constructor(private readonly o: CallScopeOptions) {}
+
+  async *llm(body: Json, signal: AbortSignal): AsyncGenerator<Json> {
+    const round = ++this.modelRounds;
+    if (round > this.o.maximumIterations) throw new Error(`maximum_iterations (${this.o.maximumIterations}) reached: no more model rounds for this call`);
+    const span = tracer.startSpan('agent.model', { attributes: { 'agent.round': round, 'gen_ai.request.model': this.o.modelName } }, trace.setSpan(context.active(), this.o.span));
+    const started = performance.now();
+    try {
+      yield* this.o.model.invoke(body, this.o.modelName, AbortSignal.any([this.o.signal, signal]), (u) => {
+        this.o.events?.tokens?.(this.o.modelName, 'prompt', u.promptTokens);
+        this.o.events?.tokens?.(this.o.modelName, 'completion', u.completionTokens);
+        span.setAttributes({ 'gen_ai.usage.input_tokens': u.promptTokens, 'gen_ai.usage.output_tokens': u.completionTokens });
+        this.o.log.debug({ round, promptTokens: u.promptTokens, completionTokens: u.completionTokens }, 'agent model round');
+      });
+    } catch (err) {
+      this.o.log.warn({ err, round }, 'agent model round failed');
+      throw err;
+    } finally {
+      span.setAttribute('agent.elapsed_ms', performance.now() - started);
+      span.end();
+    }
+  }
+
+  async *tool(body: Json, signal: AbortSignal): AsyncGenerator<Json> {
+    const name = String(body['tool'] ?? '');
+    const target = this.o.tools.has(name) && body['provider'] === FLEET_PROVIDER ? this.o.fleet.tool(name) : undefined;
+    if (!target) throw new Error(`there is not a tool named ${name} for this agent`);
+    const refused = this.refusal(target.service);
+    if (refused) {
+      // An answer the strategy reads as a failed tool, so the model can finish without it.
+      this.o.log.warn({ agentTool: name, refused }, 'agent tool call refused');
+      yield { type: 'text', message: { text: `tool invoke error: ${refused}` }, meta: null };
+      return;
+    }
+    this.toolCalls++;
+    // The agent call's deadline bounds each sub-call; always given, so the client's own default never applies.
+    const remainingMs = Math.max(1, this.o.deadlineAt - Date.now());
+    const ownMs = target.tool.timeoutMs ?? target.service.timeoutMs;
+    const timeoutMs = ownMs === undefined ? remainingMs : Math.min(ownMs, remainingMs);
+    const args = body['tool_parameters'] && typeof body['tool_parameters'] === 'object' ? (body['tool_parameters'] as Json) : {};
+    const span = tracer.startSpan('agent.tool', { attributes: { 'agent.tool': name } }, trace.setSpan(context.active(), this.o.span));
+    const log = this.o.log.child({ agentTool: name });
+    try {
+      log.debug({ args: Object.keys(args) }, 'agent tool call');
+      for await (const text of this.o.fleet.call(target, args, { signal: AbortSignal.any([this.o.signal, signal]), user: this.o.user, timeoutMs })) {
+        yield { type: 'text', message: { text }, meta: null };
+      }
+    } catch (err) {
+      // The tool's own error answer is an observation the model can act on, as Dify's agent
+      // shows a failed tool; not reaching the tool (timeout, cancellation) ends the call.
+      if (!(err instanceof ToolResponseError)) throw err;
+      log.info({ errorType: err.type, detail: err.message }, 'agent tool answered an error');
+      yield { type: 'text', message: { text: `tool invoke error: ${err.message}` }, meta: null };
+    } finally {
+      span.end();
+    }
+  }
+
+  private refusal(service: ToolService): string | undefined {
+    // An agent calling an agent (itself included) holds a worker slot while waiting for another: enough of them deadlock the fleet.
+    if (service.plugin?.kind === DIFY_AGENT_KIND) return `${service.id} is a dify-agent service; an agent may not call an agent`;
+    if (this.toolCalls >= this.o.maximumToolCalls) return `maximum_tool_calls (${this.o.maximumToolCalls}) reached: no more tool calls for this agent call`;
+    return undefined;
+  }
+}

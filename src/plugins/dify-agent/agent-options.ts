@@ -1,0 +1,84 @@
+import { z } from 'zod';
+
+export const DIFY_AGENT_KIND = 'dify-agent';
+
+/**
+ * Which strategy runs and how (the service's `plugin: {kind: dify-agent, ...}`; a tool's
+ * `plugin-options` override it key by key). The model endpoint and keys are worker settings.
+ */
+export const difyAgentOptionsSchema = z.strictObject({
+  /** `org/plugin` of the strategy plugin (X-Plugin-ID), e.g. `langgenius/agent`. */
+  plugin_id: z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'plugin_id must be "org/plugin"').optional(),
+  /** The strategy provider, `org/plugin/provider` or its last segment (e.g. `agent`). */
+  provider: z.string().min(1).optional(),
+  /** The strategy's name in the provider (`function_calling`, `ReAct`). */
+  strategy: z.string().min(1).optional(),
+  /** The model's name at the OpenAI-compatible endpoint. */
+  model: z.string().min(1).optional(),
+  /** Sampling parameters passed to the endpoint (temperature, top_p, max_tokens, seed...). */
+  model_parameters: z.record(z.string(), z.unknown()).optional(),
+  /** Catalog tools the strategy may call, by tool name. */
+  tools: z.array(z.string().min(1)).optional(),
+  /** The system prompt: fixed by the descriptor, so the model's prefix cache holds across calls. */
+  instruction: z.string().optional(),
+  maximum_iterations: z.number().int().min(1).max(500).optional(),
+  /** Tool calls one agent call may make in all (default: 5 per model round, maximum_iterations × 5). */
+  maximum_tool_calls: z.number().int().min(0).max(5000).optional(),
+  /** What the calling agent may set besides `query`. */
+  agent_may_set: z.array(z.enum(['instruction', 'context'])).optional(),
+  /** Put the strategy's log (thought, action, observation) into a streamed answer too. */
+  stream_log: z.boolean().optional(),
+  /** Further strategy parameters, passed as given. */
+  params: z.record(z.string(), z.unknown()).optional(),
+});
+export type DifyAgentOptions = z.output<typeof difyAgentOptionsSchema>;
+
+/** The default bound on tool calls per model round (a multi-tool-call round asks for several). */
+export const TOOL_CALLS_PER_ROUND = 5;
+
+/** A tool's options over its service's, with the required ones checked. */
+export interface AgentTarget {
+  readonly pluginId: string;
+  readonly provider: string;
+  readonly strategy: string;
+  readonly model: string;
+  readonly modelParameters: Readonly<Record<string, unknown>>;
+  readonly tools: readonly string[];
+  readonly instruction: string;
+  readonly maximumIterations: number;
+  readonly maximumToolCalls: number;
+  readonly agentMaySet: ReadonlySet<'instruction' | 'context'>;
+  readonly streamLog: boolean;
+  readonly params: Readonly<Record<string, unknown>>;
+}
+
+export function agentTarget(service: unknown, tool: unknown): { target?: AgentTarget; problems: string[] } {
+  const s = difyAgentOptionsSchema.safeParse(service ?? {});
+  const t = difyAgentOptionsSchema.safeParse(tool ?? {});
+  const problems = [...(s.success ? [] : s.error.issues.map((i) => `plugin: ${i.path.join('.')}: ${i.message}`)), ...(t.success ? [] : t.error.issues.map((i) => `plugin-options: ${i.path.join('.')}: ${i.message}`))];
+  if (!s.success || !t.success) return { problems };
+  const o = { ...s.data, ...t.data };
+  const { plugin_id: pluginId, provider, strategy, model } = o;
+  for (const [key, v] of [['plugin_id', pluginId], ['provider', provider], ['strategy', strategy], ['model', model]] as const) {
+    if (!v) problems.push(`${key} is required (on the service's plugin or the tool's plugin-options)`);
+  }
+  if (!pluginId || !provider || !strategy || !model) return { problems };
+  return {
+    problems,
+    target: {
+      pluginId,
+      // The SDK knows a provider by its own name, the last segment of org/plugin/provider.
+      provider: provider.slice(provider.lastIndexOf('/') + 1),
+      strategy,
+      model,
+      modelParameters: o.model_parameters ?? {},
+      tools: o.tools ?? [],
+      instruction: o.instruction ?? '',
+      maximumIterations: o.maximum_iterations ?? 3,
+      maximumToolCalls: o.maximum_tool_calls ?? (o.maximum_iterations ?? 3) * TOOL_CALLS_PER_ROUND,
+      agentMaySet: new Set(o.agent_may_set ?? []),
+      streamLog: o.stream_log ?? false,
+      params: o.params ?? {},
+    },
+  };
+}

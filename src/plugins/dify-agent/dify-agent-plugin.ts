@@ -1,0 +1,174 @@
+import { context, trace } from '@opentelemetry/api';
+import type { Tool, ToolService } from '../../catalog/descriptors.js';
+import { ConfigError, InvalidArgumentsError, ToolFailedError } from '../../errors.js';
+import { DifyDaemonClient } from '../dify-daemon/daemon-client.js';
+import { observe } from '../dify/observe-stream.js';
+import type { Fleet, Plugin, PluginContext, PluginEvents, PluginFactory, ToolCall } from '../plugin.js';
+import { agentTarget, difyAgentOptionsSchema, DIFY_AGENT_KIND, type AgentTarget, type DifyAgentOptions } from './agent-options.js';
+import { CallScope } from './agent-call-scope.js';
+import { acquireInnerApi, type InnerApiLease } from './inner-api-host.js';
+import { OpenAiChatModel } from './openai-chat-model.js';
+import { readDifyAgentSettings, type DifyAgentSettings } from './settings.js';
+import { routeStrategyMessages } from './strategy-stream.js';
+import { toolEntity } from './tool-entities.js';
+import { userTurn } from './user-turn.js';
+
+export { DIFY_AGENT_KIND };
+const tracer = trace.getTracer('toolwire');
+
+/** The model-selector value a strategy reads (dify_plugin AgentModelConfig). */
+function modelSelector(t: AgentTarget): Record<string, unknown> {
+  return {
+    provider: 'toolwire/openai_api_compatible/openai_api_compatible',
+    model: t.model,
+    model_type: 'llm',
+    mode: 'chat',
+    completion_params: { ...t.modelParameters },
+    type: 'model-selector',
+    history_prompt_messages: [],
+    // langgenius/agent streams tool calls only when the model says it can.
+    entity: {
+      model: t.model,
+      label: { en_US: t.model },
+      model_type: 'llm',
+      features: ['tool-call', 'multi-tool-call', 'stream-tool-call'],
+      fetch_from: 'customizable-model',
+      model_properties: { mode: 'chat' },
+      parameter_rules: [],
+    },
+  };
+}
+
+/**
+ * Runs a Dify agent strategy (langgenius/agent's function_calling or ReAct, or any strategy
+ * plugin) on toolwire's own plugin daemon, and answers the strategy's model and tool calls
+ * itself: the model on an OpenAI-compatible endpoint, the tools on the fleet.
+ */
+export class DifyAgentPlugin implements Plugin {
+  readonly kind = DIFY_AGENT_KIND;
+  private readonly client: DifyDaemonClient;
+  /** Aborted by close(): a plugin closed on reload ends its calls' model and tool rounds. */
+  private readonly closing = new AbortController();
+
+  constructor(
+    private readonly service: ToolService,
+    private readonly settings: DifyAgentSettings,
+    private readonly inner: InnerApiLease,
+    private readonly model: OpenAiChatModel,
+    private readonly fleet: Fleet,
+    private readonly events?: PluginEvents,
+  ) {
+    this.client = new DifyDaemonClient(settings.daemon);
+  }
+
+  async *invoke(call: ToolCall): AsyncGenerator<string> {
+    const deadlineAt = Date.now() + call.timeoutMs;
+    const { target, problems } = agentTarget(this.service.plugin?.options, call.tool?.pluginOptions);
+    if (!target) throw new ToolFailedError(`the agent is misconfigured: ${problems.join('; ')}`);
+    const query = call.arguments['query'];
+    if (typeof query !== 'string' || query.trim() === '') throw new InvalidArgumentsError('argument "query" is required: what the agent should do');
+    const instruction = target.agentMaySet.has('instruction') && typeof call.arguments['instruction'] === 'string' ? call.arguments['instruction'] : target.instruction;
+    const ctx = target.agentMaySet.has('context') ? call.arguments['context'] : undefined;
+    const tools = target.tools.map((name) => {
+      const t = this.fleet.tool(name);
+      if (!t) throw new ToolFailedError(`the agent's tool ${name} is not in the catalog`);
+      return t.tool;
+    });
+
+    const span = tracer.startSpan(`dify-agent ${target.strategy}`, { attributes: { 'agent.strategy': `${target.pluginId}/${target.provider}/${target.strategy}`, 'toolwire.request_id': call.requestId } }, context.active());
+    const stop = new AbortController();
+    const signal = AbortSignal.any([call.signal, stop.signal, this.closing.signal]);
+    const scope = new CallScope({
+      model: this.model,
+      modelName: target.model,
+      fleet: this.fleet,
+      tools: new Set(target.tools),
+      maximumIterations: target.maximumIterations,
+      maximumToolCalls: target.maximumToolCalls,
+      deadlineAt,
+      signal,
+      user: call.user,
+      log: call.log,
+      span,
+      events: this.events,
+    });
+    const unregister = this.inner.server.register(scope);
+    try {
+      const payload = {
+        user_id: scope.token,
+        conversation_id: null,
+        app_id: null,
+        message_id: null,
+        context: { credentials: { tool_credentials: {} } },
+        data: {
+          agent_strategy_provider: target.provider,
+          agent_strategy: target.strategy,
+          agent_strategy_params: {
+            ...target.params,
+            model: modelSelector(target),
+            tools: tools.map(toolEntity),
+            instruction,
+            // Context goes in the user turn: the system prompt (instruction and tools) stays
+            // the same bytes on every call, so the endpoint's prefix cache keeps hitting.
+            query: userTurn(query, ctx),
+            context: null,
+            maximum_iterations: target.maximumIterations,
+          },
+        },
+      };
+      const items = this.client.dispatch('agent_strategy/invoke', target.pluginId, payload, signal);
+      yield* observe(routeStrategyMessages(items, { log: call.log, span, logToAnswer: call.stream && target.streamLog }), {
+        log: call.log,
+        blobSink: this.settings.blobSink,
+        signal,
+        toolName: call.tool?.name ?? this.service.id,
+        secrets: [this.settings.daemon.key, this.settings.innerApi.key, ...(this.settings.model.key ? [this.settings.model.key] : [])],
+      });
+      call.log.info({ modelRounds: scope.modelRounds, toolCalls: scope.toolCalls }, 'agent call done');
+    } finally {
+      // Whatever ended the call, nothing it started may go on.
+      stop.abort();
+      unregister();
+      span.end();
+    }
+  }
+
+  async close(): Promise<void> {
+    // Calls first, then the listener that serves their rounds, then the model's connections.
+    this.closing.abort();
+    await this.inner.release();
+    await this.model.close();
+  }
+}
+
+function settingsOrThrow(ctx: PluginContext): DifyAgentSettings {
+  const { settings, problems } = readDifyAgentSettings(ctx.settings, ctx.secrets);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return settings;
+}
+
+export const difyAgentPluginFactory: PluginFactory<DifyAgentOptions, DifyAgentOptions> = {
+  kind: DIFY_AGENT_KIND,
+  serviceOptions: difyAgentOptionsSchema,
+  toolOptions: difyAgentOptionsSchema,
+  async check(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<string[]> {
+    const { problems } = readDifyAgentSettings(ctx.settings, ctx.secrets);
+    const out = problems.map((p) => `${service.source}: plugin: ${p}`);
+    const own = new Set(tools.map((t) => t.name));
+    for (const t of tools) {
+      const { target, problems } = agentTarget(service.plugin?.options, t.pluginOptions);
+      out.push(...problems.map((p) => `${t.source}: ${p}`));
+      // The other services' kinds are not visible here; the call scope refuses those at call time.
+      for (const name of target?.tools ?? []) if (own.has(name)) out.push(`${t.source}: tools: ${name} is a tool of this dify-agent service; an agent may not call an agent`);
+    }
+    // A service without tool descriptors answers with its own options alone.
+    if (tools.length === 0) out.push(...agentTarget(service.plugin?.options, undefined).problems.map((p) => `${service.source}: ${p}`));
+    return out;
+  },
+  async create(service: ToolService, ctx: PluginContext): Promise<Plugin> {
+    const settings = settingsOrThrow(ctx);
+    if (!ctx.fleet) throw new ConfigError([`${service.source}: the dify-agent plugin needs the fleet (a worker with a broker)`]);
+    const inner = await acquireInnerApi({ ...settings.innerApi, log: ctx.log.child({ component: 'dify-inner-api' }) });
+    return new DifyAgentPlugin(service, settings, inner, new OpenAiChatModel(settings.model), ctx.fleet, ctx.events);
+  },
+};

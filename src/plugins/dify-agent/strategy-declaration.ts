@@ -1,0 +1,58 @@
+import { isPlainObject } from '../../plain-object.js';
+import { i18n } from '../dify/tool-declaration.js';
+
+/**
+ * What a strategy YAML (`strategies/<name>.yaml`: identity, description, parameters) declares,
+ * turned into a toolwire tool descriptor for the dify-agent plugin. Strategy parameter types
+ * (dify_plugin entities/agent.py AgentStrategyParameter, 0.10.1): string, number, boolean,
+ * select, secret-input, file, files, model-selector, app-selector, array[tools], any, object,
+ * array. toolwire fills `model` (model-selector), `tools` (array[tools]), `instruction`,
+ * `query`, `context` and `maximum_iterations`; anything else a strategy requires must be
+ * given in `params`.
+ */
+const FILLED = new Set(['model', 'tools', 'instruction', 'query', 'context', 'maximum_iterations']);
+
+export interface StrategyDescriptorInput {
+  readonly doc: Record<string, unknown>;
+  readonly service: string;
+  readonly name?: string;
+  readonly description?: string;
+  readonly pluginId: string | undefined;
+  readonly provider: string | undefined;
+  readonly lang: string;
+}
+
+/** Whether a YAML document is a strategy declaration (not a tool's or a provider's). */
+export function isStrategyDeclaration(doc: Record<string, unknown>): boolean {
+  return Array.isArray(doc['parameters']) && doc['parameters'].some((p) => isPlainObject(p) && (p['type'] === 'array[tools]' || p['type'] === 'model-selector'));
+}
+
+export function strategyDescriptor(input: StrategyDescriptorInput): { descriptor: Record<string, unknown>; needsParams: string[] } {
+  const { doc, lang } = input;
+  const identity = isPlainObject(doc['identity']) ? doc['identity'] : {};
+  const strategy = typeof identity['name'] === 'string' ? identity['name'] : undefined;
+  if (!strategy) throw new Error('the strategy declaration has no identity.name');
+  const params = (doc['parameters'] as unknown[]).filter(isPlainObject);
+  const byName = new Map(params.map((p) => [String(p['name']), p]));
+  const describe = (p: Record<string, unknown> | undefined, fallback: string): string => i18n(p?.['help'], lang) ?? i18n(p?.['label'], lang) ?? fallback;
+  const args: Record<string, unknown>[] = [{ name: 'query', type: 'string', required: true, description: describe(byName.get('query'), 'what the agent should do') }];
+  if (byName.has('context')) args.push({ name: 'context', type: 'string', description: 'what is known already (retrieved passages, notes); reaches the model in the user turn' });
+  const maxIter = byName.get('maximum_iterations')?.['default'];
+  const needsParams = params.filter((p) => p['required'] === true && !FILLED.has(String(p['name'])) && p['default'] === undefined).map((p) => String(p['name']));
+  const descriptor = {
+    type: 'tool-service',
+    name: input.name ?? strategy,
+    description: input.description ?? i18n((doc['description'] as unknown) ?? '', lang) ?? '',
+    service: input.service,
+    arguments: args,
+    'plugin-options': {
+      ...(input.pluginId ? { plugin_id: input.pluginId } : {}),
+      ...(input.provider ? { provider: input.provider } : {}),
+      strategy,
+      ...(typeof maxIter === 'number' ? { maximum_iterations: maxIter } : {}),
+      ...(byName.has('context') ? { agent_may_set: ['context'] } : {}),
+      tools: [],
+    },
+  };
+  return { descriptor, needsParams };
+}

@@ -1,0 +1,34 @@
+import type { Tool } from '../../catalog/descriptors.js';
+import { parameterSchema, type Parameter } from '../../tools/parameter.js';
+import { typedToolArguments, type TypedTool } from './typed-tool.js';
+
+/**
+ * Where a tool descriptor's arguments disagree with the schema of the typed tool it calls:
+ * an argument one has and the other lacks, or a different type, requiredness or set of
+ * options. Each problem says how to put it right. Hidden (non-llm) parameters are the
+ * operator's and are not compared.
+ */
+export function descriptorDisagreements(tool: TypedTool, descriptor: Tool): string[] {
+  const derived = new Map(typedToolArguments(tool).map((a) => [String(a['name']), parameterSchema.parse(a)]));
+  const declared = new Map(descriptor.parameters.filter((p) => p.form === 'llm').map((p) => [p.name, p]));
+  const fix = `(regenerate the descriptors: toolwire module import)`;
+  const problems: string[] = [];
+  for (const [name, want] of derived) {
+    const have = declared.get(name);
+    if (!have) {
+      problems.push(`"${name}" is in ${tool.name}'s schema but not in the descriptor ${fix}`);
+      continue;
+    }
+    if (have.type !== want.type) problems.push(`"${name}" is ${want.type} in ${tool.name}'s schema but ${have.type} in the descriptor ${fix}`);
+    else if (!sameOptions(have, want)) problems.push(`"${name}" takes ${(want.options ?? []).join('|')} in ${tool.name}'s schema but ${(have.options ?? []).join('|')} in the descriptor ${fix}`);
+    if (have.required !== want.required) problems.push(`"${name}" is ${want.required ? 'required' : 'optional'} in ${tool.name}'s schema but ${have.required ? 'required' : 'optional'} in the descriptor ${fix}`);
+  }
+  for (const name of declared.keys()) {
+    if (!derived.has(name)) problems.push(`"${name}" is in the descriptor but not in ${tool.name}'s schema ${fix}`);
+  }
+  return problems;
+}
+
+function sameOptions(a: Parameter, b: Parameter): boolean {
+  return JSON.stringify(a.options ?? []) === JSON.stringify(b.options ?? []);
+}

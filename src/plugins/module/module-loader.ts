@@ -1,0 +1,74 @@
+import { register } from 'node:module';
+import { pathToFileURL } from 'node:url';
+
+/** Files that load through the TypeScript loader, as they are, without a build step. */
+const TYPESCRIPT = /\.(ts|mts|cts)$/;
+
+export function isTypeScript(file: string): boolean {
+  return TYPESCRIPT.test(file);
+}
+
+type Namespace = Record<string, unknown>;
+
+/**
+ * A resolve hook (Node's module.register) that hands a revision on: what a module of
+ * revision N imports from its own project (a relative file, not node_modules) is imported
+ * at revision N too, so an edited helper is read again with the tool that uses it.
+ * Packages keep one copy, shared with the worker.
+ */
+const REVISION_HOOK = `export async function resolve(specifier, context, next) {
+  const r = await next(specifier, context);
+  const m = context.parentURL ? /[?&]revision=([^&#]+)/.exec(context.parentURL) : null;
+  if (m && r.url.startsWith('file:') && !r.url.includes('/node_modules/') && !r.url.includes('?')) return { ...r, url: r.url + '?revision=' + m[1] };
+  return r;
+}
+`;
+
+let typescriptLoader: Promise<void> | undefined;
+let revisionHook = false;
+
+/**
+ * tsx's loader, registered for the process once, the first time a .ts module is asked for:
+ * esbuild strips the types, with source maps, so a stack names the line of the .ts file.
+ * Registered globally (not tsx's namespaced `tsImport`), so a tool's imports of toolwire,
+ * zod and other packages are the worker's own copies, not second ones.
+ */
+function typescript(): Promise<void> {
+  typescriptLoader ??= import('tsx/esm/api').then(({ register: registerTsx }) => {
+    registerTsx();
+    process.setSourceMapsEnabled(true);
+  });
+  return typescriptLoader;
+}
+
+/** One import per file: the newest revision's. A catalog check and the plugin it creates share it. */
+const imported = new Map<string, { readonly revision: string; readonly module: Promise<Namespace> }>();
+
+/**
+ * A module file's namespace, TypeScript (through tsx) or JavaScript. A new `revision` (what
+ * `run --watch` sets when a file changed) imports the file and its project's files it
+ * imports afresh, under a URL query. ESM has no unloading, so each revision's copies stay in
+ * memory until the process ends: one per saved change, never per call, which a development
+ * loop can afford.
+ */
+export function importModuleFile(file: string, revision = ''): Promise<Namespace> {
+  const seen = imported.get(file);
+  if (seen && seen.revision === revision) return seen.module;
+  const module = load(file, revision);
+  imported.set(file, { revision, module });
+  // A failed import is not kept: the next check tries again, and reports what is wrong then.
+  module.catch(() => {
+    if (imported.get(file)?.module === module) imported.delete(file);
+  });
+  return module;
+}
+
+async function load(file: string, revision: string): Promise<Namespace> {
+  if (isTypeScript(file)) await typescript();
+  if (revision && !revisionHook) {
+    register(`data:text/javascript,${encodeURIComponent(REVISION_HOOK)}`);
+    revisionHook = true;
+  }
+  const url = pathToFileURL(file).href;
+  return (await import(revision ? `${url}?revision=${encodeURIComponent(revision)}` : url)) as Namespace;
+}

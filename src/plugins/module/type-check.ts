@@ -1,0 +1,41 @@
+import { dirname, join } from 'node:path';
+import { realpath } from 'node:fs/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { resolve as resolveImport } from 'import-meta-resolve';
+
+type TypeScript = typeof import('typescript');
+
+/** What a project gets when its tsconfig.json says nothing: ES modules, strict, as `toolwire init` writes them. */
+const DEFAULTS = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, allowImportingTsExtensions: true, skipLibCheck: true };
+
+/**
+ * The type errors of a TypeScript module and the project files it imports, each as
+ * `file:line:column: TSnnnn: message`, checked with the `typescript` the module's own project
+ * has installed (none, or one `mayImport` refuses: nothing is checked, and undefined says so). tsx only strips types, so
+ * `run --watch` asks this before it swaps a changed module in.
+ */
+export async function typeErrors(file: string, mayImport: (file: string) => Promise<boolean> = () => Promise.resolve(true)): Promise<string[] | undefined> {
+  let ts: TypeScript;
+  try {
+    const url = resolveImport('typescript', pathToFileURL(join(dirname(file), 'module.js')).href);
+    // Importing it runs its code: a typescript the module roots do not hold is not imported.
+    if (!(await mayImport(await realpath(fileURLToPath(url))))) return undefined;
+    ts = ((await import(url)) as { default: TypeScript }).default;
+  } catch {
+    return undefined;
+  }
+  const configFile = ts.findConfigFile(dirname(file), (f) => ts.sys.fileExists(f));
+  const json = configFile ? ts.readConfigFile(configFile, (f) => ts.sys.readFile(f)).config : {};
+  const parsed = ts.parseJsonConfigFileContent({ ...json, compilerOptions: { ...DEFAULTS, ...(json as { compilerOptions?: object }).compilerOptions, noEmit: true } }, ts.sys, configFile ? dirname(configFile) : dirname(file));
+  const program = ts.createProgram([file], parsed.options);
+  return ts
+    .getPreEmitDiagnostics(program)
+    .filter((d) => d.category === ts.DiagnosticCategory.Error && !d.file?.fileName.includes('/node_modules/'))
+    .map((d) => {
+      const text = ts.flattenDiagnosticMessageText(d.messageText, ' ');
+      if (!d.file || d.start === undefined) return `TS${d.code}: ${text}`;
+      const { line, character } = d.file.getLineAndCharacterOfPosition(d.start);
+      return `${d.file.fileName}:${line + 1}:${character + 1}: TS${d.code}: ${text}`;
+    });
+}
+

@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import { InvalidArgumentsError } from '../../errors.js';
+import { objectSchemaArguments } from '../../tools/object-schema-arguments.js';
+import type { ModuleToolContext, ModuleToolResult } from './module-tool.js';
+
+/** An object schema: the arguments a typed tool takes. */
+export type ArgumentsSchema = z.ZodObject;
+
+/** What `defineTool({...})` takes: one definition gives the schema, the descriptors and the handler. */
+export interface TypedToolDefinition<S extends ArgumentsSchema> {
+  /** The tool's name as agents call it (a tool descriptor's `name`). */
+  readonly name: string;
+  /** What the tool does, for the model that chooses it. */
+  readonly description: string;
+  /** Its arguments: `z.object({...})`, with `.describe()`, `.default()`, enums, nested objects. */
+  readonly arguments: S;
+  /** Runs with the arguments validated against the schema (defaults applied) and typed. */
+  run(args: z.output<S>, ctx: ModuleToolContext): ModuleToolResult | Promise<ModuleToolResult> | AsyncIterable<unknown>;
+}
+
+// A registered symbol, so a tool made by another copy of toolwire (the user's project's own) is one too.
+const TYPED = Symbol.for('toolwire.typed-tool');
+
+export interface TypedTool<S extends ArgumentsSchema = ArgumentsSchema> extends TypedToolDefinition<S> {
+  readonly [TYPED]: true;
+}
+
+export function typedTool<S extends ArgumentsSchema>(definition: TypedToolDefinition<S>): TypedTool<S> {
+  if (typeof definition.name !== 'string' || definition.name.length === 0) throw new TypeError('defineTool: name must be a non-empty string');
+  if (!(definition.arguments instanceof Object) || typeof (definition.arguments as { safeParse?: unknown }).safeParse !== 'function') {
+    throw new TypeError(`defineTool(${definition.name}): arguments must be a zod object schema, z.object({...})`);
+  }
+  if (typeof definition.run !== 'function') throw new TypeError(`defineTool(${definition.name}): run must be a function`);
+  return Object.freeze({ ...definition, [TYPED]: true as const });
+}
+
+export function isTypedTool(v: unknown): v is TypedTool {
+  return v !== null && typeof v === 'object' && (v as Record<symbol, unknown>)[TYPED] === true;
+}
+
+/** A module's typed tools by name: every export that is one, or a list of them. */
+export function typedToolsOf(mod: Readonly<Record<string, unknown>>): Map<string, { tool: TypedTool; exportName: string }> {
+  const out = new Map<string, { tool: TypedTool; exportName: string }>();
+  for (const [exportName, value] of Object.entries(mod)) {
+    for (const t of Array.isArray(value) ? value : [value]) {
+      if (!isTypedTool(t)) continue;
+      const seen = out.get(t.name);
+      // `export default weather` beside `export const weather` is one tool, twice.
+      if (seen && seen.tool !== t) throw new Error(`two tools are named "${t.name}" (exports ${seen.exportName} and ${exportName})`);
+      if (!seen) out.set(t.name, { tool: t, exportName });
+    }
+  }
+  return out;
+}
+
+/** The arguments' JSON Schema as a caller writes them: a field with a default is optional. */
+export function argumentsJsonSchema(tool: TypedTool): Record<string, unknown> {
+  const { $schema: _, ...schema } = z.toJSONSchema(tool.arguments, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  return schema;
+}
+
+/** The tool's argument declarations, mapped as `mcp import` and `openapi import` map theirs. */
+export function typedToolArguments(tool: TypedTool): Record<string, unknown>[] {
+  return objectSchemaArguments(argumentsJsonSchema(tool));
+}
+
+/**
+ * The arguments checked against the tool's schema, defaults applied. A failure is an
+ * `invalid-arguments` answer naming each field and what it should be, for the model to fix.
+ */
+export function parseArguments<S extends ArgumentsSchema>(tool: TypedTool<S>, args: unknown): z.output<S> {
+  const r = tool.arguments.safeParse(args);
+  if (r.success) return r.data;
+  const problems = r.error.issues.map((i) => `${i.path.length > 0 ? i.path.map(String).join('.') : '(arguments)'}: ${i.message}`);
+  throw new InvalidArgumentsError(`invalid arguments for ${tool.name}: ${problems.join('; ')}`);
+}

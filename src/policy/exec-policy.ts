@@ -1,0 +1,184 @@
+import { realpathSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { isAbsolute, relative } from 'node:path';
+import ipaddr from 'ipaddr.js';
+import { AddressGuard } from '../net/address-guard.js';
+import { ExecSetting, type Allowance, type ExecRules } from './exec-rules.js';
+import { nameMatcher } from './name-patterns.js';
+
+/** Where a worker's descriptors come from: its operator's own files, or a config service others write to. */
+export type ConfigOrigin = 'directory' | 'trustgraph';
+
+/**
+ * Something a service would make this machine execute, found without executing it. Each
+ * names where in the descriptors it comes from (`tool-service/x.json: plugin.command`).
+ */
+export type Execution =
+  /** A child process an MCP stdio service starts. `path`: the absolute file, when the command names one by path. */
+  | { readonly type: 'command'; readonly where: string; readonly command: string; readonly path: string | undefined }
+  /** A file a module plugin imports (its top-level code runs). `file`: where it resolves, undefined when it does not. */
+  | { readonly type: 'module'; readonly where: string; readonly specifier: string; readonly file: string | undefined }
+  /** A Dify plugin the slim binary fetches and runs on this machine (local mode). */
+  | { readonly type: 'slim-plugin'; readonly where: string; readonly id: string }
+  /** Environment variables a descriptor sets for a command: NODE_OPTIONS, LD_PRELOAD and their kind run code in it. */
+  | { readonly type: 'command-env'; readonly where: string; readonly command: string; readonly names: readonly string[] }
+  /**
+   * The working directory a descriptor gives a command (absolute): interpreters look for code
+   * there (python -m, npx's node_modules/.bin, an .npmrc), so it is ruled on as a module root.
+   */
+  | { readonly type: 'working-dir'; readonly where: string; readonly dir: string };
+
+/**
+ * Where a service makes the worker connect, found without connecting: its URL, and the
+ * addresses beyond the public internet its descriptor asks for (OpenAPI's `allow-private`).
+ */
+export interface Reach {
+  readonly where: string;
+  readonly url: string;
+  /** false: none asked for; true: all of them; else these CIDRs. */
+  readonly allowPrivate: boolean | readonly string[];
+}
+
+const NOTHING: Allowance = { any: false, items: [] };
+const ANYTHING: Allowance = { any: true };
+
+/**
+ * The defaults by origin. A directory is the operator's own: what it names may run, as it
+ * always could. A config service is written through a gateway and the broker by others:
+ * nothing of theirs executes on the worker unless the operator lists it.
+ */
+const DEFAULTS: Record<ConfigOrigin, Required<ExecRules>> = {
+  directory: { plugins: ANYTHING, commands: ANYTHING, moduleRoots: ANYTHING, slimPlugins: ANYTHING, commandEnv: ANYTHING, privateNetworks: ANYTHING },
+  trustgraph: { plugins: ANYTHING, commands: NOTHING, moduleRoots: NOTHING, slimPlugins: NOTHING, commandEnv: NOTHING, privateNetworks: NOTHING },
+};
+
+const ORIGIN_TEXT: Record<ConfigOrigin, string> = { directory: 'the config directory', trustgraph: 'the TrustGraph config service' };
+
+function isWithin(root: string, file: string): boolean {
+  const rel = relative(root, file);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/** Whether every address of CIDR `inner` lies in CIDR `outer`. */
+function cidrWithin(inner: string, outer: string): boolean {
+  const [a, aBits] = ipaddr.parseCIDR(inner);
+  const [b, bBits] = ipaddr.parseCIDR(outer);
+  return a.kind() === b.kind() && bBits <= aBits && a.match(b, bBits);
+}
+
+function realOrSame(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/**
+ * Decides what descriptors from one config origin may make this worker execute: plugin
+ * kinds, MCP stdio commands, module files, Dify plugins run locally by slim. The build of
+ * every catalog asks it before any plugin's check or create runs; a refusal is a problem of
+ * the change, which is then refused whole.
+ */
+export class ExecPolicy {
+  private readonly rules: Required<ExecRules>;
+  private readonly slimMatch: (id: string) => boolean;
+  private readonly envMatch: (name: string) => boolean;
+
+  constructor(
+    readonly origin: ConfigOrigin,
+    /** What the operator set; unset entries take the origin's default. */
+    private readonly given: ExecRules = {},
+  ) {
+    const d = DEFAULTS[origin];
+    this.rules = {
+      plugins: given.plugins ?? d.plugins,
+      commands: given.commands ?? d.commands,
+      moduleRoots: given.moduleRoots ?? d.moduleRoots,
+      slimPlugins: given.slimPlugins ?? d.slimPlugins,
+      commandEnv: given.commandEnv ?? d.commandEnv,
+      privateNetworks: given.privateNetworks ?? d.privateNetworks,
+    };
+    const slim = this.rules.slimPlugins;
+    this.slimMatch = slim.any ? () => true : nameMatcher(slim.items);
+    const env = this.rules.commandEnv;
+    this.envMatch = env.any ? () => true : nameMatcher(env.items);
+  }
+
+  /**
+   * The addresses beyond the public internet descriptors may make the worker connect to: all
+   * (true), or those of these CIDRs. A plugin whose descriptor cannot narrow it (an MCP URL)
+   * guards its connections with it.
+   */
+  privateAllowance(): true | readonly string[] {
+    const a = this.rules.privateNetworks;
+    return a.any ? true : a.items;
+  }
+
+  /** Why the service may not connect where `r` says, or undefined when it may. */
+  refuseReach(r: Reach): string | undefined {
+    const allowed = this.privateAllowance();
+    if (allowed === true) return undefined;
+    const origin = ORIGIN_TEXT[this.origin];
+    const how = this.how(ExecSetting.PrivateNetworks, this.given.privateNetworks, 'their CIDRs');
+    const asked = r.allowPrivate === true ? ['every private address'] : r.allowPrivate === false ? [] : r.allowPrivate.filter((c) => !allowed.some((o) => cidrWithin(c, o)));
+    if (asked.length > 0 || r.allowPrivate === true) {
+      return `${r.where}: the worker does not connect to ${asked.join(', ')} (loopback, private, link-local...) for ${origin}: ${how}`;
+    }
+    // A literal address is judged now; a name is judged by the plugin's guard at each connection.
+    const host = URL.canParse(r.url) ? new URL(r.url).hostname.replace(/^\[|\]$/g, '') : '';
+    if (!isIP(host)) return undefined;
+    const kind = new AddressGuard({ allowPrivate: [...allowed] }).refusedKind(host);
+    return kind && `${r.where}: the worker does not connect to ${host}, ${kind}, for ${origin}: ${how}`;
+  }
+
+  /** Why descriptors may not use plugin `kind` here, or undefined when they may. */
+  refusePlugin(kind: string): string | undefined {
+    const a = this.rules.plugins;
+    if (a.any || a.items.includes(kind)) return undefined;
+    return `plugin kind "${kind}" is not allowed on this worker for ${ORIGIN_TEXT[this.origin]}: ${this.how(ExecSetting.Plugins, this.given.plugins)}`;
+  }
+
+  /** The problem text when `e` may not run, or undefined when it may. */
+  refuse(e: Execution): string | undefined {
+    const origin = ORIGIN_TEXT[this.origin];
+    switch (e.type) {
+      case 'command': {
+        const a = this.rules.commands;
+        if (a.any || a.items.includes(e.path ?? e.command)) return undefined;
+        const shown = e.path && e.path !== e.command ? `${JSON.stringify(e.command)} (${e.path})` : JSON.stringify(e.command);
+        return `${e.where}: the worker does not start ${shown} for ${origin}: ${this.how(ExecSetting.Commands, this.given.commands)}`;
+      }
+      case 'module': {
+        const a = this.rules.moduleRoots;
+        if (a.any) return undefined;
+        if (e.file === undefined) {
+          return `${e.where}: ${JSON.stringify(e.specifier)} is not found, and for ${origin} the worker imports only builtin: modules and files under ${ExecSetting.ModuleRoots}`;
+        }
+        const file = e.file;
+        if (a.items.some((root) => isWithin(root, file) || isWithin(realOrSame(root), file))) return undefined;
+        return `${e.where}: the worker does not import ${JSON.stringify(e.specifier)} (${file}) for ${origin}: it is under no directory of ${ExecSetting.ModuleRoots}; ${this.how(ExecSetting.ModuleRoots, this.given.moduleRoots, 'a directory that holds it', 'only builtin: modules')}`;
+      }
+      case 'slim-plugin':
+        if (this.slimMatch(e.id)) return undefined;
+        return `${e.where}: the worker does not run Dify plugin ${JSON.stringify(e.id)} on this machine (DIFY_SLIM_MODE=local) for ${origin}: ${this.how(ExecSetting.SlimPlugins, this.given.slimPlugins)}`;
+      case 'command-env': {
+        const refused = e.names.filter((n) => !this.envMatch(n));
+        if (refused.length === 0) return undefined;
+        return `${e.where}: the worker does not set ${refused.join(', ')} for ${JSON.stringify(e.command)} for ${origin} (such variables can make a command run other code): ${this.how(ExecSetting.CommandEnv, this.given.commandEnv, refused.length > 1 ? 'them' : 'it')}`;
+      }
+      case 'working-dir': {
+        const a = this.rules.moduleRoots;
+        // Judged by where it really is, as a module file: a link under a root may point anywhere.
+        const dir = realOrSame(e.dir);
+        if (a.any || a.items.some((root) => isWithin(root, dir) || isWithin(realOrSame(root), dir))) return undefined;
+        return `${e.where}: the worker does not start a command in ${JSON.stringify(e.dir)} for ${origin}: interpreters load code from their working directory, so it must be under a directory of ${ExecSetting.ModuleRoots}; ${this.how(ExecSetting.ModuleRoots, this.given.moduleRoots, 'a directory that holds it')}`;
+      }
+    }
+  }
+
+  /** How the operator would allow it: the setting to change, and what its unset default means. */
+  private how(setting: ExecSetting, given: Allowance | undefined, what = 'it', fallback = 'none'): string {
+    return given === undefined ? `${setting} is unset, which allows ${fallback} for this source; add ${what} to ${setting} to allow it` : `add ${what} to ${setting} to allow it`;
+  }
+}

@@ -1,0 +1,269 @@
+import { createServer } from 'node:net';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app.js';
+import { ToolClient } from '../../src/client/tool-client.js';
+import type { Transport } from '../../src/transport/transport.js';
+import { startFakeDifyDaemon, type FakeDifyDaemon } from '../fakes/fake-dify-daemon.js';
+import { captureLogger } from '../support/harness.js';
+import { brokerTransport, removeDir, startPulsarApp, suffix, waitUntil, writeConfigDir } from '../support/pulsar-app.js';
+import { startScriptedModel, type ScriptedModel } from '../support/scripted-model.js';
+import { everythingStdio } from '../support/mcp-everything.js';
+import { agentPython, STRATEGY_PLUGIN_DIR } from './dify-agent/agent-python.js';
+
+const adminUrl = process.env['PULSAR_ADMIN_URL'] ?? 'http://127.0.0.1:8080';
+const python = await agentPython();
+const INNER_KEY = 'inner-api-key-3c9e71d2';
+const DAEMON_KEY = 'agent-daemon-key-77aa01';
+const PLUGIN_ID = 'toolwire/test_agent';
+const INSTRUCTION = 'You are a research assistant. Use the tools, then answer in one line.';
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
+
+/** The three fleet tools (module tools on their own worker) and a slow one that reports its abort. */
+const TOOLS_MODULE = `
+export default ({ tool, arguments: args, signal }) => {
+  if (tool === 'population') return 'population of ' + args.city + ' is 2.1M';
+  if (tool === 'weather') return 'weather in ' + args.city + ' is sunny';
+  if (tool === 'calc') return 'calc ' + args.expression + ' = 5';
+  return new Promise((resolve, reject) => {
+    globalThis.__slowToolStarted = (globalThis.__slowToolStarted ?? 0) + 1;
+    signal.addEventListener('abort', () => { globalThis.__slowToolAborted = (globalThis.__slowToolAborted ?? 0) + 1; reject(new Error('aborted')); }, { once: true });
+  });
+};
+`;
+
+describe.skipIf(!python)('dify agent strategies on the fleet (real dify_plugin SDK, fake daemon, real broker)', () => {
+  const tag = suffix();
+  const q = (name: string) => ({ 'request-queue': `non-persistent://tg/request/${name}-${tag}`, 'response-queue': `non-persistent://tg/response/${name}-${tag}` });
+  const tools = [
+    { name: 'population', arguments: [{ name: 'city', type: 'string', required: true, description: 'a city' }] },
+    { name: 'weather', arguments: [{ name: 'city', type: 'string', required: true, description: 'a city' }] },
+    { name: 'calc', arguments: [{ name: 'expression', type: 'string', required: true, description: 'arithmetic' }] },
+    { name: 'slow', arguments: [{ name: 'what', type: 'string', description: 'anything' }] },
+  ].map((t) => ({ type: 'tool-service', description: `the ${t.name} tool`, service: 'fleet-tools', op: t.name, ...t }));
+  const agentTools = [
+    { name: 'research', 'plugin-options': { tools: ['population', 'weather', 'calc'] } },
+    { name: 'research-react', 'plugin-options': { tools: ['population', 'weather', 'calc'], strategy: 'react', maximum_iterations: 5 } },
+    { name: 'research-slow', 'plugin-options': { tools: ['slow'] }, 'timeout-ms': 4000 },
+    { name: 'research-mcp', 'plugin-options': { tools: ['mcp-echo', 'calc', 'facts'] } },
+  ].map((t) => ({
+    type: 'tool-service',
+    description: 'Research a question with the fleet tools',
+    service: 'research',
+    mode: t.name,
+    arguments: [
+      { name: 'query', type: 'string', required: true, description: 'the question' },
+      { name: 'context', type: 'string', description: 'what is known already' },
+    ],
+    ...t,
+  }));
+  const fleetService = { id: 'fleet-tools', ...q('fleet-tools'), 'config-params': ['op'], concurrency: 8 };
+  // An MCP tool too: the MCP project's reference server, on the tools worker.
+  const mcpService = { id: 'mcp-tools', ...q('mcp-tools') };
+  // And an OpenAPI tool: a small real HTTP API of facts, called by the openapi plugin.
+  const factsService = { id: 'facts-api', ...q('facts-api') };
+  const factsTool = {
+    type: 'tool-service',
+    name: 'facts',
+    description: 'a fact about a city',
+    service: 'facts-api',
+    arguments: [{ name: 'city', type: 'string', required: true, description: 'a city' }],
+    'plugin-options': { method: 'get', path: '/facts', parameters: [{ argument: 'city', name: 'city', in: 'query' }] },
+  };
+  const mcpTool = { type: 'tool-service', name: 'mcp-echo', description: 'echoes a message', service: 'mcp-tools', arguments: [{ name: 'message', type: 'string', required: true, description: 'the message' }], 'plugin-options': { tool: 'echo' } };
+  const logs = captureLogger('debug');
+  let model: ScriptedModel;
+  let daemon: FakeDifyDaemon;
+  let toolsApp: App;
+  let agentApp: App;
+  let agent: Transport;
+  let client: ToolClient;
+  let stallModel = false;
+  let factsApi: Server;
+  const dirs: string[] = [];
+
+  beforeAll(async () => {
+    model = await startScriptedModel({
+      calls: [
+        { name: 'population', arguments: { city: 'Paris' } },
+        { name: 'weather', arguments: { city: 'Paris' } },
+        { name: 'calc', arguments: { expression: '2+3' } },
+        { name: 'slow', arguments: { what: 'x' } },
+        { name: 'mcp-echo', arguments: { message: 'hello fleet' } },
+        { name: 'facts', arguments: { city: 'Paris' } },
+      ],
+      usage: { prompt: 40, completion: 6 },
+      stall: () => stallModel,
+    });
+    factsApi = createHttpServer((req, res) => {
+      const city = new URL(req.url ?? '/', 'http://x').searchParams.get('city');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ city, fact: 'has a tall iron tower' }));
+    });
+    await new Promise<void>((resolve) => factsApi.listen(0, '127.0.0.1', resolve));
+    const factsUrl = `http://127.0.0.1:${(factsApi.address() as { port: number }).port}`;
+    const innerPort = await freePort();
+    daemon = await startFakeDifyDaemon({
+      key: DAEMON_KEY,
+      tenant: 'agent-tenant',
+      plugins: [],
+      agentPlugins: { [PLUGIN_ID]: { python: python!, dir: STRATEGY_PLUGIN_DIR } },
+      innerApi: { url: `http://127.0.0.1:${innerPort}`, key: INNER_KEY },
+    });
+    // The tools worker serves the fleet tools; the agent worker knows them but does not serve them.
+    const toolsDir = await writeConfigDir({ services: [{ ...fleetService, plugin: { kind: 'module', module: './fleet-tools.mjs' } }, { ...mcpService, plugin: everythingStdio() }, { ...factsService, plugin: { kind: 'openapi', server: factsUrl, 'allow-private': ['127.0.0.0/8'] } }], tools: [...tools, mcpTool, factsTool] });
+    await writeFile(join(toolsDir, 'fleet-tools.mjs'), TOOLS_MODULE);
+    const agentDir = await writeConfigDir({
+      services: [
+        fleetService,
+        mcpService,
+        factsService,
+        {
+          id: 'research',
+          ...q('research'),
+          'config-params': ['mode'],
+          plugin: { kind: 'dify-agent', plugin_id: PLUGIN_ID, provider: 'toolwire/test_agent/agent', strategy: 'function_calling', model: 'scripted-1', instruction: INSTRUCTION, maximum_iterations: 3, agent_may_set: ['context'], stream_log: true },
+        },
+      ],
+      tools: [...tools, mcpTool, factsTool, ...agentTools],
+    });
+    dirs.push(toolsDir, agentDir);
+    toolsApp = await startPulsarApp({ adminUrl, configDir: toolsDir, log: logs.log });
+    agentApp = await startPulsarApp({
+      adminUrl,
+      configDir: agentDir,
+      log: logs.log,
+      env: {
+        TOOLWIRE_HTTP_PORT: '0',
+        TOOLWIRE_HTTP_HOST: '127.0.0.1',
+        DIFY_AGENT_DAEMON_URL: daemon.url,
+        DIFY_AGENT_DAEMON_KEY: DAEMON_KEY,
+        DIFY_AGENT_TENANT_ID: 'agent-tenant',
+        DIFY_INNER_API_PORT: String(innerPort),
+        DIFY_INNER_API_KEY: 'env:INNER_KEY',
+        DIFY_AGENT_MODEL_URL: model.url,
+      },
+      secretEnv: { INNER_KEY },
+    });
+    agent = await brokerTransport(adminUrl, logs.log);
+    client = new ToolClient(agent, logs.log);
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await agent?.close();
+    await agentApp?.stop(1000);
+    await toolsApp?.stop(1000);
+    await daemon?.close();
+    await model?.close();
+    if (factsApi) await new Promise<void>((resolve) => factsApi.close(() => resolve()));
+    for (const d of dirs) await removeDir(d);
+  });
+
+  const target = { requestQueue: `non-persistent://tg/request/research-${tag}`, responseQueue: `non-persistent://tg/response/research-${tag}` };
+  const call = (tool: string, args: Record<string, unknown>, o: { signal?: AbortSignal; stream?: boolean } = {}) =>
+    client.call({ ...target, config: {}, tool, arguments: args, timeoutMs: 45_000, ...o });
+
+  it('runs the function-calling strategy: three tool calls on the fleet, then the answer', async () => {
+    const before = model.requests.length;
+    const relayedBefore = daemon.runtimes.get(PLUGIN_ID)!.relayed.length;
+    const out = await call('research', { query: 'How is Paris?' });
+    expect(out).toBe('Answer: population of Paris is 2.1M | weather in Paris is sunny | calc 2+3 = 5');
+    // Two model rounds (ask for tools, answer), three tool calls, all through the inner API with its key.
+    expect(model.requests.length - before).toBe(2);
+    const relayed = daemon.runtimes.get(PLUGIN_ID)!.relayed.slice(relayedBefore);
+    expect(relayed.map((r) => r.route)).toEqual(['invoke/llm', 'invoke/tool', 'invoke/tool', 'invoke/tool', 'invoke/llm']);
+    for (const r of relayed) expect(r.headers['X-Inner-Api-Key']).toBe(INNER_KEY);
+    const firstTool = JSON.parse(relayed[1]!.body) as Record<string, unknown>;
+    expect(firstTool).toMatchObject({ tenant_id: 'agent-tenant', type: 'tool', tool_type: 'builtin', provider: 'toolwire', tool: 'population', tool_parameters: { city: 'Paris' } });
+    expect(String(firstTool['user_id'])).toMatch(/^toolwire-agent-/);
+    // The model saw the fleet tools' schemas as function definitions.
+    const first = JSON.parse(model.requests[before]!.body) as { tools: { function: { name: string; parameters: unknown } }[] };
+    expect(first.tools.map((t) => t.function.name)).toEqual(['population', 'weather', 'calc']);
+    expect(first.tools[0]!.function.parameters).toEqual({ type: 'object', properties: { city: { type: 'string', description: 'a city' } }, required: ['city'] });
+  });
+
+  it('logs the strategy trace and counts the model tokens by service, model and kind', async () => {
+    await call('research', { query: 'How is Lyon?' });
+    await waitUntil(() => logs.lines().some((l) => l.includes('"label":"CALL population"') && l.includes('agent strategy log')), 10_000, 'the strategy log in the worker log');
+    await waitUntil(
+      async () => {
+        const text = await (await fetch(`http://127.0.0.1:${agentApp.http!.port}/metrics`)).text();
+        return /toolwire_model_tokens_total\{service="research",model="scripted-1",kind="prompt"\} [1-9]\d*/.test(text) && /kind="completion"\} [1-9]/.test(text);
+      },
+      10_000,
+      'token metrics',
+    );
+  });
+
+  it('streams the strategy log into a streamed answer when the descriptor asks', async () => {
+    const chunks: string[] = [];
+    for await (const r of client.stream({ ...target, config: {}, tool: 'research', arguments: { query: 'Stream it' }, stream: true, timeoutMs: 45_000 })) {
+      if (r.error) throw new Error(r.error.message);
+      if (r.response) chunks.push(r.response);
+    }
+    const all = chunks.join('');
+    expect(all).toContain('[ROUND 1: start]');
+    expect(all).toContain('Answer: population of Paris is 2.1M');
+  });
+
+  it('keeps the system prefix byte-identical across calls; the context goes in the user turn', async () => {
+    const before = model.requests.length;
+    await call('research', { query: 'What now?', context: 'Paris hosted the 2024 Olympics.' });
+    await call('research', { query: 'What now?', context: 'Lyon is known for its food.' });
+    const [a, , b] = model.requests.slice(before).map((r) => JSON.parse(r.body) as { messages: { role: string; content: string }[]; tools: unknown });
+    expect(JSON.stringify(a!.messages[0])).toBe(JSON.stringify(b!.messages[0]));
+    expect(a!.messages[0]).toEqual({ role: 'system', content: INSTRUCTION });
+    expect(JSON.stringify(a!.tools)).toBe(JSON.stringify(b!.tools));
+    expect(a!.messages[1]!.content).toBe('<context>\nParis hosted the 2024 Olympics.\n</context>\n\nWhat now?');
+    expect(b!.messages[1]!.content).toContain('Lyon is known for its food.');
+  });
+
+  it('calls a module, an MCP and an OpenAPI tool, served by their worker, in one agent call', async () => {
+    const out = await call('research-mcp', { query: 'Say hello' });
+    expect(out.startsWith('Answer: calc 2+3 = 5 | Echo: hello fleet | ')).toBe(true);
+    expect(out).toContain('has a tall iron tower');
+  });
+
+  it('describes a file the strategy sends (blob chunks merged by the daemon) instead of inlining it', async () => {
+    const out = await call('research', { query: 'file: the notes' });
+    expect(out).toContain('18000 bytes');
+    expect(out).not.toContain('toolwire toolwire');
+  });
+
+  it('runs a ReAct strategy (text only) through the same fleet tools', async () => {
+    const out = await call('research-react', { query: 'How is Paris?' });
+    expect(out).toBe('population of Paris is 2.1M | weather in Paris is sunny | calc 2+3 = 5');
+  });
+
+  it('stops a pending model call when the agent call is cancelled', async () => {
+    stallModel = true;
+    try {
+      const before = model.requests.length;
+      const ac = new AbortController();
+      const pending = call('research', { query: 'never answered' }, { signal: ac.signal }).catch((err: unknown) => err);
+      await waitUntil(() => model.requests.length > before, 20_000, 'the model round to start');
+      ac.abort();
+      await pending;
+      await waitUntil(() => model.requests[before]!.closedEarly, 10_000, 'the model request to be cancelled');
+    } finally {
+      stallModel = false;
+    }
+  });
+
+  it('stops a pending fleet tool call when the agent call times out', async () => {
+    const g = globalThis as { __slowToolStarted?: number; __slowToolAborted?: number };
+    const aborted = g.__slowToolAborted ?? 0;
+    await expect(call('research-slow', { query: 'take your time' })).rejects.toThrow(/timed out|timeout|within/i);
+    expect(g.__slowToolStarted ?? 0).toBeGreaterThan(0);
+    await waitUntil(() => (g.__slowToolAborted ?? 0) > aborted, 10_000, 'the slow tool to be aborted');
+  });
+});

@@ -1,0 +1,120 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ConfigError, ErrorCode, InvalidArgumentsError } from '../../../../src/errors.js';
+import { defineTool } from '../../../../src/plugins/module/module-tool.js';
+import { modulePluginFactory } from '../../../../src/plugins/module/module-plugin.js';
+import { parseArguments, typedToolArguments } from '../../../../src/plugins/module/typed-tool.js';
+import type { ToolCall } from '../../../../src/plugins/plugin.js';
+import { buildCatalog } from '../../../../src/catalog/build-catalog.js';
+import { ExecPolicy } from '../../../../src/policy/exec-policy.js';
+import { captureLogger, entry, pluginContext, service } from '../../../support/harness.js';
+import { defaultRegistry } from '../../../../src/plugins/default-registry.js';
+import type { Catalog } from '../../../../src/catalog/catalog.js';
+
+const FIXTURES = resolve('test/fixtures/typed');
+
+const echo = defineTool({
+  name: 'echo',
+  description: 'Says it back',
+  arguments: z.object({
+    text: z.string().describe('What to say'),
+    times: z.number().int().min(1).max(3).default(1),
+    tone: z.enum(['plain', 'loud']).optional(),
+    tags: z.array(z.string()).optional(),
+  }),
+  run: (args) => (args.tone === 'loud' ? args.text.toUpperCase() : args.text).repeat(args.times),
+});
+
+describe('defineTool with a schema', () => {
+  it('derives argument descriptors: types, required, enums, defaults, descriptions, nested schemas', () => {
+    expect(typedToolArguments(echo)).toEqual([
+      { name: 'text', required: true, type: 'string', description: 'What to say' },
+      { name: 'times', required: false, type: 'number', default: 1, min: 1, max: 3 },
+      { name: 'tone', required: false, type: 'select', options: ['plain', 'loud'] },
+      { name: 'tags', required: false, type: 'array', input_schema: { type: 'array', items: { type: 'string' } } },
+    ]);
+  });
+
+  it('validates and types the arguments, defaults applied', () => {
+    expect(parseArguments(echo, { text: 'hi' })).toEqual({ text: 'hi', times: 1 });
+  });
+
+  it('refuses arguments that fail the schema with what to fix, field by field', () => {
+    const run = () => parseArguments(echo, { times: 9, tone: 'soft' });
+    expect(run).toThrow(InvalidArgumentsError);
+    expect(run).toThrow(/invalid arguments for echo: text: Invalid input: expected string, received undefined; times: Too big: expected number to be <=3; tone: Invalid option: expected one of "plain"\|"loud"/);
+  });
+
+  it('keeps the function form as it was', () => {
+    const fn = () => 'x';
+    expect(defineTool(fn)).toBe(fn);
+  });
+});
+
+function call(catalog: Catalog, tool: string, args: Record<string, unknown>): ToolCall {
+  const t = catalog.tools.get(tool)!;
+  return { requestId: 'r1', service: catalog.services.get(t.service)!, tool: t, config: t.config, arguments: args, stream: false, timeoutMs: 10_000, signal: new AbortController().signal, log: captureLogger().log };
+}
+
+function descriptors(module: string, forecastArgs: unknown[]) {
+  return [
+    entry('tool-service', 'weather', service('weather', { 'config-params': [{ name: 'tool', required: true }], plugin: { kind: 'module', module } })),
+    entry('tool', 'forecast', { name: 'forecast', service: 'weather', tool: 'forecast', 'plugin-options': { tool: 'forecast' }, arguments: forecastArgs }),
+    entry('tool', 'fails', { name: 'fails', service: 'weather', tool: 'fails', 'plugin-options': { tool: 'fails' }, arguments: [] }),
+  ];
+}
+
+const FORECAST_ARGS = [
+  { name: 'city', type: 'string', required: true, description: 'City name' },
+  { name: 'units', type: 'select', options: ['c', 'f'], default: 'c' },
+  { name: 'days', type: 'number', min: 1, max: 7 },
+  { name: 'where', type: 'object', input_schema: { type: 'object' } },
+];
+
+describe('a TypeScript module of typed tools', () => {
+  const ctx = pluginContext(captureLogger().log, FIXTURES);
+  const build = (entries: ReturnType<typeof descriptors>) => buildCatalog(entries, defaultRegistry(), ctx, { policy: new ExecPolicy('directory') });
+
+  it('loads without a build step and calls each tool with validated arguments', async () => {
+    const catalog = await build(descriptors('./weather.ts', FORECAST_ARGS));
+    const plugin = await modulePluginFactory.create(catalog.services.get('weather')!, ctx);
+    expect(await plugin.invoke(call(catalog, 'forecast', { city: 'Oslo', days: 2 }))).toBe('Oslo: 21°C in 2 day(s)');
+    await expect(plugin.invoke(call(catalog, 'forecast', { city: '' }))).rejects.toMatchObject({ code: ErrorCode.InvalidArguments, message: expect.stringContaining('city: Too small') as string });
+  });
+
+  it('reports a descriptor that disagrees with the schema, naming the file and the argument', async () => {
+    const stale = [{ name: 'city', type: 'number', required: true }, { name: 'units', type: 'select', options: ['c', 'k'] }, { name: 'country', type: 'string' }];
+    const err = (await build(descriptors('./weather.ts', stale)).catch((e: unknown) => e)) as ConfigError;
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.problems).toEqual([
+      'tool/forecast.json: arguments: "city" is string in forecast\'s schema but number in the descriptor (regenerate the descriptors: toolwire module import)',
+      'tool/forecast.json: arguments: "units" takes c|f in forecast\'s schema but c|k in the descriptor (regenerate the descriptors: toolwire module import)',
+      'tool/forecast.json: arguments: "days" is in forecast\'s schema but not in the descriptor (regenerate the descriptors: toolwire module import)',
+      'tool/forecast.json: arguments: "where" is in forecast\'s schema but not in the descriptor (regenerate the descriptors: toolwire module import)',
+      'tool/forecast.json: arguments: "country" is in the descriptor but not in forecast\'s schema (regenerate the descriptors: toolwire module import)',
+    ]);
+  });
+
+  it('puts a .ts module through the exec policy as a .js one', async () => {
+    const err = (await buildCatalog(descriptors('./weather.ts', FORECAST_ARGS), defaultRegistry(), ctx, { policy: new ExecPolicy('directory', { moduleRoots: { any: false, items: ['/nowhere'] } }) }).catch((e: unknown) => e)) as ConfigError;
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.problems.join('\n')).toMatch(/does not import "\.\/weather\.ts".*TOOLWIRE_MODULE_ROOTS/);
+  });
+});
+
+describe('a TypeScript module that does not compile', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'typed-'));
+    await writeFile(join(dir, 'broken.ts'), 'export const x: number = ;\n');
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('is refused at the check, saying where', async () => {
+    const problems = await modulePluginFactory.check!((await buildCatalog([entry('tool-service', 'b', service('b', { plugin: { kind: 'module', module: './broken.ts' } }))], defaultRegistry(), pluginContext(captureLogger().log, dir), { portable: true })).services.get('b')!, [], pluginContext(captureLogger().log, dir));
+    expect(problems.join('\n')).toMatch(/broken\.ts:1:\d+/);
+  });
+});
