@@ -109,7 +109,8 @@ export class WorkerMetrics {
         }
       },
     });
-    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'toolwire_' });
+    // Node's defaults keep their standard names (process_*, nodejs_*), which the community's Node.js dashboards query.
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
   /** The gauges that read the worker and its config at scrape time. */

@@ -12,6 +12,8 @@ import { MemoryTransport } from '../../../src/transport/memory-transport.js';
 import { captureLogger } from '../../support/harness.js';
 
 const DASHBOARD = fileURLToPath(new URL('../../../dashboards/toolwire.json', import.meta.url));
+/** The series a query reads: the product's own (toolwire_) and Node's defaults under their standard names. */
+const SERIES = /\b(?:toolwire|process|nodejs)_[a-z0-9_]+/g;
 
 describe('the Grafana dashboard', () => {
   it('queries only series a worker exports, with labels it sets', async () => {
@@ -27,11 +29,11 @@ describe('the Grafana dashboard', () => {
         const [, , name, type] = l.split(' ');
         return type === 'histogram' ? [`${name}_bucket`, `${name}_sum`, `${name}_count`] : [name!];
       }));
-      const used = new Set(exprs.flatMap((e) => e.match(/toolwire_[a-z0-9_]+/g) ?? []));
+      const used = new Set(exprs.flatMap((e) => e.match(SERIES) ?? []));
       expect([...used].filter((n) => !exported.has(n))).toEqual([]);
       // Labels a query groups by are labels of its series (where the scrape has samples of them).
       for (const e of exprs) {
-        const samples = text.split('\n').filter((l) => (e.match(/toolwire_[a-z0-9_]+/g) ?? []).some((n) => l.startsWith(`${n}{`)));
+        const samples = text.split('\n').filter((l) => (e.match(SERIES) ?? []).some((n) => l.startsWith(`${n}{`)));
         if (samples.length === 0) continue;
         for (const m of e.matchAll(/by \(([^)]+)\)/g)) {
           for (const label of m[1]!.split(',').map((x) => x.trim())) expect(samples.some((l) => l.includes(`${label}="`)), `${label} in ${e}`).toBe(true);

@@ -67,10 +67,28 @@ describe('/metrics after real calls (memory transport, the example descriptors)'
     expect(s.get('toolwire_transport_connected')).toBe(1);
     expect(s.get(`toolwire_config_info{version="${app.config().version!}"}`)).toBe(1);
     expect(s.get('toolwire_config_reloads_total{result="applied"}')).toBe(1);
-    expect(text).toMatch(/^toolwire_nodejs_eventloop_lag_seconds /m);
-    expect(text).toMatch(/^toolwire_process_resident_memory_bytes /m);
+    expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
+    expect(text).toMatch(/^process_resident_memory_bytes /m);
     // No label carries a request's own values.
     expect(text).not.toMatch(/requestId|t0|1\/0/);
+  });
+});
+
+describe("Node's default metrics", () => {
+  /** The metric names of an exposition text, from its TYPE lines. */
+  const names = (text: string) => text.split('\n').filter((l) => l.startsWith('# TYPE ')).map((l) => l.split(' ')[2]!);
+
+  it('are published under their standard names, none of them with the toolwire_ prefix', async () => {
+    const { collectDefaultMetrics, Registry } = await import('prom-client');
+    const { WorkerMetrics } = await import('../../../src/metrics/worker-metrics.js');
+    const plain = new Registry();
+    collectDefaultMetrics({ register: plain });
+    const defaults = names(await plain.metrics());
+    const exposed = names(await new WorkerMetrics().text());
+    expect(exposed).toEqual(expect.arrayContaining(['process_cpu_seconds_total', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_seconds']));
+    // Every name outside toolwire_ is one of Node's defaults, and no default is also under toolwire_.
+    expect(exposed.filter((n) => !n.startsWith('toolwire_')).sort()).toEqual([...defaults].sort());
+    expect(exposed.filter((n) => defaults.some((d) => n === `toolwire_${d}`))).toEqual([]);
   });
 });
 
