@@ -21,7 +21,10 @@ interface Dashboard {
 const expand = (expr: string) => expr.replaceAll('$__rate_interval', '10s').replaceAll('$service', '.*');
 const legend = (format: string | undefined, metric: Record<string, string>) => (format ?? JSON.stringify(metric)).replace(/\{\{\s*(\w+)\s*\}\}/g, (_, k: string) => metric[k] ?? '');
 
-/** Tools that make the panels worth reading: one slow with a spread of times, one that fails now and then. */
+/**
+ * Tools that make the panels worth reading: one slow with a spread of times, and one that fails
+ * now and then, the load's only failures (by design, under their own tool name).
+ */
 const SLOW = 'export default async () => { await new Promise((r) => setTimeout(r, 5 + Math.random() * 60)); return "slow"; };\n';
 const FLAKY = 'export default async ({ arguments: a }) => { if (Math.random() < 0.15) throw new Error("flaky failed"); return "ok " + a.n; };\n';
 
@@ -49,7 +52,6 @@ export async function renderDashboard(o: { seconds: number; out: string }): Prom
     const calls: [string, Record<string, unknown>][] = [
       ['echo', { text: 'hi' }],
       ['calculate', { expression: '(2+3)*4' }],
-      ['calculate', { expression: '1/0' }],
       ['tell-joke', { topic: 'dashboards' }],
       ['slow', {}],
       ['flaky', { n: 1 }],
