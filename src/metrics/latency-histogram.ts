@@ -38,9 +38,9 @@ interface ExportValue {
 
 /**
  * A histogram registered in a prom-client registry, which formats it as it formats its own.
- * prom-client's Histogram validates and hashes its labels on every observe, which cost the
- * worker 10% of its per-request time for three observations; here a series is looked up once
- * per label set and an observation is a bucket search and three additions.
+ * prom-client's Histogram validates and hashes its labels on every observe, too dear for three
+ * observations a request (docs/benchmarks-rationale.md); here a series is looked up once per
+ * label set and an observation is a bucket search and three additions.
  */
 export class LatencyHistogram {
   readonly type = 'histogram';

@@ -9,13 +9,12 @@ import type { Outcome } from '../worker/outcome.js';
 
 /**
  * Seconds, from an in-process call (a tenth of a millisecond) to a long tool run (two
- * minutes). The rendered dashboard showed why the low end matters: with 0.5 ms as the
- * first bound, every fast call's p50 read as 0.25 ms, the middle of that bucket.
+ * minutes), fine at the low end, where most calls fall (docs/benchmarks-rationale.md).
  */
+export const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
 /** The longest a scrape waits for answers already handed to the broker to settle. */
 const SCRAPE_SETTLE_MS = 2_000;
-
-export const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 /** What the gauges read at scrape time. */
 export interface MetricsSources {

@@ -20,12 +20,9 @@ export interface PulsarNativeSubscriptionSettings {
 const LOCAL_BUFFER = 1;
 
 /**
- * What one batch fetch takes at most. Every call into pulsar-client makes a thread-safe
- * function of its own (a libuv handle opened and closed) to settle its promise: a receive
- * per message was a fifth of a busy worker's time on the event loop, and drained the client's
- * queue too slowly for a burst: the client asks the broker for more only as it is emptied, and
- * on a non-persistent topic the broker drops what finds no room. A burst of 10,000 requests:
- * 4,644 reached the worker with batches of 32, 7,956 with 256, all with 1,000.
+ * What one batch fetch takes at most. Batches, because each call into pulsar-client costs a
+ * libuv handle; large, so that a burst leaves the client's queue before the broker drops what
+ * finds no room on a non-persistent topic (docs/benchmarks-rationale.md).
  */
 export const BATCH_MAX = 1_000;
 

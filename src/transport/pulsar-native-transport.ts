@@ -123,11 +123,9 @@ class NativeProducerHandle implements Producer {
 
   private async sendOnce(message: OutgoingMessage, signal: AbortSignal | undefined): Promise<unknown> {
     const sending = this.native.send({ data: toBuffer(message.data), ...(message.properties ? { properties: message.properties } : {}) });
-    // Under load, libpulsar's batch timer gathers sends into batches (more than twice the
-    // throughput of unbatched sends at 64 in flight). A send that finds nothing else in
-    // flight is alone: its batch leaves at the end of this event-loop turn instead of
-    // waiting the timer out for company that is not coming (2.8 ms -> 0.7 ms a call at one
-    // in flight, docs/benchmarks.md).
+    // libpulsar's batch timer gives the throughput under load; a send that finds nothing else
+    // in flight leaves at the end of this turn instead of waiting the timer out
+    // (docs/benchmarks-rationale.md).
     if (this.pending === 0 && !this.flushQueued) {
       this.flushQueued = true;
       setImmediate(this.flushTurn);

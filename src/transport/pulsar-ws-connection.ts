@@ -84,8 +84,8 @@ export class PulsarWsConnection {
   /**
    * Write one text frame; false when no socket is open (the caller keeps what it must resend).
    * Frames written in one turn of the event loop leave in one write: the socket stays corked
-   * until the ticks queued by this turn have run. One syscall per frame was most of the CPU
-   * of a busy worker (docs/benchmarks.md).
+   * until the ticks queued by this turn have run: a write per frame is a syscall per frame
+   * (docs/benchmarks-rationale.md).
    */
   send(frame: string): boolean {
     const ws = this.ws;

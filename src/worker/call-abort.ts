@@ -3,7 +3,8 @@
  * soon as the call is aborted (its deadline, a cancel, or the worker's hard stop), so the handler can
  * stop waiting on a plugin that ignores its signal. Whoever aborts calls abort(); nothing
  * listens on the signal. The AbortController is made only when a plugin reads `signal`: most
- * in-process tools never do, and making one per request was 4% of a busy worker's CPU.
+ * in-process tools never do, and one per request shows on the hot path
+ * (docs/benchmarks-rationale.md).
  */
 export class CallAbort {
   /** Rejects with the abort reason; never resolves. */

@@ -62,9 +62,8 @@ export const DEFAULT_LIMITS: WorkerLimits = {
 
 /**
  * A non-persistent request topic's prefetch when none is set. The native client's receiver
- * queue is all the room a burst finds at the worker: a long drill's 10,000 sent at once left
- * 307 unanswered with 4,000 and 101 with 10,000, those dropped by the broker with room to spare
- * (docs/benchmarks.md). On pulsar-ws the WebSocket service's consumers
+ * queue is all the room a burst finds at the worker, so it is large
+ * (docs/benchmarks-rationale.md). On pulsar-ws the WebSocket service's consumers
  * keep taking from the broker while the worker acks as it takes, and each 1,000 of prefetch
  * is one more consumer (one more socket, one more share of a mixed fleet's traffic).
  */

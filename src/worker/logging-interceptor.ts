@@ -3,9 +3,9 @@ import { ID_PROPERTY } from '../envelope/properties.js';
 import type { Interceptor } from './interceptor.js';
 
 /**
- * A debug line per settled request, with its outcome and time. Only at debug level: at
- * thousands of requests a second a line each was the worker's largest cost after the socket
- * writes, so at info the interceptor is not in the chain at all.
+ * A debug line per settled request, with its outcome and time. Only at debug level: a line
+ * per request is one of a busy worker's largest costs (docs/benchmarks-rationale.md), so at
+ * info the interceptor is not in the chain at all.
  */
 export function loggingInterceptor(log: Logger): Interceptor | undefined {
   if (!log.isLevelEnabled('debug')) return undefined;

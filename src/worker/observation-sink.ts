@@ -63,9 +63,8 @@ export function createSink(
 }
 
 /**
- * Chunk messages unconfirmed at once before further chunks wait. One: measured on the
- * WebSocket transport, a burst of 100 chunks then costs the worker 1.6-1.9x the CPU of a
- * single answer (2 messages); with two it was 2.4-2.5x (3 messages).
+ * Chunk messages unconfirmed at once before further chunks wait. One: a wider window cuts a
+ * burst into more messages, each a write and a confirmation (docs/benchmarks-rationale.md).
  */
 export const STREAM_WINDOW = 1;
 /** More waiting chunks than this are a burst and leave joined; this many or fewer keep their own messages. */
