@@ -38,7 +38,7 @@ Other settings: PULSAR_TOKEN, TOOLWIRE_CONCURRENCY, TOOLWIRE_SERVICE_CONCURRENCY
 TOOLWIRE_TIMEOUT_MS, TOOLWIRE_MAX_PAYLOAD_BYTES, TOOLWIRE_MAX_OBSERVATION_BYTES,
 TOOLWIRE_MAX_REDELIVERIES, TOOLWIRE_NACK_DELAY_MS, TOOLWIRE_SHUTDOWN_GRACE_MS,
 TOOLWIRE_CONFIG_POLL_MS, TOOLWIRE_SECRETS_FILE, LOG_LEVEL, and the plugins' DIFY_* / SLIM_*
-settings (see README).
+settings (docs/configuration.md).
 
 Descriptors are followed live: a change to the directory or in TrustGraph's config service
 is validated whole and applied without a restart; an invalid one is refused (logged, in

@@ -1,7 +1,7 @@
 /**
- * What an MCP server run over stdio gets from the worker: exactly the environment the README
- * names, and, when the operator sets MCP_STDIO_UID/GID, a user of its own that cannot read the
- * worker's environment through /proc. The server is a real one (the SDK's McpServer over
+ * What an MCP server run over stdio gets from the worker: exactly the environment
+ * docs/plugins/mcp.md names, and, when the operator sets MCP_STDIO_UID/GID, a user of its own
+ * that cannot read the worker's environment through /proc. The server is a real one (the SDK's McpServer over
  * stdio, test/support/mcp-whoami-server.mjs) that reports what it sees.
  */
 import { chown, mkdtemp, rm } from 'node:fs/promises';
