@@ -1,12 +1,12 @@
-import type { Command, CommandIo } from './command.js';
+import { pickCommand, type Command, type CommandIo } from './command.js';
 
 /** `toolwire <name> <sub> ...`: a command whose sub-commands do the work. */
 export function commandGroup(name: string, summary: string, subcommands: readonly Command[]): Command {
-  const width = Math.max(...subcommands.map((c) => c.name.length));
+  const width = Math.max(...subcommands.map((sub) => sub.name.length));
   const help = `Usage: toolwire ${name} <command> [options]
 
 Commands:
-${subcommands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
+${subcommands.map((sub) => `  ${sub.name.padEnd(width)}  ${sub.summary}`).join('\n')}
 
 'toolwire ${name} <command> --help' shows a command's options.
 `;
@@ -15,17 +15,9 @@ ${subcommands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
     summary,
     help,
     async run(io: CommandIo): Promise<number> {
-      const [sub, ...rest] = io.argv;
-      if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
-        io.stdout.write(help);
-        return sub === undefined ? 2 : 0;
-      }
-      const command = subcommands.find((c) => c.name === sub);
-      if (!command) {
-        io.stderr.write(`toolwire ${name}: unknown command "${sub}"\n\n${help}`);
-        return 2;
-      }
-      return command.run({ ...io, argv: rest });
+      const picked = pickCommand(io, subcommands, help, `toolwire ${name}: `);
+      if ('exitCode' in picked) return picked.exitCode;
+      return picked.command.run({ ...io, argv: picked.argv });
     },
   };
 }

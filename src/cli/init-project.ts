@@ -79,37 +79,37 @@ npm test
 }
 
 /** Every file of a new tool project, by path. */
-export function projectFiles(o: { readonly name: string; readonly service: string; readonly toolwire: string; readonly vitest: string; readonly typescript: string }): Record<string, string> {
+export function projectFiles(project: { readonly name: string; readonly service: string; readonly toolwire: string; readonly vitest: string; readonly typescript: string }): Record<string, string> {
   const service = {
-    id: o.service,
-    'request-queue': `non-persistent://tg/request/${o.service}`,
-    'response-queue': `non-persistent://tg/response/${o.service}`,
+    id: project.service,
+    'request-queue': `non-persistent://tg/request/${project.service}`,
+    'response-queue': `non-persistent://tg/response/${project.service}`,
     'config-params': [{ name: 'tool', required: true }],
     plugin: { kind: 'module', module: '../tools/greet.ts' },
   };
   const pkg = {
-    name: o.name,
+    name: project.name,
     version: '0.1.0',
     private: true,
     type: 'module',
     scripts: {
       start: 'toolwire run --watch --config-dir config',
       test: 'vitest run',
-      descriptors: `toolwire module import tools/greet.ts --service ${o.service} --out config`,
+      descriptors: `toolwire module import tools/greet.ts --service ${project.service} --out config`,
     },
-    dependencies: { toolwire: o.toolwire },
-    devDependencies: { typescript: o.typescript, vitest: o.vitest },
+    dependencies: { toolwire: project.toolwire },
+    devDependencies: { typescript: project.typescript, vitest: project.vitest },
   };
-  const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
+  const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
   const files: Record<string, string> = {
     'package.json': json(pkg),
     'tsconfig.json': json(TSCONFIG),
     '.gitignore': 'node_modules/\n',
-    'README.md': readme(o.name, o.service),
+    'README.md': readme(project.name, project.service),
     'tools/greet.ts': GREET_SOURCE,
     'test/greet.test.ts': GREET_TEST,
-    [`config/tool-service/${o.service}.json`]: json(service),
+    [`config/tool-service/${project.service}.json`]: json(service),
   };
-  for (const d of typedToolDescriptors([greet], { service: o.service, prefix: '' })) files[`config/tool/${String(d['name'])}.json`] = json(d);
+  for (const d of typedToolDescriptors([greet], { service: project.service, prefix: '' })) files[`config/tool/${String(d['name'])}.json`] = json(d);
   return files;
 }

@@ -1,5 +1,5 @@
 import { UsageError } from './args.js';
-import type { Command, CommandIo } from './command.js';
+import { pickCommand, type Command, type CommandIo } from './command.js';
 
 /**
  * Every command, loaded only when it runs: a command module pulls in what it needs (the
@@ -21,14 +21,14 @@ export const COMMANDS: readonly { readonly name: string; readonly summary: strin
 ];
 
 function usage(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  const width = Math.max(...COMMANDS.map((entry) => entry.name.length));
   return `Usage: toolwire <command> [options]
 
 toolwire answers AI agents' tool requests over Apache Pulsar (TrustGraph's tool-service
 wire format), with tools from in-process modules, Dify plugins, MCP servers and HTTP APIs.
 
 Commands:
-${COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
+${COMMANDS.map((entry) => `  ${entry.name.padEnd(width)}  ${entry.summary}`).join('\n')}
 
 'toolwire <command> --help' shows a command's options.
 `;
@@ -36,24 +36,13 @@ ${COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
 
 /** Run the CLI; returns the exit code. Only here and in commands does anything print. */
 export async function main(io: CommandIo): Promise<number> {
-  const [name, ...rest] = io.argv;
-  if (!name || name === '--help' || name === '-h' || name === 'help') {
-    io.stdout.write(usage());
-    return name ? 0 : 2;
-  }
-  const entry = COMMANDS.find((c) => c.name === name);
-  if (!entry) {
-    io.stderr.write(`unknown command "${name}"\n\n${usage()}`);
-    return 2;
-  }
+  const picked = pickCommand(io, COMMANDS, usage(), '');
+  if ('exitCode' in picked) return picked.exitCode;
+  const { name } = picked.command;
   try {
-    return await (await entry.load()).run({ ...io, argv: rest });
+    return await (await picked.command.load()).run({ ...io, argv: picked.argv });
   } catch (err) {
-    if (err instanceof UsageError) {
-      io.stderr.write(`toolwire ${name}: ${err.message}\n`);
-      return 2;
-    }
     io.stderr.write(`toolwire ${name}: ${(err as Error).message}\n`);
-    return 1;
+    return err instanceof UsageError ? 2 : 1;
   }
 }

@@ -13,7 +13,7 @@ export async function openTransport(settings: Settings, log: Logger, signal?: Ab
   if (settings.bootstrap) {
     const adminUrl = adminUrlOf(settings.pulsarUrl, settings.pulsarAdminUrl);
     const report = await bootstrapTrustGraph(adminUrl, { ...(settings.pulsarToken ? { token: settings.pulsarToken } : {}), ...(signal ? { signal } : {}) });
-    log.info({ tenant: report.tenant, namespaces: report.namespaces.map((n) => `${n.namespace}:${n.outcome}`) }, 'pulsar bootstrapped');
+    log.info({ tenant: report.tenant, namespaces: report.namespaces.map((ns) => `${ns.namespace}:${ns.outcome}`) }, 'pulsar bootstrapped');
   }
   return createTransport({
     kind: settings.transport,

@@ -28,8 +28,8 @@ export function importedService(id: string, values: { 'request-queue'?: string |
 }
 
 /** A comma-separated flag value as a set; undefined when the flag was not given. */
-export function listFlag(v: string | undefined): Set<string> | undefined {
-  return v === undefined ? undefined : new Set(v.split(',').map((s) => s.trim()).filter(Boolean));
+export function listFlag(flagValue: string | undefined): Set<string> | undefined {
+  return flagValue === undefined ? undefined : new Set(flagValue.split(',').map((item) => item.trim()).filter(Boolean));
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { ToolResponse } from '../../envelope/response.js';
 import { loadSecrets } from '../../secrets.js';
-import { parse, parseJsonObject, UsageError } from '../args.js';
-import type { Command, CommandIo } from '../command.js';
+import { parseJsonObject, UsageError } from '../args.js';
+import { defineCommand, type Command, type CommandIo } from '../command.js';
 import { readSseData } from '../../sse/sse-reader.js';
 
 const HELP = `Usage: toolwire call <tool> [--args JSON] [--stream] [options]
@@ -31,14 +31,14 @@ class AnswerPrinter {
   private wroteText = false;
   constructor(private readonly io: CommandIo) {}
 
-  print(r: ToolResponse): void {
-    if (r.error) {
-      this.io.stderr.write(`${r.error.type}: ${r.error.message}\n`);
+  print(answer: ToolResponse): void {
+    if (answer.error) {
+      this.io.stderr.write(`${answer.error.type}: ${answer.error.message}\n`);
       this.ok = false;
       return;
     }
-    if (r.response === '') return;
-    this.io.stdout.write(r.response);
+    if (answer.response === '') return;
+    this.io.stdout.write(answer.response);
     this.wroteText = true;
   }
 
@@ -75,26 +75,22 @@ async function viaGateway(io: CommandIo, base: string, tool: string, body: unkno
   return printer.finish();
 }
 
-export const callCommand: Command = {
+export const callCommand: Command = defineCommand({
   name: 'call',
   summary: 'call a tool as an agent does and print its observation',
   help: HELP,
-  async run(io) {
-    const { values, positionals } = parse(io.argv, {
-      args: { type: 'string', short: 'a' },
-      stream: { type: 'boolean', short: 's' },
-      user: { type: 'string', short: 'u' },
-      url: { type: 'string' },
-      transport: { type: 'string', short: 'T' },
-      'pulsar-url': { type: 'string' },
-      'admin-url': { type: 'string' },
-      'config-dir': { type: 'string', short: 'd' },
-      'timeout-ms': { type: 'string' },
-    });
-    if (values.help) {
-      io.stdout.write(HELP);
-      return 0;
-    }
+  flags: {
+    args: { type: 'string', short: 'a' },
+    stream: { type: 'boolean', short: 's' },
+    user: { type: 'string', short: 'u' },
+    url: { type: 'string' },
+    transport: { type: 'string', short: 'T' },
+    'pulsar-url': { type: 'string' },
+    'admin-url': { type: 'string' },
+    'config-dir': { type: 'string', short: 'd' },
+    'timeout-ms': { type: 'string' },
+  },
+  async run(io, { values, positionals }) {
     const tool = positionals[0];
     if (!tool) throw new UsageError('name the tool to call (see --help)');
     const args = parseJsonObject(values.args ?? '{}', '--args');
@@ -158,4 +154,4 @@ export const callCommand: Command = {
     }
     return printer.finish();
   },
-};
+});

@@ -1,15 +1,13 @@
-import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
-import { parse as parseYaml } from 'yaml';
 import { errorMessage } from '../../errors.js';
 import { isPlainObject } from '../../plain-object.js';
 import { runtimeParameters } from '../../plugins/dify-daemon/runtime-parameters.js';
 import { buildDescriptor, i18n, InvalidPluginOptionsError } from '../../plugins/dify/tool-declaration.js';
 import type { DifyOptions } from '../../plugins/dify/dify-tool-options.js';
 import { loadSecrets } from '../../secrets.js';
-import { UsageError } from '../args.js';
-import type { Command, CommandIo } from '../command.js';
+import { CommandLineError, UsageError, type Flags, type FlagValues } from '../args.js';
+import { defineCommand, type Command, type CommandIo } from '../command.js';
 import { commandGroup } from '../command-group.js';
+import { readYamlMapping } from '../read-yaml.js';
 import { isStrategyDeclaration } from '../../plugins/dify-agent/strategy-declaration.js';
 import { importStrategy } from './dify-import-strategy.js';
 
@@ -53,134 +51,164 @@ Options:
   --lang <code>                language of labels and descriptions (default en_US)
   -h, --help                   this text
 
-Exit codes: 0 printed, 1 failed, 2 bad usage.`;
+Exit codes: 0 printed, 1 failed, 2 bad usage.
+`;
 
-function pairs(values: readonly string[] | undefined, what: string): Record<string, string> {
+const FLAGS = {
+  service: { type: 'string' },
+  name: { type: 'string' },
+  description: { type: 'string' },
+  provider: { type: 'string' },
+  'plugin-id': { type: 'string' },
+  'plugin-unique-identifier': { type: 'string' },
+  tool: { type: 'string' },
+  strategy: { type: 'string' },
+  credential: { type: 'string', multiple: true },
+  'credential-type': { type: 'string' },
+  config: { type: 'string', multiple: true },
+  'from-daemon': { type: 'boolean' },
+  'secrets-file': { type: 'string' },
+  lang: { type: 'string' },
+} as const satisfies Flags;
+
+type ImportValues = FlagValues<typeof FLAGS>;
+
+/** What a tool's declaration gives its descriptor: the parameters, and a name and description when it says them. */
+interface ToolDeclaration {
+  readonly name: string | undefined;
+  readonly description: string | undefined;
+  readonly parameters: unknown[];
+}
+
+function pairs(flagValues: readonly string[] | undefined, what: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const v of values ?? []) {
-    const at = v.indexOf('=');
-    if (at <= 0) throw new UsageError(`${what} must be <name>=<value>, got ${JSON.stringify(v)}`);
-    out[v.slice(0, at)] = v.slice(at + 1);
+  for (const pair of flagValues ?? []) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new UsageError(`${what} must be <name>=<value>, got ${JSON.stringify(pair)}`);
+    out[pair.slice(0, at)] = pair.slice(at + 1);
   }
   return out;
 }
 
-async function run(io: CommandIo): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...io.argv],
-    allowPositionals: true,
-    strict: true,
-    options: {
-      service: { type: 'string' },
-      name: { type: 'string' },
-      description: { type: 'string' },
-      provider: { type: 'string' },
-      'plugin-id': { type: 'string' },
-      'plugin-unique-identifier': { type: 'string' },
-      tool: { type: 'string' },
-      strategy: { type: 'string' },
-      credential: { type: 'string', multiple: true },
-      'credential-type': { type: 'string' },
-      config: { type: 'string', multiple: true },
-      'from-daemon': { type: 'boolean' },
-      'secrets-file': { type: 'string' },
-      lang: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    io.stdout.write(`${HELP}\n`);
-    return 0;
-  }
-  if (!values.service) throw new UsageError('--service is required');
-  const lang = values.lang ?? 'en_US';
-  const credentials = pairs(values.credential, '--credential');
-  const config = pairs(values.config, '--config');
+/** The tool's parameters as the plugin daemon gives them (get_runtime_parameters). */
+async function declarationFromDaemon(io: CommandIo, values: ImportValues, credentials: Record<string, string>): Promise<ToolDeclaration> {
+  const provider = values.provider;
+  const segments = provider?.split('/') ?? [];
+  const pluginId = values['plugin-id'] ?? (segments.length === 3 ? `${segments[0]}/${segments[1]}` : undefined);
+  if (!provider || !pluginId || !values.tool) throw new UsageError('--from-daemon needs --provider (org/plugin/provider, or with --plugin-id) and --tool');
+  const daemon = { url: io.env['DIFY_DAEMON_URL'], key: io.env['DIFY_DAEMON_KEY'], tenantId: io.env['DIFY_TENANT_ID'] };
+  if (!daemon.url || !daemon.key || !daemon.tenantId) throw new UsageError('--from-daemon needs DIFY_DAEMON_URL, DIFY_DAEMON_KEY and DIFY_TENANT_ID in the environment');
+  const parameters = await runtimeParameters(
+    { url: daemon.url.replace(/\/+$/, ''), key: daemon.key, tenantId: daemon.tenantId },
+    loadSecrets(io.env, values['secrets-file']),
+    { pluginId, provider, tool: values.tool, credentials },
+    io.signal,
+  );
+  return { name: values.tool, description: undefined, parameters };
+}
 
-  let declName: string | undefined;
-  let declDescription: string | undefined;
-  let parameters: unknown[];
-  if (values['from-daemon']) {
-    if (positionals.length > 0) throw new UsageError('give a YAML file or --from-daemon, not both');
-    const provider = values.provider;
-    const segments = provider?.split('/') ?? [];
-    const pluginId = values['plugin-id'] ?? (segments.length === 3 ? `${segments[0]}/${segments[1]}` : undefined);
-    if (!provider || !pluginId || !values.tool) throw new UsageError('--from-daemon needs --provider (org/plugin/provider, or with --plugin-id) and --tool');
-    const daemon = { url: io.env['DIFY_DAEMON_URL'], key: io.env['DIFY_DAEMON_KEY'], tenantId: io.env['DIFY_TENANT_ID'] };
-    if (!daemon.url || !daemon.key || !daemon.tenantId) throw new UsageError('--from-daemon needs DIFY_DAEMON_URL, DIFY_DAEMON_KEY and DIFY_TENANT_ID in the environment');
-    parameters = await runtimeParameters(
-      { url: daemon.url.replace(/\/+$/, ''), key: daemon.key, tenantId: daemon.tenantId },
-      loadSecrets(io.env, values['secrets-file']),
-      { pluginId, provider, tool: values.tool, credentials },
-      io.signal,
-    );
-    declName = values.tool;
-  } else {
-    if (positionals.length !== 1) throw new UsageError('give exactly one tool YAML file');
-    const file = positionals[0] as string;
-    const doc: unknown = parseYaml(await readFile(file, 'utf8'));
-    if (!isPlainObject(doc)) throw new Error(`${file}: not a YAML mapping`);
-    if (isStrategyDeclaration(doc) || (isPlainObject(doc['plugins']) && Array.isArray(doc['plugins']['agent_strategies']))) {
-      const { descriptor, notes } = await importStrategy(file, doc, {
-        service: values.service,
-        lang,
-        ...(values.strategy ? { strategy: values.strategy } : {}),
-        ...(values.name ? { name: values.name } : {}),
-        ...(values.description ? { description: values.description } : {}),
-        ...(values['plugin-id'] ? { pluginId: values['plugin-id'] } : {}),
-        ...(values.provider ? { provider: values.provider } : {}),
-      });
-      for (const n of notes) io.stderr.write(`${n}\n`);
-      io.stdout.write(`${JSON.stringify(descriptor, null, 2)}\n`);
-      return 0;
-    }
-    if (Array.isArray(doc['tools']) && !Array.isArray(doc['parameters'])) {
-      throw new UsageError(`${file} is a provider declaration; give one of its tool files: ${doc['tools'].map(String).join(', ')}`);
-    }
-    const identity = isPlainObject(doc['identity']) ? doc['identity'] : {};
-    declName = typeof identity['name'] === 'string' ? identity['name'] : undefined;
-    const description = isPlainObject(doc['description']) ? doc['description'] : {};
-    declDescription = (typeof description['llm'] === 'string' && description['llm']) || i18n(description['human'], lang);
-    parameters = Array.isArray(doc['parameters']) ? doc['parameters'] : [];
+/** A plugin's tool YAML: identity.name, the llm description (else the human one in `lang`), the parameters. */
+function declarationFromYaml(file: string, doc: Record<string, unknown>, lang: string): ToolDeclaration {
+  if (Array.isArray(doc['tools']) && !Array.isArray(doc['parameters'])) {
+    throw new UsageError(`${file} is a provider declaration; give one of its tool files: ${doc['tools'].map(String).join(', ')}`);
   }
-
-  const name = values.name ?? declName;
-  if (!name) throw new UsageError('the declaration has no identity.name; give --name');
-  const pluginOptions: DifyOptions = {
-    ...(values['plugin-id'] ? { plugin_id: values['plugin-id'] } : {}),
-    ...(values['plugin-unique-identifier'] ? { plugin_unique_identifier: values['plugin-unique-identifier'] } : {}),
-    ...(values.provider ? { provider: values.provider } : {}),
-    tool: values.tool ?? declName ?? name,
-    ...(values['credential-type'] ? { credential_type: values['credential-type'] as DifyOptions['credential_type'] } : {}),
-    ...(Object.keys(credentials).length > 0 ? { credentials } : {}),
+  const identity = isPlainObject(doc['identity']) ? doc['identity'] : {};
+  const description = isPlainObject(doc['description']) ? doc['description'] : {};
+  return {
+    name: typeof identity['name'] === 'string' ? identity['name'] : undefined,
+    description: (typeof description['llm'] === 'string' && description['llm']) || i18n(description['human'], lang),
+    parameters: Array.isArray(doc['parameters']) ? doc['parameters'] : [],
   };
-  const { descriptor, needsRuntime } = buildDescriptor({
-    name,
-    description: values.description ?? declDescription ?? '',
-    service: values.service,
-    parameters,
-    pluginOptions,
-    config,
+}
+
+/** An agent-strategy plugin's manifest, or one of its strategy files: a dify-agent tool, not a plugin tool. */
+function isStrategySource(doc: Record<string, unknown>): boolean {
+  return isStrategyDeclaration(doc) || (isPlainObject(doc['plugins']) && Array.isArray(doc['plugins']['agent_strategies']));
+}
+
+async function printStrategy(io: CommandIo, file: string, doc: Record<string, unknown>, values: ImportValues, service: string, lang: string): Promise<number> {
+  const { descriptor, notes } = await importStrategy(file, doc, {
+    service,
     lang,
+    ...(values.strategy ? { strategy: values.strategy } : {}),
+    ...(values.name ? { name: values.name } : {}),
+    ...(values.description ? { description: values.description } : {}),
+    ...(values['plugin-id'] ? { pluginId: values['plugin-id'] } : {}),
+    ...(values.provider ? { provider: values.provider } : {}),
   });
-  if (needsRuntime.length > 0) {
-    io.stderr.write(`note: give "runtime-parameters" values for: ${needsRuntime.join(', ')} (required, filled by configuration, no default)\n`);
-  }
+  for (const note of notes) io.stderr.write(`${note}\n`);
   io.stdout.write(`${JSON.stringify(descriptor, null, 2)}\n`);
   return 0;
 }
 
-/** `toolwire dify import`: a Dify tool declaration as a toolwire tool descriptor. `argv` is what follows the command name. */
-export const difyImportCommand: Command = {
+/** The dify-daemon and dify-slim plugins' options: the plugin's `tool`, and what the flags say. */
+function pluginOptionsOf(values: ImportValues, tool: string, credentials: Record<string, string>): DifyOptions {
+  return {
+    ...(values['plugin-id'] ? { plugin_id: values['plugin-id'] } : {}),
+    ...(values['plugin-unique-identifier'] ? { plugin_unique_identifier: values['plugin-unique-identifier'] } : {}),
+    ...(values.provider ? { provider: values.provider } : {}),
+    tool,
+    ...(values['credential-type'] ? { credential_type: values['credential-type'] as DifyOptions['credential_type'] } : {}),
+    ...(Object.keys(credentials).length > 0 ? { credentials } : {}),
+  };
+}
+
+const importCommand = defineCommand({
   name: 'import',
   summary: 'Build a tool descriptor from a Dify plugin tool declaration',
   help: HELP,
+  flags: FLAGS,
+  async run(io, { values, positionals }) {
+    const service = values.service;
+    if (!service) throw new UsageError('--service is required');
+    const lang = values.lang ?? 'en_US';
+    const credentials = pairs(values.credential, '--credential');
+    const config = pairs(values.config, '--config');
+
+    let declaration: ToolDeclaration;
+    if (values['from-daemon']) {
+      if (positionals.length > 0) throw new UsageError('give a YAML file or --from-daemon, not both');
+      declaration = await declarationFromDaemon(io, values, credentials);
+    } else {
+      if (positionals.length !== 1) throw new UsageError('give exactly one tool YAML file');
+      const file = positionals[0] as string;
+      const doc = await readYamlMapping(file);
+      if (isStrategySource(doc)) return printStrategy(io, file, doc, values, service, lang);
+      declaration = declarationFromYaml(file, doc, lang);
+    }
+
+    const name = values.name ?? declaration.name;
+    if (!name) throw new UsageError('the declaration has no identity.name; give --name');
+    const { descriptor, needsRuntime } = buildDescriptor({
+      name,
+      description: values.description ?? declaration.description ?? '',
+      service,
+      parameters: declaration.parameters,
+      pluginOptions: pluginOptionsOf(values, values.tool ?? declaration.name ?? name, credentials),
+      config,
+      lang,
+    });
+    if (needsRuntime.length > 0) {
+      io.stderr.write(`note: give "runtime-parameters" values for: ${needsRuntime.join(', ')} (required, filled by configuration, no default)\n`);
+    }
+    io.stdout.write(`${JSON.stringify(descriptor, null, 2)}\n`);
+    return 0;
+  },
+});
+
+/**
+ * `toolwire dify import`: a Dify tool declaration as a toolwire tool descriptor. It names
+ * itself in every error, and points a usage error at --help on a line of its own.
+ */
+export const difyImportCommand: Command = {
+  ...importCommand,
   async run(io: CommandIo): Promise<number> {
     try {
-      return await run(io);
+      return await importCommand.run(io);
     } catch (err) {
-      const usage = err instanceof UsageError || err instanceof InvalidPluginOptionsError || (err as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || (err as { code?: unknown }).code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE';
-      io.stderr.write(`toolwire dify import: ${errorMessage(err)}\n${usage ? 'Run with --help for usage.\n' : ''}`);
+      const usage = err instanceof UsageError || err instanceof InvalidPluginOptionsError;
+      const message = err instanceof CommandLineError ? err.reason : errorMessage(err);
+      io.stderr.write(`toolwire dify import: ${message}\n${usage ? 'Run with --help for usage.\n' : ''}`);
       return usage ? 2 : 1;
     }
   },

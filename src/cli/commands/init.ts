@@ -1,8 +1,8 @@
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { VERSION } from '../../version.js';
-import { parse, UsageError } from '../args.js';
-import type { Command } from '../command.js';
+import { UsageError } from '../args.js';
+import { defineCommand, type Command } from '../command.js';
 import { projectFiles } from '../init-project.js';
 
 const HELP = `Usage: toolwire init [DIR] [options]
@@ -24,16 +24,12 @@ function slug(name: string): string {
   return name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '') || 'tools';
 }
 
-export const initCommand: Command = {
+export const initCommand: Command = defineCommand({
   name: 'init',
   summary: 'a new tool project: one typed tool, its descriptors, a test',
   help: HELP,
-  async run(io) {
-    const { values, positionals } = parse(io.argv, { service: { type: 'string' }, toolwire: { type: 'string' } });
-    if (values.help) {
-      io.stdout.write(HELP);
-      return 0;
-    }
+  flags: { service: { type: 'string' }, toolwire: { type: 'string' } },
+  async run(io, { values, positionals }) {
     if (positionals.length > 1) throw new UsageError('give at most one DIR');
     const dir = resolve(positionals[0] ?? '.');
     const present = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
@@ -52,4 +48,4 @@ export const initCommand: Command = {
     io.stdout.write(`A tool project in ${dir}:\n  cd ${dir}\n  npm install\n  npm start\n  npx toolwire call greet --args '{"name":"Ada"}'\n  npm test\n`);
     return 0;
   },
-};
+});

@@ -17,10 +17,10 @@ import { connectMcp, listAllTools } from '../../plugins/mcp/mcp-session.js';
 import { loadSecrets } from '../../secrets.js';
 import { readSettings, settingSecrets, type Settings } from '../../settings.js';
 import { commandGroup } from '../command-group.js';
-import type { Command, CommandIo } from '../command.js';
+import { defineCommand, type Command, type CommandIo } from '../command.js';
 import { openTransport } from '../open-transport.js';
 import { settingOptions, settingsFromFlags } from '../setting-flags.js';
-import { parse, UsageError } from '../args.js';
+import { UsageError } from '../args.js';
 import { DESCRIPTOR_FLAGS, importedService, listFlag, writeDescriptors } from '../write-descriptors.js';
 
 const IMPORT_HELP = `Usage: toolwire mcp import --service ID (--command CMD [--arg A]... | --url URL) [options]
@@ -49,36 +49,29 @@ Descriptors:
                            (default: print them as one JSON document)
 `;
 
-const mcpImportCommand: Command = {
+const mcpImportCommand: Command = defineCommand({
   name: 'import',
   summary: "tool descriptors from an MCP server's tools/list",
   help: IMPORT_HELP,
-  async run(io) {
-    const { values } = parse(
-      io.argv,
-      {
-        command: { type: 'string' },
-        arg: { type: 'string', multiple: true },
-        env: { type: 'string', multiple: true },
-        cwd: { type: 'string' },
-        url: { type: 'string' },
-        'token-ref': { type: 'string' },
-        ...DESCRIPTOR_FLAGS,
-      },
-      false,
-    );
-    if (values.help) {
-      io.stdout.write(IMPORT_HELP);
-      return 0;
-    }
+  flags: {
+    command: { type: 'string' },
+    arg: { type: 'string', multiple: true },
+    env: { type: 'string', multiple: true },
+    cwd: { type: 'string' },
+    url: { type: 'string' },
+    'token-ref': { type: 'string' },
+    ...DESCRIPTOR_FLAGS,
+  },
+  positionals: false,
+  async run(io, { values }) {
     const id = values.service;
     if (!id) throw new UsageError('--service is required');
     if ((values.command === undefined) === (values.url === undefined)) throw new UsageError('give exactly one of --command (stdio) and --url (streamable HTTP)');
     const env: Record<string, string> = {};
-    for (const e of values.env ?? []) {
-      const eq = e.indexOf('=');
-      if (eq <= 0) throw new UsageError(`--env ${e}: expected NAME=VALUE`);
-      env[e.slice(0, eq)] = e.slice(eq + 1);
+    for (const pair of values.env ?? []) {
+      const eq = pair.indexOf('=');
+      if (eq <= 0) throw new UsageError(`--env ${pair}: expected NAME=VALUE`);
+      env[pair.slice(0, eq)] = pair.slice(eq + 1);
     }
     const plugin: McpServiceOptions = values.command
       ? { transport: 'stdio', command: values.command, args: values.arg ?? [], env, ...(values.cwd ? { cwd: values.cwd } : {}) }
@@ -102,13 +95,13 @@ const mcpImportCommand: Command = {
     }
     const include = listFlag(values.include);
     const exclude = listFlag(values.exclude);
-    const picked = tools.filter((t) => (!include || include.has(t.name)) && !exclude?.has(t.name));
+    const picked = tools.filter((tool) => (!include || include.has(tool.name)) && !exclude?.has(tool.name));
     const service = importedService(id, values, 'tool', { kind: 'mcp', ...plugin });
     const descriptors = toolDescriptors(picked, { service: id, prefix: values.prefix ?? '' });
     await writeDescriptors(io, values.out, service, descriptors, tools.length);
     return 0;
   },
-};
+});
 
 const SERVE_HELP = `Usage: toolwire mcp serve [--http PORT] [options]
 
@@ -164,32 +157,25 @@ async function fleet(settings: Settings, io: CommandIo, log: ReturnType<typeof c
   };
 }
 
-const mcpServeCommand: Command = {
+const mcpServeCommand: Command = defineCommand({
   name: 'serve',
   summary: "the fleet's tools as one MCP server (stdio or streamable HTTP)",
   help: SERVE_HELP,
-  async run(io) {
-    const { values } = parse(
-      io.argv,
-      {
-        http: { type: 'string' },
-        host: { type: 'string' },
-        'max-in-flight': { type: 'string' },
-        'timeout-ms': { type: 'string' },
-        ...settingOptions('config-dir', 'config-source', 'workspace', 'transport', 'pulsar-url', 'admin-url'),
-      },
-      false,
-    );
-    if (values.help) {
-      io.stdout.write(SERVE_HELP);
-      return 0;
-    }
+  flags: {
+    http: { type: 'string' },
+    host: { type: 'string' },
+    'max-in-flight': { type: 'string' },
+    'timeout-ms': { type: 'string' },
+    ...settingOptions('config-dir', 'config-source', 'workspace', 'transport', 'pulsar-url', 'admin-url'),
+  },
+  positionals: false,
+  async run(io, { values }) {
     const { env, settings } = settingsFromFlags(io.env, values);
-    const positive = (v: string | undefined, name: string, def: number): number => {
-      if (v === undefined) return def;
-      const n = Number(v);
-      if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${name} must be a positive integer`);
-      return n;
+    const positive = (flagValue: string | undefined, name: string, fallback: number): number => {
+      if (flagValue === undefined) return fallback;
+      const parsed = Number(flagValue);
+      if (!Number.isInteger(parsed) || parsed <= 0) throw new UsageError(`${name} must be a positive integer`);
+      return parsed;
     };
     const maxInFlight = positive(values['max-in-flight'], '--max-in-flight', 64);
     const callTimeoutMs = positive(values['timeout-ms'], '--timeout-ms', settings.limits.timeoutMs);
@@ -252,6 +238,6 @@ const mcpServeCommand: Command = {
     await tracing?.shutdown();
     return 0;
   },
-};
+});
 
 export const mcpCommand: Command = commandGroup('mcp', 'MCP both ways: import an MCP server\'s tools, serve the fleet as an MCP server', [mcpImportCommand, mcpServeCommand]);

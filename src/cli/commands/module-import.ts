@@ -4,8 +4,8 @@ import { importModuleFile } from '../../plugins/module/module-loader.js';
 import { typedToolDescriptors } from '../../plugins/module/module-descriptors.js';
 import { typedToolsOf } from '../../plugins/module/typed-tool.js';
 import { commandGroup } from '../command-group.js';
-import type { Command } from '../command.js';
-import { parse, UsageError } from '../args.js';
+import { defineCommand, type Command } from '../command.js';
+import { UsageError } from '../args.js';
 import { DESCRIPTOR_FLAGS, importedService, listFlag, writeDescriptors } from '../write-descriptors.js';
 
 const IMPORT_HELP = `Usage: toolwire module import FILE --service ID [options]
@@ -31,20 +31,16 @@ their JSON Schema). Ready for 'toolwire config import DIR', which puts them in a
 
 /** A module path as a worker reading `configDir` resolves it: relative, starting with `./` or `../`. */
 function relativeModulePath(file: string, configDir: string): string {
-  const r = relative(resolve(configDir), resolve(file)).split(sep).join('/');
-  return r.startsWith('../') ? r : `./${r}`;
+  const path = relative(resolve(configDir), resolve(file)).split(sep).join('/');
+  return path.startsWith('../') ? path : `./${path}`;
 }
 
-const moduleImportCommand: Command = {
+const moduleImportCommand: Command = defineCommand({
   name: 'import',
   summary: "tool descriptors from a module's typed tools (defineTool)",
   help: IMPORT_HELP,
-  async run(io) {
-    const { values, positionals } = parse(io.argv, { ...DESCRIPTOR_FLAGS, 'module-path': { type: 'string' } });
-    if (values.help) {
-      io.stdout.write(IMPORT_HELP);
-      return 0;
-    }
+  flags: { ...DESCRIPTOR_FLAGS, 'module-path': { type: 'string' } },
+  async run(io, { values, positionals }) {
     const id = values.service;
     if (!id) throw new UsageError('--service is required');
     if (positionals.length !== 1) throw new UsageError('give one module FILE');
@@ -60,12 +56,12 @@ const moduleImportCommand: Command = {
     if (typed.size === 0) throw new UsageError(`${given} exports no typed tool (defineTool({ name, description, arguments, run }))`);
     const include = listFlag(values.include);
     const exclude = listFlag(values.exclude);
-    const picked = [...typed.values()].map((t) => t.tool).filter((t) => (!include || include.has(t.name)) && !exclude?.has(t.name));
+    const picked = [...typed.values()].map((typedTool) => typedTool.tool).filter((tool) => (!include || include.has(tool.name)) && !exclude?.has(tool.name));
     const module = values['module-path'] ?? (values.out ? relativeModulePath(file, values.out) : given);
     const service = importedService(id, values, 'tool', { kind: 'module', module });
     await writeDescriptors(io, values.out, service, typedToolDescriptors(picked, { service: id, prefix: values.prefix ?? '' }), typed.size);
     return 0;
   },
-};
+});
 
 export const moduleCommand: Command = commandGroup('module', 'typed tools in TypeScript or JavaScript: write their descriptors (import)', [moduleImportCommand]);

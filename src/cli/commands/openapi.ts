@@ -4,8 +4,8 @@ import { authFromScheme, toolDescriptors } from '../../plugins/openapi/openapi-d
 import type { OpenApiServiceOptions } from '../../plugins/openapi/openapi-options.js';
 import { operationName } from '../../plugins/openapi/operations.js';
 import { commandGroup } from '../command-group.js';
-import type { Command } from '../command.js';
-import { parse, UsageError } from '../args.js';
+import { defineCommand, type Command } from '../command.js';
+import { UsageError } from '../args.js';
 import { DESCRIPTOR_FLAGS, importedService, listFlag, writeDescriptors } from '../write-descriptors.js';
 
 const IMPORT_HELP = `Usage: toolwire openapi import --service ID DOCUMENT [options]
@@ -36,26 +36,18 @@ Descriptors:
                            (default: print them as one JSON document)
 `;
 
-const openApiImportCommand: Command = {
+const openApiImportCommand: Command = defineCommand({
   name: 'import',
   summary: 'tool descriptors from an OpenAPI or Swagger document',
   help: IMPORT_HELP,
-  async run(io) {
-    const { values, positionals } = parse(
-      io.argv,
-      {
-        server: { type: 'string' },
-        'allow-private': { type: 'boolean' },
-        'secret-ref': { type: 'string' },
-        security: { type: 'string' },
-        ...DESCRIPTOR_FLAGS,
-      },
-      true,
-    );
-    if (values.help) {
-      io.stdout.write(IMPORT_HELP);
-      return 0;
-    }
+  flags: {
+    server: { type: 'string' },
+    'allow-private': { type: 'boolean' },
+    'secret-ref': { type: 'string' },
+    security: { type: 'string' },
+    ...DESCRIPTOR_FLAGS,
+  },
+  async run(io, { values, positionals }) {
     const id = values.service;
     if (!id) throw new UsageError('--service is required');
     if (positionals.length !== 1) throw new UsageError('give exactly one DOCUMENT: a file or an http(s) URL');
@@ -78,7 +70,7 @@ const openApiImportCommand: Command = {
     const include = listFlag(values.include);
     const exclude = listFlag(values.exclude);
     const names = (op: (typeof model.operations)[number]): string[] => [operationName(op), ...(op.operationId ? [op.operationId] : []), ...op.tags];
-    const picked = model.operations.filter((op) => (!include || names(op).some((n) => include.has(n))) && !names(op).some((n) => exclude?.has(n)));
+    const picked = model.operations.filter((op) => (!include || names(op).some((name) => include.has(name))) && !names(op).some((name) => exclude?.has(name)));
 
     // The scheme: the one asked for, else the first the picked operations use that toolwire can send.
     let auth: OpenApiServiceOptions['auth'] = { type: 'none' };
@@ -103,6 +95,6 @@ const openApiImportCommand: Command = {
     await writeDescriptors(io, values.out, service, descriptors, model.operations.length);
     return 0;
   },
-};
+});
 
 export const openApiCommand: Command = commandGroup('openapi', 'HTTP APIs as tools: import an OpenAPI document', [openApiImportCommand]);

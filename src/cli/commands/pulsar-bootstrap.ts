@@ -1,6 +1,6 @@
-import type { Command, CommandIo } from '../command.js';
+import { defineCommand, type Command } from '../command.js';
 import { commandGroup } from '../command-group.js';
-import { parse, UsageError } from '../args.js';
+import { UsageError } from '../args.js';
 import { bootstrapTrustGraph, type BootstrapReport } from '../../pulsar/trustgraph-bootstrap.js';
 import { waitForBroker } from '../../pulsar/wait-for-broker.js';
 import { AbortedError, errorMessage } from '../../errors.js';
@@ -27,35 +27,21 @@ Options:
 Exit status: 0 done, 1 the broker refused or could not be reached, 2 bad usage.
 `;
 
-export const pulsarBootstrapCommand: Command = {
+const bootstrap: Command = defineCommand({
   name: 'bootstrap',
   summary: "Create TrustGraph's tenant and namespaces on a Pulsar broker",
   help: HELP,
-  async run(io: CommandIo): Promise<number> {
-    let values;
-    try {
-      ({ values } = parse(
-        io.argv,
-        {
-          'admin-url': { type: 'string' },
-          token: { type: 'string' },
-          tenant: { type: 'string' },
-          wait: { type: 'string' },
-          timeout: { type: 'string' },
-          'no-retention': { type: 'boolean' },
-          json: { type: 'boolean' },
-        },
-        false,
-      ));
-    } catch (err) {
-      if (!(err instanceof UsageError)) throw err;
-      io.stderr.write(`toolwire pulsar bootstrap: ${err.message}\n`);
-      return 2;
-    }
-    if (values.help) {
-      io.stdout.write(HELP);
-      return 0;
-    }
+  flags: {
+    'admin-url': { type: 'string' },
+    token: { type: 'string' },
+    tenant: { type: 'string' },
+    wait: { type: 'string' },
+    timeout: { type: 'string' },
+    'no-retention': { type: 'boolean' },
+    json: { type: 'boolean' },
+  },
+  positionals: false,
+  async run(io, { values }) {
     const waitS = seconds(values.wait, 0);
     const timeoutS = seconds(values.timeout, 10);
     if (waitS === undefined || timeoutS === undefined || timeoutS === 0) {
@@ -83,17 +69,31 @@ export const pulsarBootstrapCommand: Command = {
       return 1;
     }
   },
+});
+
+/** `toolwire pulsar bootstrap`, which names itself in every message, a bad command line's too. */
+export const pulsarBootstrapCommand: Command = {
+  ...bootstrap,
+  async run(io) {
+    try {
+      return await bootstrap.run(io);
+    } catch (err) {
+      if (!(err instanceof UsageError)) throw err;
+      io.stderr.write(`toolwire pulsar bootstrap: ${err.message}\n`);
+      return 2;
+    }
+  },
 };
 
 function seconds(raw: string | undefined, fallback: number): number | undefined {
   if (raw === undefined) return fallback;
-  const n = Number(raw);
-  return Number.isFinite(n) && n >= 0 ? n : undefined;
+  const parsed = Number(raw);
+  return Number.isFinite(parsed) && parsed >= 0 ? parsed : undefined;
 }
 
-function describe(r: BootstrapReport): string {
-  const lines = [`broker ${r.adminUrl} (clusters: ${r.clusters.join(', ')})`, `tenant ${r.tenant}: ${r.tenantOutcome}`];
-  for (const ns of r.namespaces) {
+function describe(report: BootstrapReport): string {
+  const lines = [`broker ${report.adminUrl} (clusters: ${report.clusters.join(', ')})`, `tenant ${report.tenant}: ${report.tenantOutcome}`];
+  for (const ns of report.namespaces) {
     const retention = ns.retention === 'set' ? ', short retention set' : ns.retention === 'kept' ? ', retention kept as found' : '';
     lines.push(`namespace ${ns.namespace}: ${ns.outcome}${retention}`);
   }

@@ -6,8 +6,7 @@ import { loadSecrets } from '../../secrets.js';
 import { settingSecrets } from '../../settings.js';
 import { openTransport } from '../open-transport.js';
 import { settingOptions, settingsFromFlags } from '../setting-flags.js';
-import { parse } from '../args.js';
-import type { Command } from '../command.js';
+import { defineCommand, type Command } from '../command.js';
 
 const HELP = `Usage: toolwire run [options]
 
@@ -48,26 +47,19 @@ SIGTERM or SIGINT: stop taking requests, let those in flight finish within the g
 period, nack the rest for another worker, close. A second signal exits at once.
 `;
 
-export const runCommand: Command = {
+export const runCommand: Command = defineCommand({
   name: 'run',
   summary: 'run the worker (embedded by default, or on Pulsar)',
   help: HELP,
-  async run(io) {
-    const { values } = parse(
-      io.argv,
-      {
-        ...settingOptions('config-dir', 'config-source', 'workspace', 'transport', 'pulsar-url', 'admin-url'),
-        bootstrap: { type: 'boolean' },
-        'http-port': { type: 'string' },
-        'log-format': { type: 'string' },
-        watch: { type: 'boolean' },
-      },
-      false,
-    );
-    if (values.help) {
-      io.stdout.write(HELP);
-      return 0;
-    }
+  flags: {
+    ...settingOptions('config-dir', 'config-source', 'workspace', 'transport', 'pulsar-url', 'admin-url'),
+    bootstrap: { type: 'boolean' },
+    'http-port': { type: 'string' },
+    'log-format': { type: 'string' },
+    watch: { type: 'boolean' },
+  },
+  positionals: false,
+  async run(io, { values }) {
     const { env, settings } = settingsFromFlags(io.env, values, {
       TOOLWIRE_BOOTSTRAP: values.bootstrap ? '1' : undefined,
       TOOLWIRE_HTTP_PORT: values['http-port'],
@@ -90,7 +82,7 @@ export const runCommand: Command = {
       await tracing?.shutdown();
       if (err instanceof ConfigError) {
         io.stderr.write(`cannot start: ${err.problems.length} problem(s) in ${settings.configSource === 'directory' ? settings.configDir : 'the config'}\n`);
-        for (const p of err.problems) io.stderr.write(`  ${p}\n`);
+        for (const problem of err.problems) io.stderr.write(`  ${problem}\n`);
         return 1;
       }
       // Stopped while waiting for a config service that never answered.
@@ -98,7 +90,7 @@ export const runCommand: Command = {
       throw err;
     }
     log.info(
-      { transport: transport.kind, config: app.config().source, version: app.config().version, services: app.worker.served().map((s) => s.id), tools: [...app.catalog.tools.keys()], http: app.http ? `http://${app.http.host}:${app.http.port}` : 'off' },
+      { transport: transport.kind, config: app.config().source, version: app.config().version, services: app.worker.served().map((service) => service.id), tools: [...app.catalog.tools.keys()], http: app.http ? `http://${app.http.host}:${app.http.port}` : 'off' },
       'toolwire is serving',
     );
     await new Promise<void>((resolve) => {
@@ -111,4 +103,4 @@ export const runCommand: Command = {
     log.flush?.();
     return 0;
   },
-};
+});

@@ -7,10 +7,10 @@ import { ExecPolicy } from '../../policy/exec-policy.js';
 import { loadSecrets } from '../../secrets.js';
 import { readSettings } from '../../settings.js';
 import { toolInputSchema } from '../../tools/json-schema.js';
-import { parse, UsageError } from '../args.js';
-import type { Command } from '../command.js';
+import { UsageError } from '../args.js';
+import { defineCommand, type Command } from '../command.js';
 
-export const validateCommand: Command = {
+export const validateCommand: Command = defineCommand({
   name: 'validate',
   summary: 'check every descriptor in a config directory',
   help: `Usage: toolwire validate [dir] [--schema]
@@ -32,13 +32,9 @@ TOOLWIRE_MODULE_ROOTS...; docs/security.md), before any check runs.
                        good (tool/validate_credentials: the plugin's own check, which calls
                        its upstream); a refused credential is a problem
 `,
-  async run(io) {
-    const { values, positionals } = parse(io.argv, { schema: { type: 'boolean' }, static: { type: 'boolean' }, 'check-credentials': { type: 'boolean' } });
+  flags: { schema: { type: 'boolean' }, static: { type: 'boolean' }, 'check-credentials': { type: 'boolean' } },
+  async run(io, { values, positionals }) {
     if (values.static && values['check-credentials']) throw new UsageError('--static and --check-credentials do not go together');
-    if (values.help) {
-      io.stdout.write(validateCommand.help);
-      return 0;
-    }
     const settings = readSettings(io.env);
     const dir = positionals[0] ?? settings.configDir;
     const log = createLogger({ level: 'warn', pretty: false });
@@ -51,24 +47,24 @@ TOOLWIRE_MODULE_ROOTS...; docs/security.md), before any check runs.
       const catalog = await buildCatalog(entries, registry, ctx, values.static ? { portable: true } : { policy: new ExecPolicy('directory', settings.execRules) });
       if (values['check-credentials']) {
         const problems: string[] = [];
-        for (const s of catalog.services.values()) {
-          const factory = s.plugin ? registry.get(s.plugin.kind) : undefined;
-          const tools = [...catalog.tools.values()].filter((t) => t.service === s.id);
-          if (factory?.checkCredentials) problems.push(...(await factory.checkCredentials(s, tools, ctx, AbortSignal.any([io.signal, AbortSignal.timeout(60_000)]))));
+        for (const service of catalog.services.values()) {
+          const factory = service.plugin ? registry.get(service.plugin.kind) : undefined;
+          const tools = [...catalog.tools.values()].filter((tool) => tool.service === service.id);
+          if (factory?.checkCredentials) problems.push(...(await factory.checkCredentials(service, tools, ctx, AbortSignal.any([io.signal, AbortSignal.timeout(60_000)]))));
         }
         if (problems.length > 0) throw new ConfigError(problems);
       }
       io.stdout.write(`${dir}: ${catalog.services.size} tool-services, ${catalog.tools.size} tools: OK${values.static ? ' (static: plugins not checked)' : ''}\n`);
       if (values.schema) {
-        const out = Object.fromEntries([...catalog.tools.values()].map((t) => [t.name, toolInputSchema(t.parameters)]));
+        const out = Object.fromEntries([...catalog.tools.values()].map((tool) => [tool.name, toolInputSchema(tool.parameters)]));
         io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
       }
       return 0;
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       io.stderr.write(`${dir}: ${err.problems.length} problem(s)\n`);
-      for (const p of err.problems) io.stderr.write(`  ${p}\n`);
+      for (const problem of err.problems) io.stderr.write(`  ${problem}\n`);
       return 1;
     }
   },
-};
+});
