@@ -1,13 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { encodeRequest, type ToolRequest } from '../envelope/request.js';
 import { decodeResponse, type ToolResponse } from '../envelope/response.js';
-import { AbortedError, ErrorCode, TimeoutError, ToolwireError } from '../errors.js';
-import { AsyncQueue } from '../transport/async-queue.js';
-import type { Subscription, Transport } from '../transport/transport.js';
+import { ErrorCode, ToolwireError } from '../errors.js';
+import type { Transport } from '../transport/transport.js';
 import { cancelTopic } from '../transport/topic-name.js';
 import { injectTraceContext } from '../tracing/trace-context.js';
-import { CANCEL_PROPERTY, ID_PROPERTY, SEQ_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY } from '../envelope/properties.js';
+import { CANCEL_PROPERTY, SEQ_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY } from '../envelope/properties.js';
+import { BrokerExchange } from './broker-exchange.js';
 
 export interface CallOptions extends ToolRequest {
   readonly requestQueue: string;
@@ -31,12 +30,6 @@ export class ToolResponseError extends Error {
   }
 }
 
-/** A response message and its place in a streamed answer (SEQ_PROPERTY), when it has one. */
-interface Numbered {
-  readonly response: ToolResponse;
-  readonly seq: number | undefined;
-}
-
 /**
  * A streamed answer whose messages are not numbered 0, 1, 2...: one was dropped (a
  * non-persistent topic drops under load), or the answer started over (its worker stopped
@@ -52,82 +45,53 @@ function brokenStream(expected: number, seq: number): ToolwireError {
 
 /**
  * The agent side: publishes requests with an `id` property and matches responses by it, as
- * TrustGraph's RequestResponseClient does. One subscription per response queue, shared by
- * every call; messages with an unknown id are acked and ignored.
+ * TrustGraph's RequestResponseClient does (the correlation is BrokerExchange's). One
+ * subscription per response queue, shared by every call; messages with an unknown id are
+ * acked and ignored.
  */
 export class ToolClient {
-  private readonly subscriptions = new Map<string, Promise<Subscription>>();
-  private readonly pending = new Map<string, AsyncQueue<Numbered>>();
+  /** Request/response on the broker, for plugins that call TrustGraph services besides tools. */
+  readonly exchange: BrokerExchange;
   private closed = false;
 
   constructor(
     private readonly transport: Transport,
     private readonly log?: Logger,
-  ) {}
-
-  private listen(responseQueue: string): Promise<Subscription> {
-    let s = this.subscriptions.get(responseQueue);
-    if (!s) {
-      s = this.transport.subscribe({
-        topic: responseQueue,
-        subscription: `toolwire-client-${randomUUID()}`,
-        type: 'Exclusive',
-        receiverQueueSize: 1000,
-        // Private to this client: nothing may be left on the broker once it closes.
-        unsubscribeOnClose: true,
-      });
-      this.subscriptions.set(responseQueue, s);
-      s.then((sub) => this.route(sub)).catch(() => this.subscriptions.delete(responseQueue));
-    }
-    return s;
-  }
-
-  private async route(sub: Subscription): Promise<void> {
-    for await (const msg of sub) {
-      await msg.ack();
-      const q = this.pending.get(msg.properties[ID_PROPERTY] ?? '');
-      if (!q) continue;
-      try {
-        const seq = msg.properties[SEQ_PROPERTY];
-        q.push({ response: decodeResponse(msg.data), seq: seq === undefined ? undefined : Number(seq) });
-      } catch (err) {
-        this.log?.warn({ err, requestId: msg.properties[ID_PROPERTY] }, 'undecodable response ignored');
-      }
-    }
+  ) {
+    this.exchange = new BrokerExchange(transport, log);
   }
 
   /** Every response message of one request, ending with the one marked end_of_stream. */
   async *stream(options: CallOptions): AsyncGenerator<ToolResponse> {
-    if (this.closed) throw new AbortedError('client is closed');
-    await this.listen(options.responseQueue);
-    const id = randomUUID();
-    const queue = new AsyncQueue<Numbered>();
-    this.pending.set(id, queue);
-    const timeoutMs = options.timeoutMs ?? 600_000;
-    const timer = setTimeout(() => {
-      queue.end();
-      failure = new TimeoutError(`no final answer within ${timeoutMs} ms`);
-    }, timeoutMs);
-    let failure: ToolwireError | undefined;
-    const onAbort = () => {
-      failure = new AbortedError('call aborted');
-      queue.end();
-    };
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    let sent = false;
+    const properties: Record<string, string> = {};
+    if (options.stream) properties[STREAM_PROPERTY] = 'true';
+    if (options.tool) properties[TOOL_PROPERTY] = options.tool;
+    // The caller's span, if it has one, becomes the parent of the worker's.
+    injectTraceContext(properties);
+    let sentId: string | undefined;
     let settled = false;
     try {
-      const properties: Record<string, string> = { [ID_PROPERTY]: id };
-      if (options.stream) properties[STREAM_PROPERTY] = 'true';
-      if (options.tool) properties[TOOL_PROPERTY] = options.tool;
-      // The caller's span, if it has one, becomes the parent of the worker's.
-      injectTraceContext(properties);
-      const producer = await this.transport.producer(options.requestQueue, options.signal);
-      await producer.send({ data: encodeRequest(options), properties }, options.signal);
-      sent = true;
+      const answers = this.exchange.request({
+        requestQueue: options.requestQueue,
+        responseQueue: options.responseQueue,
+        data: encodeRequest(options),
+        properties,
+        timeoutMs: options.timeoutMs ?? 600_000,
+        ...(options.signal ? { signal: options.signal } : {}),
+        onSent: (id) => (sentId = id),
+      });
       let expected = 0;
-      for await (const { response: r, seq } of queue) {
-        if (seq !== undefined) {
+      for await (const answer of answers) {
+        let r: ToolResponse;
+        try {
+          r = decodeResponse(answer.data);
+        } catch (err) {
+          this.log?.warn({ err, requestId: sentId }, 'undecodable response ignored');
+          continue;
+        }
+        const seqText = answer.properties[SEQ_PROPERTY];
+        if (seqText !== undefined) {
+          const seq = Number(seqText);
           if (seq !== expected) throw brokenStream(expected, seq);
           expected++;
         }
@@ -135,13 +99,9 @@ export class ToolClient {
         yield r;
         if (settled) return;
       }
-      throw failure ?? new AbortedError('call ended without a final answer');
     } finally {
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
-      this.pending.delete(id);
       // Given up on (aborted, timed out, or left by the caller): let the worker stop the work.
-      if (sent && !settled) void this.cancel(options.requestQueue, id);
+      if (sentId !== undefined && !settled) void this.cancel(options.requestQueue, sentId);
     }
   }
 
@@ -168,8 +128,6 @@ export class ToolClient {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const q of this.pending.values()) q.end();
-    for (const s of this.subscriptions.values()) await (await s.catch(() => undefined))?.close();
-    this.subscriptions.clear();
+    await this.exchange.close();
   }
 }

@@ -69,6 +69,12 @@ export interface Fleet {
   tool(name: string): { readonly tool: Tool; readonly service: ToolService } | undefined;
   /** One tool request; the observation text in chunks. A tool's error answer is thrown as ToolResponseError (client/tool-client.ts). */
   call(target: { readonly tool: Tool; readonly service: ToolService }, args: Record<string, unknown>, options: { readonly signal: AbortSignal; readonly user?: string; readonly timeoutMs?: number }): AsyncIterable<string>;
+  /**
+   * One request to a TrustGraph service that is not a tool (text-completion, say), correlated
+   * by `id` as TrustGraph does: each answer message's body, until the caller stops reading (at
+   * the service's own end-of-stream flag) or `signal` aborts (AbortedError).
+   */
+  exchange(topics: { readonly request: string; readonly response: string }, body: string, options: { readonly signal: AbortSignal }): AsyncIterable<Buffer>;
 }
 
 /** What a plugin factory gets from the worker: its own settings, never a request's. */

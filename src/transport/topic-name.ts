@@ -3,6 +3,8 @@ import { ConfigError } from '../errors.js';
 /**
  * Topic names as descriptors give them: full Pulsar names, or TrustGraph's short form
  * `class:topicspace:topic` (request/response/notify are non-persistent, flow is persistent).
+ * The topic may hold colons: TrustGraph 2.x names a flow's queues `text-completion:<workspace>:<flow>`
+ * (trustgraph-base 2.11.1 AsyncPulsarBackend._map_topic splits on the first two colons only).
  */
 export interface TopicName {
   readonly persistence: 'persistent' | 'non-persistent';
@@ -14,7 +16,7 @@ export interface TopicName {
 }
 
 const FULL = /^(persistent|non-persistent):\/\/([A-Za-z0-9_.=-]+)\/([A-Za-z0-9_.=-]+)\/([A-Za-z0-9_.=:@-]+)$/;
-const SHORT = /^(request|response|notify|flow):([A-Za-z0-9_.=-]+):([A-Za-z0-9_.=@-]+)$/;
+const SHORT = /^(request|response|notify|flow):([A-Za-z0-9_.=-]+):([A-Za-z0-9_.=:@-]+)$/;
 
 /** Parse a topic in either form; returns an explanation instead of throwing. */
 export function parseTopic(input: string): TopicName | { error: string } {

@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -12,6 +11,7 @@ import { brokerTransport, removeDir, startPulsarApp, suffix, waitUntil, writeCon
 import { startScriptedModel, type ScriptedModel } from '../support/scripted-model.js';
 import { everythingStdio } from '../support/mcp-everything.js';
 import { agentPython, STRATEGY_PLUGIN_DIR } from './dify-agent/agent-python.js';
+import { fleetTools, freePort, POPULATION_WEATHER_CALC, researchTool, THREE_OBSERVATIONS, TOOLS_MODULE } from './dify-agent/fleet-setup.js';
 
 const adminUrl = process.env['PULSAR_ADMIN_URL'] ?? 'http://127.0.0.1:8080';
 const python = await agentPython();
@@ -20,52 +20,16 @@ const DAEMON_KEY = 'agent-daemon-key-77aa01';
 const PLUGIN_ID = 'toolwire/test_agent';
 const INSTRUCTION = 'You are a research assistant. Use the tools, then answer in one line.';
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
-
-/** The three fleet tools (module tools on their own worker) and a slow one that reports its abort. */
-const TOOLS_MODULE = `
-export default ({ tool, arguments: args, signal }) => {
-  if (tool === 'population') return 'population of ' + args.city + ' is 2.1M';
-  if (tool === 'weather') return 'weather in ' + args.city + ' is sunny';
-  if (tool === 'calc') return 'calc ' + args.expression + ' = 5';
-  return new Promise((resolve, reject) => {
-    globalThis.__slowToolStarted = (globalThis.__slowToolStarted ?? 0) + 1;
-    signal.addEventListener('abort', () => { globalThis.__slowToolAborted = (globalThis.__slowToolAborted ?? 0) + 1; reject(new Error('aborted')); }, { once: true });
-  });
-};
-`;
-
 describe.skipIf(!python)('dify agent strategies on the fleet (real dify_plugin SDK, fake daemon, real broker)', () => {
   const tag = suffix();
   const q = (name: string) => ({ 'request-queue': `non-persistent://tg/request/${name}-${tag}`, 'response-queue': `non-persistent://tg/response/${name}-${tag}` });
-  const tools = [
-    { name: 'population', arguments: [{ name: 'city', type: 'string', required: true, description: 'a city' }] },
-    { name: 'weather', arguments: [{ name: 'city', type: 'string', required: true, description: 'a city' }] },
-    { name: 'calc', arguments: [{ name: 'expression', type: 'string', required: true, description: 'arithmetic' }] },
-    { name: 'slow', arguments: [{ name: 'what', type: 'string', description: 'anything' }] },
-  ].map((t) => ({ type: 'tool-service', description: `the ${t.name} tool`, service: 'fleet-tools', op: t.name, ...t }));
+  const tools = fleetTools();
   const agentTools = [
     { name: 'research', 'plugin-options': { tools: ['population', 'weather', 'calc'] } },
     { name: 'research-react', 'plugin-options': { tools: ['population', 'weather', 'calc'], strategy: 'react', maximum_iterations: 5 } },
     { name: 'research-slow', 'plugin-options': { tools: ['slow'] }, 'timeout-ms': 4000 },
     { name: 'research-mcp', 'plugin-options': { tools: ['mcp-echo', 'calc', 'facts'] } },
-  ].map((t) => ({
-    type: 'tool-service',
-    description: 'Research a question with the fleet tools',
-    service: 'research',
-    mode: t.name,
-    arguments: [
-      { name: 'query', type: 'string', required: true, description: 'the question' },
-      { name: 'context', type: 'string', description: 'what is known already' },
-    ],
-    ...t,
-  }));
+  ].map(researchTool);
   const fleetService = { id: 'fleet-tools', ...q('fleet-tools'), 'config-params': ['op'], concurrency: 8 };
   // An MCP tool too: the MCP project's reference server, on the tools worker.
   const mcpService = { id: 'mcp-tools', ...q('mcp-tools') };
@@ -94,9 +58,7 @@ describe.skipIf(!python)('dify agent strategies on the fleet (real dify_plugin S
   beforeAll(async () => {
     model = await startScriptedModel({
       calls: [
-        { name: 'population', arguments: { city: 'Paris' } },
-        { name: 'weather', arguments: { city: 'Paris' } },
-        { name: 'calc', arguments: { expression: '2+3' } },
+        ...POPULATION_WEATHER_CALC,
         { name: 'slow', arguments: { what: 'x' } },
         { name: 'mcp-echo', arguments: { message: 'hello fleet' } },
         { name: 'facts', arguments: { city: 'Paris' } },
@@ -176,7 +138,7 @@ describe.skipIf(!python)('dify agent strategies on the fleet (real dify_plugin S
     const before = model.requests.length;
     const relayedBefore = daemon.runtimes.get(PLUGIN_ID)!.relayed.length;
     const out = await call('research', { query: 'How is Paris?' });
-    expect(out).toBe('Answer: population of Paris is 2.1M | weather in Paris is sunny | calc 2+3 = 5');
+    expect(out).toBe(`Answer: ${THREE_OBSERVATIONS}`);
     // Two model rounds (ask for tools, answer), three tool calls, all through the inner API with its key.
     expect(model.requests.length - before).toBe(2);
     const relayed = daemon.runtimes.get(PLUGIN_ID)!.relayed.slice(relayedBefore);
@@ -241,7 +203,7 @@ describe.skipIf(!python)('dify agent strategies on the fleet (real dify_plugin S
 
   it('runs a ReAct strategy (text only) through the same fleet tools', async () => {
     const out = await call('research-react', { query: 'How is Paris?' });
-    expect(out).toBe('population of Paris is 2.1M | weather in Paris is sunny | calc 2+3 = 5');
+    expect(out).toBe(THREE_OBSERVATIONS);
   });
 
   it('stops a pending model call when the agent call is cancelled', async () => {

@@ -460,3 +460,85 @@ export function tgConfigCli(
   const child = spawn(venvScript(python, name), [...args], { env: { ...pythonEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   return collect(child, limitMs, name);
 }
+
+export interface TextCompletionOptions {
+  readonly python: string;
+  readonly pulsarUrl: string;
+  /** The config service's topic (startConfigService's `topic`): where the processor reads its flows. */
+  readonly configTopic: string;
+  /** The OpenAI-compatible base URL (…/v1) the processor calls. */
+  readonly openaiUrl: string;
+  /** The model it asks for (a flow's `model` parameter overrides it). */
+  readonly model: string;
+  /** Resolve once this flow runs (workspace/flow), as the processor logs it. */
+  readonly flow: string;
+  readonly readyTimeoutMs?: number;
+}
+
+export interface TextCompletionFixture {
+  /** SIGTERM, wait for the exit (SIGKILL after 15 s). */
+  stop(): Promise<ProcessResult>;
+  stderr(): string;
+}
+
+/**
+ * text_completion.py: TrustGraph's own OpenAI text-completion processor (trustgraph-flow),
+ * reading its flows from the test's config service, serving text-completion on the broker.
+ * Ready once it logs that `flow` started (its consumer on the flow's request queue is open).
+ */
+export async function startTextCompletion(o: TextCompletionOptions): Promise<TextCompletionFixture> {
+  const args = [
+    join(PY_DIR, 'text_completion.py'),
+    '--config-topic', o.configTopic,
+    '-p', o.pulsarUrl,
+    '-u', o.openaiUrl,
+    '-k', 'scripted-model-key',
+    '-m', o.model,
+    '--no-metrics',
+    '--no-loki-enabled',
+    '-l', 'INFO',
+  ];
+  const child = spawn(o.python, args, { env: pythonEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  const exited = new Promise<ProcessResult>((resolve) => {
+    child.once('close', (code, signal) => resolve({ code, signal, stdout: '', stderr }));
+  });
+  const started = `Started flow: ${o.flow}`;
+  const limitMs = o.readyTimeoutMs ?? 60_000;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`text_completion.py did not start flow ${o.flow} within ${limitMs} ms:\n${tail(stderr)}`));
+    }, limitMs);
+    child.stderr?.setEncoding('utf8').on('data', (c: string) => {
+      stderr = (stderr + c).slice(-40_000);
+      if (stderr.includes(started)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    void exited.then((r) => {
+      clearTimeout(timer);
+      reject(new Error(`text_completion.py exited (${r.code ?? r.signal}) before flow ${o.flow} started:\n${tail(stderr)}`));
+    });
+  });
+  return {
+    stderr: () => stderr,
+    async stop(): Promise<ProcessResult> {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        try {
+          return await exited;
+        } finally {
+          clearTimeout(timer);
+        }
+      }
+      return exited;
+    },
+  };
+}

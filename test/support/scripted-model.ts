@@ -39,6 +39,13 @@ export interface ScriptedModel {
 
 type Message = { role: string; content: unknown; tool_calls?: unknown[]; tool_call_id?: string };
 
+/** A message's text: a string, or OpenAI content parts (TrustGraph's processor sends `[{type: "text", text}]`). */
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((p: { text?: unknown }) => (typeof p.text === 'string' ? p.text : '')).join('');
+  return String(content ?? '');
+}
+
 function sse(res: ServerResponse, data: unknown): void {
   res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
 }
@@ -46,7 +53,9 @@ function sse(res: ServerResponse, data: unknown): void {
 /**
  * A deterministic OpenAI-compatible chat completions server: with tools in the request, it asks
  * for `calls` first and, once their results are in, answers with them; without tools (a ReAct
- * strategy) it writes `Action:` lines one call at a time, then `Final Answer:`. It streams
+ * strategy) it writes `Action:` lines one call at a time, then `Final Answer:`. A text-only
+ * request may come as TrustGraph's text-completion processor sends it: one user message of
+ * text parts, the system prompt first in it. It streams
  * like OpenAI (role chunk, content and tool-call fragments, finish, a usage chunk, [DONE]) and
  * records every request body as sent.
  */
@@ -75,8 +84,9 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
     const base = { id: `chatcmpl-${n}`, object: 'chat.completion.chunk', created: 1_700_000_000, model: body.model };
     const delta = (d: Record<string, unknown>, finish: string | null = null): unknown => ({ ...base, choices: [{ index: 0, delta: d, finish_reason: finish }] });
     sse(res, delta({ role: 'assistant', content: '' }));
-    const results = body.messages.filter((m) => m.role === 'tool').map((m) => String(m.content));
-    const offered = body.tools ? JSON.stringify(body.tools) : String(body.messages.find((m) => m.role === 'system')?.content ?? '');
+    const results = body.messages.filter((m) => m.role === 'tool').map((m) => textOf(m.content));
+    const system = body.messages.find((m) => m.role === 'system');
+    const offered = body.tools ? JSON.stringify(body.tools) : system ? textOf(system.content) : body.messages.map((m) => textOf(m.content)).join('\n');
     const calls = options.calls.filter((c) => offered.includes(`"${c.name}"`) || offered.includes(`\n${c.name}:`));
     if (body.tools && body.tools.length > 0 && results.length === 0 && calls.length > 0) {
       calls.forEach((c, i) => {
@@ -92,7 +102,7 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
       else {
         // ReAct: the observations so far are in the conversation (the user turn in ours, an
         // assistant scratchpad in langgenius/agent's).
-        const convo = body.messages.filter((m) => m.role !== 'system').map((m) => String(m.content)).join('\n');
+        const convo = body.messages.filter((m) => m.role !== 'system').map((m) => textOf(m.content)).join('\n');
         const seen = convo.split('Observation: ').slice(1).map((s) => s.split('\n')[0] ?? '');
         const next = calls[seen.length];
         content = next ? `Thought: I need ${next.name}.\nAction: ${JSON.stringify({ action: next.name, action_input: next.arguments })}` : `Thought: done.\nFinal Answer: ${seen.join(' | ')}`;

@@ -6,13 +6,13 @@ import type { ToolService } from '../../catalog/descriptors.js';
 import type { Fleet, PluginEvents } from '../plugin.js';
 import { DIFY_AGENT_KIND } from './agent-options.js';
 import type { AgentCallScope } from './inner-api-server.js';
-import type { OpenAiChatModel } from './openai-chat-model.js';
+import type { AgentModel } from './agent-model.js';
 import { FLEET_PROVIDER } from './tool-entities.js';
 
 type Json = Record<string, unknown>;
 
 export interface CallScopeOptions {
-  readonly model: OpenAiChatModel;
+  readonly model: AgentModel;
   readonly modelName: string;
   readonly fleet: Fleet;
   /** The tools this call may use, by name. */

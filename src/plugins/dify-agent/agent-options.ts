@@ -13,7 +13,10 @@ export const difyAgentOptionsSchema = z.strictObject({
   provider: z.string().min(1).optional(),
   /** The strategy's name in the provider (`function_calling`, `ReAct`). */
   strategy: z.string().min(1).optional(),
-  /** The model's name at the OpenAI-compatible endpoint. */
+  /**
+   * The model's name at the OpenAI-compatible endpoint. With TrustGraph text-completion the
+   * flow chooses the model: this is then only its label (in metrics and what the strategy sees).
+   */
   model: z.string().min(1).optional(),
   /** Sampling parameters passed to the endpoint (temperature, top_p, max_tokens, seed...). */
   model_parameters: z.record(z.string(), z.unknown()).optional(),
@@ -52,13 +55,18 @@ export interface AgentTarget {
   readonly params: Readonly<Record<string, unknown>>;
 }
 
-export function agentTarget(service: unknown, tool: unknown): { target?: AgentTarget; problems: string[] } {
+/** The model's label when the descriptor names none and the worker's model is TrustGraph's (the flow picks it). */
+export const FLOW_MODEL_LABEL = 'text-completion';
+
+/** `modelRequired`: false where the worker's model is TrustGraph text-completion, whose flow names the model. */
+export function agentTarget(service: unknown, tool: unknown, { modelRequired = true }: { readonly modelRequired?: boolean } = {}): { target?: AgentTarget; problems: string[] } {
   const s = difyAgentOptionsSchema.safeParse(service ?? {});
   const t = difyAgentOptionsSchema.safeParse(tool ?? {});
   const problems = [...(s.success ? [] : s.error.issues.map((i) => `plugin: ${i.path.join('.')}: ${i.message}`)), ...(t.success ? [] : t.error.issues.map((i) => `plugin-options: ${i.path.join('.')}: ${i.message}`))];
   if (!s.success || !t.success) return { problems };
   const o = { ...s.data, ...t.data };
-  const { plugin_id: pluginId, provider, strategy, model } = o;
+  const { plugin_id: pluginId, provider, strategy } = o;
+  const model = o.model ?? (modelRequired ? undefined : FLOW_MODEL_LABEL);
   for (const [key, v] of [['plugin_id', pluginId], ['provider', provider], ['strategy', strategy], ['model', model]] as const) {
     if (!v) problems.push(`${key} is required (on the service's plugin or the tool's plugin-options)`);
   }

@@ -7,8 +7,10 @@ import type { Fleet, Plugin, PluginContext, PluginEvents, PluginFactory, ToolCal
 import { agentTarget, difyAgentOptionsSchema, DIFY_AGENT_KIND, type AgentTarget, type DifyAgentOptions } from './agent-options.js';
 import { CallScope } from './agent-call-scope.js';
 import { acquireInnerApi, type InnerApiLease } from './inner-api-host.js';
+import type { AgentModel } from './agent-model.js';
 import { OpenAiChatModel } from './openai-chat-model.js';
-import { readDifyAgentSettings, type DifyAgentSettings } from './settings.js';
+import { AgentModelKind, readDifyAgentSettings, type AgentModelSettings, type DifyAgentSettings } from './settings.js';
+import { TextCompletionModel } from './text-completion-model.js';
 import { routeStrategyMessages } from './strategy-stream.js';
 import { toolEntity } from './tool-entities.js';
 import { userTurn } from './user-turn.js';
@@ -16,10 +18,24 @@ import { userTurn } from './user-turn.js';
 export { DIFY_AGENT_KIND };
 const tracer = trace.getTracer('toolwire');
 
+/**
+ * Strategies known to send tool definitions to the model (native function calling):
+ * langgenius/agent's `function_calling` and ours of that name. A text-only model refuses them
+ * at validation; any other strategy that sends tools is refused at its first model round.
+ */
+const NATIVE_TOOL_CALLING_STRATEGIES = new Set(['function_calling']);
+
+/** What the strategy is told of the model: a text-only one has no tool-call features. */
+const MODEL_FACE: Readonly<Record<AgentModelKind, { provider: string; features: readonly string[] }>> = {
+  [AgentModelKind.OpenAi]: { provider: 'toolwire/openai_api_compatible/openai_api_compatible', features: ['tool-call', 'multi-tool-call', 'stream-tool-call'] },
+  [AgentModelKind.TextCompletion]: { provider: 'toolwire/trustgraph/text_completion', features: [] },
+};
+
 /** The model-selector value a strategy reads (dify_plugin AgentModelConfig). */
-function modelSelector(t: AgentTarget): Record<string, unknown> {
+function modelSelector(t: AgentTarget, kind: AgentModelKind): Record<string, unknown> {
+  const face = MODEL_FACE[kind];
   return {
-    provider: 'toolwire/openai_api_compatible/openai_api_compatible',
+    provider: face.provider,
     model: t.model,
     model_type: 'llm',
     mode: 'chat',
@@ -31,7 +47,7 @@ function modelSelector(t: AgentTarget): Record<string, unknown> {
       model: t.model,
       label: { en_US: t.model },
       model_type: 'llm',
-      features: ['tool-call', 'multi-tool-call', 'stream-tool-call'],
+      features: [...face.features],
       fetch_from: 'customizable-model',
       model_properties: { mode: 'chat' },
       parameter_rules: [],
@@ -42,7 +58,8 @@ function modelSelector(t: AgentTarget): Record<string, unknown> {
 /**
  * Runs a Dify agent strategy (langgenius/agent's function_calling or ReAct, or any strategy
  * plugin) on toolwire's own plugin daemon, and answers the strategy's model and tool calls
- * itself: the model on an OpenAI-compatible endpoint, the tools on the fleet.
+ * itself: the model on an OpenAI-compatible endpoint or TrustGraph's text-completion service,
+ * the tools on the fleet.
  */
 export class DifyAgentPlugin implements Plugin {
   readonly kind = DIFY_AGENT_KIND;
@@ -54,7 +71,7 @@ export class DifyAgentPlugin implements Plugin {
     private readonly service: ToolService,
     private readonly settings: DifyAgentSettings,
     private readonly inner: InnerApiLease,
-    private readonly model: OpenAiChatModel,
+    private readonly model: AgentModel,
     private readonly fleet: Fleet,
     private readonly events?: PluginEvents,
   ) {
@@ -63,7 +80,7 @@ export class DifyAgentPlugin implements Plugin {
 
   async *invoke(call: ToolCall): AsyncGenerator<string> {
     const deadlineAt = Date.now() + call.timeoutMs;
-    const { target, problems } = agentTarget(this.service.plugin?.options, call.tool?.pluginOptions);
+    const { target, problems } = agentTarget(this.service.plugin?.options, call.tool?.pluginOptions, { modelRequired: this.settings.model.kind === AgentModelKind.OpenAi });
     if (!target) throw new ToolFailedError(`the agent is misconfigured: ${problems.join('; ')}`);
     const query = call.arguments['query'];
     if (typeof query !== 'string' || query.trim() === '') throw new InvalidArgumentsError('argument "query" is required: what the agent should do');
@@ -105,7 +122,7 @@ export class DifyAgentPlugin implements Plugin {
           agent_strategy: target.strategy,
           agent_strategy_params: {
             ...target.params,
-            model: modelSelector(target),
+            model: modelSelector(target, this.settings.model.kind),
             tools: tools.map(toolEntity),
             instruction,
             // Context goes in the user turn: the system prompt (instruction and tools) stays
@@ -122,7 +139,7 @@ export class DifyAgentPlugin implements Plugin {
         blobSink: this.settings.blobSink,
         signal,
         toolName: call.tool?.name ?? this.service.id,
-        secrets: [this.settings.daemon.key, this.settings.innerApi.key, ...(this.settings.model.key ? [this.settings.model.key] : [])],
+        secrets: [this.settings.daemon.key, this.settings.innerApi.key, ...(this.settings.model.kind === AgentModelKind.OpenAi && this.settings.model.key ? [this.settings.model.key] : [])],
       });
       call.log.info({ modelRounds: scope.modelRounds, toolCalls: scope.toolCalls }, 'agent call done');
     } finally {
@@ -141,6 +158,14 @@ export class DifyAgentPlugin implements Plugin {
   }
 }
 
+function textOnlyRefusal(strategy: string): string {
+  return `${strategy} calls tools natively (function calling), and this worker's model is TrustGraph text-completion (DIFY_AGENT_MODEL=text-completion), which takes text only: use a text-only strategy such as ReAct, or DIFY_AGENT_MODEL=openai`;
+}
+
+function agentModel(m: AgentModelSettings, fleet: Fleet): AgentModel {
+  return m.kind === AgentModelKind.TextCompletion ? new TextCompletionModel(fleet, { request: m.request, response: m.response }) : new OpenAiChatModel(m);
+}
+
 function settingsOrThrow(ctx: PluginContext): DifyAgentSettings {
   const { settings, problems } = readDifyAgentSettings(ctx.settings, ctx.secrets);
   if (problems.length > 0) throw new ConfigError(problems);
@@ -152,23 +177,32 @@ export const difyAgentPluginFactory: PluginFactory<DifyAgentOptions, DifyAgentOp
   serviceOptions: difyAgentOptionsSchema,
   toolOptions: difyAgentOptionsSchema,
   async check(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<string[]> {
-    const { problems } = readDifyAgentSettings(ctx.settings, ctx.secrets);
+    const { settings, problems } = readDifyAgentSettings(ctx.settings, ctx.secrets);
     const out = problems.map((p) => `${service.source}: plugin: ${p}`);
+    const modelRequired = settings.model.kind === AgentModelKind.OpenAi;
     const own = new Set(tools.map((t) => t.name));
+    const checkTarget = (source: string, target: AgentTarget | undefined): void => {
+      if (target && !modelRequired && NATIVE_TOOL_CALLING_STRATEGIES.has(target.strategy)) out.push(`${source}: strategy: ${textOnlyRefusal(target.strategy)}`);
+    };
     for (const t of tools) {
-      const { target, problems } = agentTarget(service.plugin?.options, t.pluginOptions);
+      const { target, problems } = agentTarget(service.plugin?.options, t.pluginOptions, { modelRequired });
       out.push(...problems.map((p) => `${t.source}: ${p}`));
+      checkTarget(t.source, target);
       // The other services' kinds are not visible here; the call scope refuses those at call time.
       for (const name of target?.tools ?? []) if (own.has(name)) out.push(`${t.source}: tools: ${name} is a tool of this dify-agent service; an agent may not call an agent`);
     }
     // A service without tool descriptors answers with its own options alone.
-    if (tools.length === 0) out.push(...agentTarget(service.plugin?.options, undefined).problems.map((p) => `${service.source}: ${p}`));
+    if (tools.length === 0) {
+      const { target, problems } = agentTarget(service.plugin?.options, undefined, { modelRequired });
+      out.push(...problems.map((p) => `${service.source}: ${p}`));
+      checkTarget(service.source, target);
+    }
     return out;
   },
   async create(service: ToolService, ctx: PluginContext): Promise<Plugin> {
     const settings = settingsOrThrow(ctx);
     if (!ctx.fleet) throw new ConfigError([`${service.source}: the dify-agent plugin needs the fleet (a worker with a broker)`]);
     const inner = await acquireInnerApi({ ...settings.innerApi, log: ctx.log.child({ component: 'dify-inner-api' }) });
-    return new DifyAgentPlugin(service, settings, inner, new OpenAiChatModel(settings.model), ctx.fleet, ctx.events);
+    return new DifyAgentPlugin(service, settings, inner, agentModel(settings.model, ctx.fleet), ctx.fleet, ctx.events);
   },
 };

@@ -1,7 +1,9 @@
 import { Agent, request } from 'undici';
 import { RateLimitedError, ToolFailedError, UnavailableError } from '../../errors.js';
 import { readSseData } from '../../sse/sse-reader.js';
-import { ChunkTranslator, chatRequest, type TokenUsage } from './openai-translate.js';
+import type { AgentModel } from './agent-model.js';
+import type { TokenUsage } from './llm-result.js';
+import { ChunkTranslator, chatRequest } from './openai-translate.js';
 
 type Json = Record<string, unknown>;
 
@@ -17,7 +19,7 @@ const MAX_ERROR_BYTES = 8 * 1024;
  * An OpenAI-compatible chat completions endpoint (OpenAI, vLLM, Ollama, llama.cpp's server,
  * LM Studio) answering Dify LLM invocations: one streamed request per model round.
  */
-export class OpenAiChatModel {
+export class OpenAiChatModel implements AgentModel {
   // Kept-alive connections: a model round should not pay a new TCP (and TLS) handshake.
   private readonly dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 32 });
 

@@ -4,6 +4,8 @@
  * dify_plugin entities/model (0.10.1); OpenAI's chat completions streaming format.
  */
 
+import { llmUsage, resultChunk, type ChunkExtras, type TokenUsage } from './llm-result.js';
+
 type Json = Record<string, unknown>;
 
 /** Sampling parameters an OpenAI-compatible endpoint takes from Dify's completion_params. */
@@ -64,29 +66,6 @@ export function chatRequest(body: Json, model: string): Json {
   return out;
 }
 
-export interface TokenUsage {
-  readonly promptTokens: number;
-  readonly completionTokens: number;
-}
-
-/** Dify's LLMUsage: prices unknown here, so zero. */
-function llmUsage(u: TokenUsage, latencySeconds: number): Json {
-  return {
-    prompt_tokens: u.promptTokens,
-    prompt_unit_price: '0',
-    prompt_price_unit: '0',
-    prompt_price: '0',
-    completion_tokens: u.completionTokens,
-    completion_unit_price: '0',
-    completion_price_unit: '0',
-    completion_price: '0',
-    total_tokens: u.promptTokens + u.completionTokens,
-    total_price: '0',
-    currency: 'USD',
-    latency: latencySeconds,
-  };
-}
-
 /**
  * OpenAI stream chunks in, Dify LLMResultChunks out. Text goes on at once; tool calls arrive
  * in fragments (id and name first, arguments in pieces) and go out whole, with the usage and
@@ -103,13 +82,8 @@ export class ChunkTranslator {
     private readonly startedAt: number,
   ) {}
 
-  private chunk(content: string, extra: Json = {}): Json {
-    return {
-      model: this.model,
-      prompt_messages: [],
-      system_fingerprint: null,
-      delta: { index: this.index++, message: { role: 'assistant', content, name: null, tool_calls: extra['tool_calls'] ?? [] }, usage: extra['usage'] ?? null, finish_reason: extra['finish_reason'] ?? null },
-    };
+  private chunk(content: string, extras: ChunkExtras = {}): Json {
+    return resultChunk(this.model, this.index++, content, extras);
   }
 
   accept(c: Json): Json[] {
@@ -136,9 +110,9 @@ export class ChunkTranslator {
   finish(now: number): Json {
     const toolCalls = this.calls.filter(Boolean).map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args || '{}' } }));
     return this.chunk('', {
-      tool_calls: toolCalls,
+      toolCalls,
       usage: llmUsage(this.usage ?? { promptTokens: 0, completionTokens: 0 }, (now - this.startedAt) / 1000),
-      finish_reason: this.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
+      finishReason: this.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
     });
   }
 }

@@ -1,4 +1,5 @@
 import type { Secrets } from '../../secrets.js';
+import { parseTopic } from '../../transport/topic-name.js';
 import { SettingsReader } from '../dify/settings-reader.js';
 import { blobSinkFor, type BlobSink } from '../blob-sink.js';
 
@@ -12,8 +13,13 @@ import { blobSinkFor, type BlobSink } from '../blob-sink.js';
  * - `DIFY_INNER_API_HOST`   where the inner API listens (default 127.0.0.1)
  * - `DIFY_INNER_API_PORT`   its port (default 5001, Dify's API port)
  * - `DIFY_INNER_API_KEY`    the key the daemon was given as DIFY_INNER_API_KEY; value or `env:`/`file:` (required)
- * - `DIFY_AGENT_MODEL_URL`  an OpenAI-compatible base URL (…/v1); value or `env:`/`file:` (required)
+ * - `DIFY_AGENT_MODEL`      `openai` (default): an OpenAI-compatible endpoint; `text-completion`:
+ *                           TrustGraph's text-completion service on the broker (text-only strategies)
+ * - `DIFY_AGENT_MODEL_URL`  an OpenAI-compatible base URL (…/v1); value or `env:`/`file:` (required with `openai`)
  * - `DIFY_AGENT_MODEL_KEY`  its API key (Bearer); value or reference (optional: Ollama, llama.cpp need none)
+ * - `DIFY_AGENT_TEXT_COMPLETION_REQUEST_QUEUE` / `…_RESPONSE_QUEUE`  with `text-completion`: the
+ *                           flow's queues, full Pulsar names or TrustGraph's `request:tg:…` form
+ *                           (default: those of flow `default` in workspace `default`)
  * - `DIFY_BLOB_DIR`         where files a strategy sends are written, as for dify-daemon; unset: described, not kept
  */
 export const DifyAgentSetting = {
@@ -24,14 +30,40 @@ export const DifyAgentSetting = {
   InnerHost: 'DIFY_INNER_API_HOST',
   InnerPort: 'DIFY_INNER_API_PORT',
   InnerKey: 'DIFY_INNER_API_KEY',
+  Model: 'DIFY_AGENT_MODEL',
   ModelUrl: 'DIFY_AGENT_MODEL_URL',
   ModelKey: 'DIFY_AGENT_MODEL_KEY',
+  TextCompletionRequestQueue: 'DIFY_AGENT_TEXT_COMPLETION_REQUEST_QUEUE',
+  TextCompletionResponseQueue: 'DIFY_AGENT_TEXT_COMPLETION_RESPONSE_QUEUE',
 } as const;
+
+/** Where a strategy's model rounds go. */
+export const AgentModelKind = {
+  OpenAi: 'openai',
+  TextCompletion: 'text-completion',
+} as const;
+export type AgentModelKind = (typeof AgentModelKind)[keyof typeof AgentModelKind];
+
+/**
+ * TrustGraph's text-completion queues for flow `default` in workspace `default`: its flow
+ * blueprints name them `request:tg:text-completion:{workspace}:{id}` and
+ * `response:tg:text-completion:{workspace}:{id}` (trustgraph-templates 2.8
+ * `flows/llm-services.jsonnet`; the flow service fills them in, trustgraph-flow 2.11.1
+ * `trustgraph/flow/service/flow.py`), which Pulsar knows as these.
+ */
+export const DEFAULT_TEXT_COMPLETION_QUEUES = {
+  request: 'non-persistent://tg/request/text-completion:default:default',
+  response: 'non-persistent://tg/response/text-completion:default:default',
+} as const;
+
+export type AgentModelSettings =
+  | { readonly kind: typeof AgentModelKind.OpenAi; readonly baseUrl: string; readonly key: string | undefined }
+  | { readonly kind: typeof AgentModelKind.TextCompletion; readonly request: string; readonly response: string };
 
 export interface DifyAgentSettings {
   readonly daemon: { readonly url: string; readonly key: string; readonly tenantId: string };
   readonly innerApi: { readonly host: string; readonly port: number; readonly key: string };
-  readonly model: { readonly baseUrl: string; readonly key: string | undefined };
+  readonly model: AgentModelSettings;
   readonly blobSink: BlobSink;
 }
 
@@ -53,8 +85,7 @@ export function readDifyAgentSettings(
         : `setting ${DifyAgentSetting.Runtime}=slim: slim's remote mode posts to a daemon; name that daemon in ${DifyAgentSetting.DaemonUrl} with the daemon runtime`,
     );
   }
-  const modelUrl = r.secret(DifyAgentSetting.ModelUrl, why).replace(/\/+$/, '');
-  if (modelUrl !== '' && !/^https?:\/\//.test(modelUrl)) r.problems.push(`setting ${DifyAgentSetting.ModelUrl}: must be an http(s) URL`);
+  const model = readModel(r, why);
   const out: DifyAgentSettings = {
     daemon: { url: r.url(DifyAgentSetting.DaemonUrl, why), key: r.secret(DifyAgentSetting.DaemonKey, why), tenantId: r.required(DifyAgentSetting.TenantId, why) },
     innerApi: {
@@ -62,8 +93,29 @@ export function readDifyAgentSettings(
       port: r.int(DifyAgentSetting.InnerPort, 5001, 0),
       key: r.secret(DifyAgentSetting.InnerKey, why),
     },
-    model: { baseUrl: modelUrl, key: r.optional(DifyAgentSetting.ModelKey) === undefined ? undefined : r.secret(DifyAgentSetting.ModelKey, why) },
+    model,
     blobSink: blobSinkFor(r.optional('DIFY_BLOB_DIR'), settings),
   };
   return { settings: out, problems: r.problems };
+}
+
+function readModel(r: SettingsReader, why: string): AgentModelSettings {
+  const kind = r.oneOf(DifyAgentSetting.Model, Object.values(AgentModelKind), AgentModelKind.OpenAi);
+  if (kind === AgentModelKind.TextCompletion) {
+    const queue = (key: string, fallback: string): string => {
+      const given = r.optional(key);
+      if (given === undefined) return fallback;
+      const t = parseTopic(given);
+      if ('error' in t) r.problems.push(`setting ${key}: ${t.error}`);
+      return 'error' in t ? fallback : t.full;
+    };
+    return {
+      kind,
+      request: queue(DifyAgentSetting.TextCompletionRequestQueue, DEFAULT_TEXT_COMPLETION_QUEUES.request),
+      response: queue(DifyAgentSetting.TextCompletionResponseQueue, DEFAULT_TEXT_COMPLETION_QUEUES.response),
+    };
+  }
+  const baseUrl = r.secret(DifyAgentSetting.ModelUrl, `${why} with ${DifyAgentSetting.Model}=openai`).replace(/\/+$/, '');
+  if (baseUrl !== '' && !/^https?:\/\//.test(baseUrl)) r.problems.push(`setting ${DifyAgentSetting.ModelUrl}: must be an http(s) URL`);
+  return { kind, baseUrl, key: r.optional(DifyAgentSetting.ModelKey) === undefined ? undefined : r.secret(DifyAgentSetting.ModelKey, why) };
 }

@@ -19,4 +19,10 @@ describe('dify-agent options', () => {
     ]);
     expect(agentTarget({ plugin_id: 'x/y', provider: 'p', strategy: 's', model: 'm', api_key: 'oops' }, undefined).problems.join()).toMatch(/api_key/);
   });
+
+  it('needs no model where the flow chooses it (TrustGraph text-completion), and labels it', () => {
+    const { target, problems } = agentTarget({ plugin_id: 'x/y', provider: 'p', strategy: 'ReAct' }, undefined, { modelRequired: false });
+    expect(problems).toEqual([]);
+    expect(target?.model).toBe('text-completion');
+  });
 });

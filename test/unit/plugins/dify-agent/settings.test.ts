@@ -15,13 +15,46 @@ describe('dify-agent settings', () => {
     const { settings, problems } = readDifyAgentSettings(base, loadSecrets({ INNER: 'inner-secret' }));
     expect(problems).toEqual([]);
     expect(settings.innerApi).toEqual({ host: '127.0.0.1', port: 5001, key: 'inner-secret' });
-    expect(settings.model).toEqual({ baseUrl: 'http://127.0.0.1:11434/v1', key: undefined });
+    expect(settings.model).toEqual({ kind: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', key: undefined });
     expect(settings.daemon).toEqual({ url: 'http://127.0.0.1:5002', key: 'k', tenantId: 't' });
   });
 
   it("refuses slim's local mode with the reason", () => {
     const { problems } = readDifyAgentSettings({ ...base, DIFY_AGENT_RUNTIME: 'slim', DIFY_SLIM_MODE: 'local' }, loadSecrets({ INNER: 'x' }));
     expect(problems.join('\n')).toMatch(/slim's local mode cannot run an agent strategy: it handles only the plugin's stream, end and error session messages and closes the plugin's stdin/);
+  });
+
+  it("takes TrustGraph's text-completion on the broker as the model, by default the queues of flow default in workspace default", () => {
+    const { DIFY_AGENT_MODEL_URL: _, ...withoutUrl } = base;
+    const { settings, problems } = readDifyAgentSettings({ ...withoutUrl, DIFY_AGENT_MODEL: 'text-completion' }, loadSecrets({ INNER: 'x' }));
+    expect(problems).toEqual([]);
+    expect(settings.model).toEqual({
+      kind: 'text-completion',
+      request: 'non-persistent://tg/request/text-completion:default:default',
+      response: 'non-persistent://tg/response/text-completion:default:default',
+    });
+  });
+
+  it("reads a flow's text-completion queues in TrustGraph's class:topicspace:topic form or as Pulsar names", () => {
+    const { settings, problems } = readDifyAgentSettings(
+      {
+        ...base,
+        DIFY_AGENT_MODEL: 'text-completion',
+        DIFY_AGENT_TEXT_COMPLETION_REQUEST_QUEUE: 'request:tg:text-completion:research:rag-flow',
+        DIFY_AGENT_TEXT_COMPLETION_RESPONSE_QUEUE: 'non-persistent://tg/response/text-completion:research:rag-flow',
+      },
+      loadSecrets({ INNER: 'x' }),
+    );
+    expect(problems).toEqual([]);
+    expect(settings.model).toMatchObject({ request: 'non-persistent://tg/request/text-completion:research:rag-flow', response: 'non-persistent://tg/response/text-completion:research:rag-flow' });
+  });
+
+  it('refuses an unknown model kind and a malformed queue', () => {
+    expect(readDifyAgentSettings({ ...base, DIFY_AGENT_MODEL: 'anthropic' }, loadSecrets({ INNER: 'x' })).problems).toEqual([
+      'setting DIFY_AGENT_MODEL: must be one of openai, text-completion, got "anthropic"',
+    ]);
+    const { problems } = readDifyAgentSettings({ ...base, DIFY_AGENT_MODEL: 'text-completion', DIFY_AGENT_TEXT_COMPLETION_REQUEST_QUEUE: 'text-completion' }, loadSecrets({ INNER: 'x' }));
+    expect(problems.join()).toMatch(/^setting DIFY_AGENT_TEXT_COMPLETION_REQUEST_QUEUE: malformed topic "text-completion"/);
   });
 
   it('names every missing setting', () => {

@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { AbortedError, TimeoutError, type ToolwireError } from '../errors.js';
+import { ID_PROPERTY } from '../envelope/properties.js';
+import { AsyncQueue } from '../transport/async-queue.js';
+import type { Subscription, Transport } from '../transport/transport.js';
+
+/** One answer message of a request, as it came: the body is the service's own format. */
+export interface Answer {
+  readonly data: Buffer;
+  readonly properties: Readonly<Record<string, string>>;
+}
+
+export interface ExchangeOptions {
+  readonly requestQueue: string;
+  readonly responseQueue: string;
+  readonly data: string | Buffer;
+  /** Sent beside the `id` property. */
+  readonly properties?: Readonly<Record<string, string>>;
+  /** The correlation id; a fresh one when absent. */
+  readonly id?: string;
+  /** No answer after this long ends the exchange with TimeoutError; absent: only `signal` bounds it. */
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+  /** Called once the broker has the request (whoever started work may need telling it stopped). */
+  readonly onSent?: (id: string) => void;
+}
+
+/**
+ * Request/response on the broker as TrustGraph does it: the request goes out with an `id`
+ * property, every answer message carries it back on a response topic. One private subscription
+ * per response topic serves every request of this client; an answer nobody waits for is acked
+ * and dropped. What ends an answer (an end-of-stream flag, an error) is the caller's to say: it
+ * stops reading. Used by the tool client and by plugins that call TrustGraph services.
+ */
+export class BrokerExchange {
+  private readonly subscriptions = new Map<string, Promise<Subscription>>();
+  private readonly pending = new Map<string, AsyncQueue<Answer>>();
+  private closed = false;
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly log?: Logger,
+    /** Prefix of the private subscriptions' names, so a broker's admin can tell whose they are. */
+    private readonly subscriptionPrefix = 'toolwire-client',
+  ) {}
+
+  /** No caller's signal here: the subscription is shared, one caller giving up must not fail the others. */
+  private listen(responseQueue: string): Promise<Subscription> {
+    let s = this.subscriptions.get(responseQueue);
+    if (!s) {
+      s = this.transport.subscribe({
+        topic: responseQueue,
+        subscription: `${this.subscriptionPrefix}-${randomUUID()}`,
+        type: 'Exclusive',
+        receiverQueueSize: 1000,
+        // Private to this client: nothing may be left on the broker once it closes.
+        unsubscribeOnClose: true,
+      });
+      this.subscriptions.set(responseQueue, s);
+      const opened = s;
+      // A subscription that failed to open or ended is forgotten: the next request opens another.
+      const forget = (): void => {
+        if (this.subscriptions.get(responseQueue) === opened) this.subscriptions.delete(responseQueue);
+      };
+      opened.then(
+        (sub) =>
+          this.route(sub)
+            .catch((err: unknown) => this.log?.warn({ err, topic: responseQueue }, 'answers no longer read; the next request subscribes again'))
+            .finally(forget),
+        forget,
+      );
+    }
+    return s;
+  }
+
+  private async route(sub: Subscription): Promise<void> {
+    for await (const msg of sub) {
+      await msg.ack();
+      this.pending.get(msg.properties[ID_PROPERTY] ?? '')?.push({ data: msg.data, properties: msg.properties });
+    }
+  }
+
+  /**
+   * Send one request and yield each answer message for it, until the caller stops reading.
+   * Ends with AbortedError when `signal` aborts or the client closes, TimeoutError past `timeoutMs`.
+   */
+  async *request(o: ExchangeOptions): AsyncGenerator<Answer> {
+    if (this.closed) throw new AbortedError('client is closed');
+    // The response subscription must exist before the request goes: a non-persistent topic keeps nothing.
+    await this.listen(o.responseQueue);
+    const id = o.id ?? randomUUID();
+    const queue = new AsyncQueue<Answer>();
+    this.pending.set(id, queue);
+    let failure: ToolwireError | undefined;
+    const timer =
+      o.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            failure = new TimeoutError(`no final answer within ${o.timeoutMs} ms`);
+            queue.end();
+          }, o.timeoutMs);
+    const onAbort = (): void => {
+      failure = new AbortedError('call aborted');
+      queue.end();
+    };
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const producer = await this.transport.producer(o.requestQueue, o.signal);
+      await producer.send({ data: o.data, properties: { ...o.properties, [ID_PROPERTY]: id } }, o.signal);
+      o.onSent?.(id);
+      for await (const answer of queue) yield answer;
+      throw failure ?? new AbortedError('call ended without a final answer');
+    } finally {
+      clearTimeout(timer);
+      o.signal?.removeEventListener('abort', onAbort);
+      this.pending.delete(id);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const q of this.pending.values()) q.end();
+    for (const s of this.subscriptions.values()) await (await s.catch(() => undefined))?.close();
+    this.subscriptions.clear();
+  }
+}

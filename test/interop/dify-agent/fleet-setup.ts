@@ -1,0 +1,64 @@
+/**
+ * What the Dify agent-strategy interop tests share: the fleet tools (module tools on a worker of
+ * their own), the agent-facing tool descriptor, and the calls the scripted model asks for.
+ */
+import { createServer } from 'node:net';
+
+/** The tool-service's config-param that picks the module tool (`op`). */
+export const FLEET_TOOLS_SERVICE = 'fleet-tools';
+
+/** The three fleet tools (module tools on their own worker) and a slow one that reports its abort. */
+export const TOOLS_MODULE = `
+export default ({ tool, arguments: args, signal }) => {
+  if (tool === 'population') return 'population of ' + args.city + ' is 2.1M';
+  if (tool === 'weather') return 'weather in ' + args.city + ' is sunny';
+  if (tool === 'calc') return 'calc ' + args.expression + ' = 5';
+  return new Promise((resolve, reject) => {
+    globalThis.__slowToolStarted = (globalThis.__slowToolStarted ?? 0) + 1;
+    signal.addEventListener('abort', () => { globalThis.__slowToolAborted = (globalThis.__slowToolAborted ?? 0) + 1; reject(new Error('aborted')); }, { once: true });
+  });
+};
+`;
+
+/** Tool descriptors of TOOLS_MODULE's tools, served by FLEET_TOOLS_SERVICE. */
+export function fleetTools(): Record<string, unknown>[] {
+  return [
+    { name: 'population', arguments: [{ name: 'city', type: 'string', required: true, description: 'a city' }] },
+    { name: 'weather', arguments: [{ name: 'city', type: 'string', required: true, description: 'a city' }] },
+    { name: 'calc', arguments: [{ name: 'expression', type: 'string', required: true, description: 'arithmetic' }] },
+    { name: 'slow', arguments: [{ name: 'what', type: 'string', description: 'anything' }] },
+  ].map((t) => ({ type: 'tool-service', description: `the ${t.name} tool`, service: FLEET_TOOLS_SERVICE, op: t.name, ...t }));
+}
+
+/** An agent tool of the `research` service: `query`, and `context` reaching the user turn. */
+export function researchTool(t: { readonly name: string } & Record<string, unknown>): Record<string, unknown> {
+  return {
+    type: 'tool-service',
+    description: 'Research a question with the fleet tools',
+    service: 'research',
+    mode: t.name,
+    arguments: [
+      { name: 'query', type: 'string', required: true, description: 'the question' },
+      { name: 'context', type: 'string', description: 'what is known already' },
+    ],
+    ...t,
+  };
+}
+
+/** The tool calls the scripted model asks for, in this order, of those a request offers. */
+export const POPULATION_WEATHER_CALC = [
+  { name: 'population', arguments: { city: 'Paris' } },
+  { name: 'weather', arguments: { city: 'Paris' } },
+  { name: 'calc', arguments: { expression: '2+3' } },
+] as const;
+
+/** What the agent answers once the three calls above are done. */
+export const THREE_OBSERVATIONS = 'population of Paris is 2.1M | weather in Paris is sunny | calc 2+3 = 5';
+
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
