@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import type { Plugin, PluginContext } from '../plugins/plugin.js';
 import type { PluginRegistry } from '../plugins/registry.js';
-import { missingRuntimeParameters } from '../tools/prepare-arguments.js';
+import { missingRuntimeParameters } from '../arguments/prepare-arguments.js';
 import { ownValue } from '../plain-object.js';
 import { parseTopic } from '../transport/topic-name.js';
 import type { ExecPolicy } from '../policy/exec-policy.js';

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { encodeRequest, type ToolRequest } from '../envelope/request.js';
 import { decodeResponse, type ToolResponse } from '../envelope/response.js';
 import { AbortedError, ErrorCode, TimeoutError, ToolwireError } from '../errors.js';
-import { AsyncQueue } from '../transport/async-queue.js';
+import { AsyncQueue } from '../async/async-queue.js';
 import type { Subscription, Transport } from '../transport/transport.js';
 import { cancelTopic } from '../transport/topic-name.js';
 import { injectTraceContext } from '../tracing/trace-context.js';

@@ -1,4 +1,4 @@
-import { AsyncQueue } from './async-queue.js';
+import { AsyncQueue } from '../async/async-queue.js';
 import {
   defaultDeadLetterTopic,
   toBuffer,

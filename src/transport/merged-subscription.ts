@@ -1,4 +1,4 @@
-import { AsyncQueue } from './async-queue.js';
+import { AsyncQueue } from '../async/async-queue.js';
 import type { IncomingMessage, Subscription } from './transport.js';
 
 /**

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
-import { abortable } from './abortable.js';
-import { AsyncQueue } from './async-queue.js';
-import { Backoff, sleep } from './backoff.js';
+import { abortable } from '../async/abortable.js';
+import { AsyncQueue } from '../async/async-queue.js';
+import { Backoff } from '../async/backoff.js';
+import { sleep } from '../async/sleep.js';
 import { isPersistentTopic } from './topic-name.js';
 import type { NativeClient, NativeConsumer, NativeMessage } from './pulsar-native-client.js';
 import { defaultDeadLetterTopic, type IncomingMessage, type SubscribeOptions, type Subscription } from './transport.js';

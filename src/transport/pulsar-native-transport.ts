@@ -1,7 +1,7 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import { ConfigError, ToolwireError, TransportError, errorMessage } from '../errors.js';
-import { abortable } from './abortable.js';
+import { abortable } from '../async/abortable.js';
 import {
   loadPulsarClient,
   type ModuleImporter,
@@ -11,7 +11,8 @@ import {
 } from './pulsar-native-client.js';
 import { PulsarNativeSubscription } from './pulsar-native-consumer.js';
 import { BrokerTransport } from './broker-transport.js';
-import { Backoff, sleep } from './backoff.js';
+import { Backoff } from '../async/backoff.js';
+import { sleep } from '../async/sleep.js';
 import { isPersistentTopic } from './topic-name.js';
 import { DROP_RETRY, DroppedPublishes, droppedTooOften, isDroppedNativeReceipt } from './dropped-publish.js';
 import { toBuffer, type OutgoingMessage, type Producer, type SubscribeOptions } from './transport.js';

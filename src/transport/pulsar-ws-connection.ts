@@ -3,7 +3,8 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import { AbortedError, TransportError, errorMessage, isRetriable } from '../errors.js';
-import { Backoff, sleep, type BackoffOptions } from './backoff.js';
+import { Backoff, type BackoffOptions } from '../async/backoff.js';
+import { sleep } from '../async/sleep.js';
 import type { OutageLog } from './outage-log.js';
 import { UpgradeRefusedError, upgradeError, type WsRole } from './pulsar-ws-endpoint.js';
 

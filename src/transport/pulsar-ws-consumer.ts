@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { PulsarAdminClient } from '../pulsar/admin-client.js';
-import { AsyncQueue } from './async-queue.js';
+import { AsyncQueue } from '../async/async-queue.js';
 import { PulsarWsConnection, type PulsarWsLinkSettings } from './pulsar-ws-connection.js';
 import { endpointUrl } from './pulsar-ws-endpoint.js';
 import { isPersistentTopic } from './topic-name.js';

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { BackoffOptions } from './backoff.js';
+import type { BackoffOptions } from '../async/backoff.js';
 import { BrokerTransport } from './broker-transport.js';
 import { MergedSubscription } from './merged-subscription.js';
 import { MAX_WS_RECEIVER_QUEUE, PulsarWsSubscription, type PulsarWsSubscriptionSettings } from './pulsar-ws-consumer.js';

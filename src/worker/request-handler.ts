@@ -5,7 +5,7 @@ import { decodeRequest } from '../envelope/request.js';
 import { boundedText, encodeError, observationText, wireError, type WireError } from '../envelope/response.js';
 import { AbortedError, UnavailableError, errorMessage, isRetriable } from '../errors.js';
 import { isAsyncIterable, type Plugin, type ToolCall } from '../plugins/plugin.js';
-import { prepareArguments } from '../tools/prepare-arguments.js';
+import { prepareArguments } from '../arguments/prepare-arguments.js';
 import { persistentTopic } from '../transport/topic-name.js';
 import { defaultDeadLetterTopic, type IncomingMessage, type Producer, type Transport } from '../transport/transport.js';
 import { DEAD_LETTER_REASON_PROPERTY, ID_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY } from '../envelope/properties.js';

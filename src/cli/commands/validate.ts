@@ -6,7 +6,7 @@ import { defaultRegistry } from '../../plugins/default-registry.js';
 import { ExecPolicy } from '../../policy/exec-policy.js';
 import { loadSecrets } from '../../secrets.js';
 import { readSettings } from '../../settings.js';
-import { toolInputSchema } from '../../tools/json-schema.js';
+import { toolInputSchema } from '../../arguments/json-schema.js';
 import { parse, UsageError } from '../args.js';
 import type { Command } from '../command.js';
 

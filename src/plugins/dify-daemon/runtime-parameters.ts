@@ -1,6 +1,6 @@
 import { isPlainObject } from '../../plain-object.js';
 import { unresolvedReason, type Secrets } from '../../secrets.js';
-import { agentError } from '../dify/agent-error.js';
+import { agentError } from '../dify-common/agent-error.js';
 import { DifyDaemonClient } from './daemon-client.js';
 
 /**

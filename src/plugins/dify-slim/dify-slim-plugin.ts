@@ -1,19 +1,19 @@
 import type { Tool, ToolService } from '../../catalog/descriptors.js';
 import { ConfigError } from '../../errors.js';
 import type { Secrets } from '../../secrets.js';
-import { checkTargets, difyOptionsSchema, type DifyOptions } from '../dify/dify-tool-options.js';
-import { observe } from '../dify/observe-stream.js';
-import { withRetry } from '../dify/retry.js';
-import { prepareDifyInvocation } from '../dify/prepare-invocation.js';
+import { checkTargets, difyOptionsSchema, type DifyOptions } from '../dify-common/dify-tool-options.js';
+import { observe } from '../dify-common/observe-stream.js';
+import { withRetry } from '../dify-common/retry.js';
+import { prepareDifyInvocation } from '../dify-common/prepare-invocation.js';
 import type { Plugin, PluginContext, PluginEvents, PluginFactory, ToolCall } from '../plugin.js';
 import { AddressGuard, type Resolver } from '../../net/address-guard.js';
-import { checkFileUrls } from '../dify/file-urls.js';
+import { checkFileUrls } from '../dify-common/file-urls.js';
 import { DifySlimSetting, readDifySlimSettings, SlimMode, type DifySlimSettings } from './settings.js';
 import type { Execution } from '../../policy/exec-policy.js';
 import { slimItems } from './slim-items.js';
 import { runSlim } from './slim-process.js';
 import type { PluginFaults } from '../plugin-faults.js';
-import { withFaultReport } from '../dify/fault-report.js';
+import { withFaultReport } from '../dify-common/fault-report.js';
 
 export const DIFY_SLIM_KIND = 'dify-slim';
 

@@ -4,7 +4,7 @@ import { ExecSetting } from '../../policy/exec-rules.js';
 import { ConfigError, errorMessage } from '../../errors.js';
 import { AddressGuard, AddressRefusedError } from '../../net/address-guard.js';
 import { guardedFetch, type GuardedFetch } from '../../net/guarded-fetch.js';
-import { AsyncQueue } from '../../transport/async-queue.js';
+import { AsyncQueue } from '../../async/async-queue.js';
 import { blobSinkFor, type BlobSink } from '../blob-sink.js';
 import type { Observation, Plugin, PluginContext, PluginFactory, ToolCall } from '../plugin.js';
 import { mcpServiceOptions, mcpToolOptions, type McpServiceOptions, type McpToolOptions } from './mcp-options.js';

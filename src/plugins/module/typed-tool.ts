@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { InvalidArgumentsError } from '../../errors.js';
-import { objectSchemaArguments } from '../../tools/object-schema-arguments.js';
+import { objectSchemaArguments } from '../../arguments/object-schema-arguments.js';
 import type { ModuleToolContext, ModuleToolResult } from './module-tool.js';
 
 /** An object schema: the arguments a typed tool takes. */

@@ -5,7 +5,8 @@ import { ConfigError, ToolFailedError, ToolwireError, UnavailableError, TimeoutE
 import { resolveDescriptorValue } from '../../secrets.js';
 import { injectTraceContext } from '../../tracing/trace-context.js';
 import { AddressGuard, AddressRefusedError, type Resolver } from '../../net/address-guard.js';
-import { abortError, sleep } from '../abort.js';
+import { abortError } from '../../async/abort-error.js';
+import { sleep } from '../../async/sleep.js';
 import { blobSinkFor, type BlobSink } from '../blob-sink.js';
 import type { Plugin, PluginContext, PluginFactory, ToolCall } from '../plugin.js';
 import type { Reach } from '../../policy/exec-policy.js';

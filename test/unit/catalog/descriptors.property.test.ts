@@ -13,7 +13,7 @@ import { toolSchema, toolServiceSchema } from '../../../src/catalog/descriptors.
 import type { ConfigEntry } from '../../../src/config/config-store.js';
 import { ConfigError } from '../../../src/errors.js';
 import { defaultRegistry } from '../../../src/plugins/default-registry.js';
-import { ParameterType } from '../../../src/tools/parameter.js';
+import { ParameterType } from '../../../src/arguments/parameter.js';
 import { captureLogger, pluginContext } from '../../support/harness.js';
 import { anyText, checkAsyncProperty, checkProperty, PROPERTY_TIMEOUT_MS } from '../../support/properties.js';
 

@@ -3,7 +3,7 @@ import { difyDaemonPluginFactory } from '../../../../src/plugins/dify-daemon/dif
 import type { PluginFactory } from '../../../../src/plugins/plugin.js';
 import { goJson } from '../../../fakes/dify-wire.js';
 import { startFakeDifyDaemon, type FakeDifyDaemon } from '../../../fakes/fake-dify-daemon.js';
-import { loadCatalog } from '../dify/harness.js';
+import { loadCatalog } from '../dify-common/harness.js';
 import { CREDENTIAL, settingsFor, webSearch } from './setup.js';
 
 // The daemon's tool/validate_credentials (its route, request and {result} answer as in

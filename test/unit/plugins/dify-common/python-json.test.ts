@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pythonJsonDumps } from '../../../../src/plugins/dify/python-json.js';
+import { pythonJsonDumps } from '../../../../src/plugins/dify-common/python-json.js';
 
 describe('pythonJsonDumps', () => {
   it('writes JSON with Python separators and unescaped non-ASCII', () => {

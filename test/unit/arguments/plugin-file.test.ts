@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toPluginFile } from '../../../src/tools/plugin-file.js';
+import { toPluginFile } from '../../../src/arguments/plugin-file.js';
 
 describe('toPluginFile', () => {
   it('turns a URL into a plugin file of unknown size', () => {

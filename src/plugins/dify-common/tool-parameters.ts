@@ -1,5 +1,5 @@
 import type { Tool } from '../../catalog/descriptors.js';
-import { toPluginFile } from '../../tools/plugin-file.js';
+import { toPluginFile } from '../../arguments/plugin-file.js';
 
 /**
  * The `tool_parameters` a plugin receives: the prepared arguments, with declared file

@@ -7,7 +7,7 @@ import { createLogger } from '../../../../src/logging.js';
 import { isAsyncIterable, type Plugin, type PluginContext, type PluginFactory } from '../../../../src/plugins/plugin.js';
 import { PluginRegistry } from '../../../../src/plugins/registry.js';
 import { loadSecrets } from '../../../../src/secrets.js';
-import { prepareArguments } from '../../../../src/tools/prepare-arguments.js';
+import { prepareArguments } from '../../../../src/arguments/prepare-arguments.js';
 import { PluginFaultBoard } from '../../../../src/plugins/plugin-faults.js';
 import { ExecPolicy } from '../../../../src/policy/exec-policy.js';
 

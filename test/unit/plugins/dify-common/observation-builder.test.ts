@@ -1,16 +1,16 @@
 import pino from 'pino';
 import { describe, expect, it, vi } from 'vitest';
-import { parsePluginJson } from '../../../../src/plugins/dify/plugin-json.js';
+import { parsePluginJson } from '../../../../src/plugins/dify-common/plugin-json.js';
 
 // Counted: the matching of JSON parts against text parts must parse each text once.
-vi.mock('../../../../src/plugins/dify/plugin-json.js', async (load) => {
-  const real = await load<typeof import('../../../../src/plugins/dify/plugin-json.js')>();
+vi.mock('../../../../src/plugins/dify-common/plugin-json.js', async (load) => {
+  const real = await load<typeof import('../../../../src/plugins/dify-common/plugin-json.js')>();
   return { ...real, parsePluginJson: vi.fn(real.parsePluginJson) };
 });
 import { PayloadTooLargeError } from '../../../../src/errors.js';
 import { DiscardingBlobSink } from '../../../../src/plugins/blob-sink.js';
-import type { InvokeMessage } from '../../../../src/plugins/dify/invoke-message.js';
-import { ObservationBuilder } from '../../../../src/plugins/dify/observation-builder.js';
+import type { InvokeMessage } from '../../../../src/plugins/dify-common/invoke-message.js';
+import { ObservationBuilder } from '../../../../src/plugins/dify-common/observation-builder.js';
 
 function builder(fileMaxBytes?: number): ObservationBuilder {
   return new ObservationBuilder({

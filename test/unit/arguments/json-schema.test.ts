@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { toolInputSchema } from '../../../src/tools/json-schema.js';
-import { ParameterType } from '../../../src/tools/parameter.js';
+import { toolInputSchema } from '../../../src/arguments/json-schema.js';
+import { ParameterType } from '../../../src/arguments/parameter.js';
 import { param } from './helpers.js';
 
 const JSON_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']);

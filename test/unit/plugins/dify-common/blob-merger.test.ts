@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PayloadTooLargeError, ToolFailedError } from '../../../../src/errors.js';
-import { BLOB_FILE_MAX_BYTES, BlobChunkMerger } from '../../../../src/plugins/dify/blob-merger.js';
-import type { BlobChunkMessage } from '../../../../src/plugins/dify/invoke-message.js';
+import { BLOB_FILE_MAX_BYTES, BlobChunkMerger } from '../../../../src/plugins/dify-common/blob-merger.js';
+import type { BlobChunkMessage } from '../../../../src/plugins/dify-common/invoke-message.js';
 
 function chunk(id: string, sequence: number, data: Buffer, end = false, total?: number, meta: Record<string, unknown> | null = null): BlobChunkMessage {
   return { type: 'blob_chunk', message: { id, sequence, total_length: total, blob: data.toString('base64'), end }, meta };

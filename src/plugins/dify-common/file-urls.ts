@@ -1,7 +1,7 @@
 import { InvalidArgumentsError } from '../../errors.js';
 import { AddressRefusedError, isCidr, type AddressGuard, type AddressPolicy } from '../../net/address-guard.js';
 import { isPlainObject } from '../../plain-object.js';
-import { DIFY_FILE_IDENTITY } from '../../tools/plugin-file.js';
+import { DIFY_FILE_IDENTITY } from '../../arguments/plugin-file.js';
 import type { SettingsReader } from './settings-reader.js';
 
 /**

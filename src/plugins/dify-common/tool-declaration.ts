@@ -1,7 +1,7 @@
 import { errorMessage } from '../../errors.js';
 import { isPlainObject } from '../../plain-object.js';
-import { toolInputSchema } from '../../tools/json-schema.js';
-import { parameterSchema, type Parameter } from '../../tools/parameter.js';
+import { toolInputSchema } from '../../arguments/json-schema.js';
+import { parameterSchema, type Parameter } from '../../arguments/parameter.js';
 import { difyOptionsSchema, type DifyOptions } from './dify-tool-options.js';
 
 /**

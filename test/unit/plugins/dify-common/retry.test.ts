@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { RateLimitedError, ToolFailedError } from '../../../../src/errors.js';
-import { backoffDelayMs, withRetry } from '../../../../src/plugins/dify/retry.js';
+import { backoffDelayMs, withRetry } from '../../../../src/plugins/dify-common/retry.js';
 
 const log = pino({ level: 'silent' });
 const policy = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 };

@@ -1,6 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
-import { AbortedError } from '../errors.js';
-
 export interface BackoffOptions {
   /** First delay ceiling; default 100 ms. */
   readonly initialDelayMs?: number;
@@ -38,14 +35,5 @@ export class Backoff {
 
   reset(): void {
     this.attempt = 0;
-  }
-}
-
-/** Wait `ms`, or reject with AbortedError as soon as `signal` aborts. */
-export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  try {
-    await delay(ms, undefined, signal ? { signal } : undefined);
-  } catch (err) {
-    throw new AbortedError('aborted while waiting', { cause: signal?.reason ?? err });
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentsError } from '../../../src/errors.js';
-import { coerceParameter } from '../../../src/tools/coerce.js';
+import { coerceParameter } from '../../../src/arguments/coerce.js';
 import { param } from './helpers.js';
 
 describe('coerceParameter', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parameterSchema } from '../../../src/tools/parameter.js';
+import { parameterSchema } from '../../../src/arguments/parameter.js';
 
 describe('parameterSchema', () => {
   it("reads TrustGraph's small form with llm and optional defaults", () => {

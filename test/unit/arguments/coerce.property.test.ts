@@ -1,14 +1,14 @@
 /**
  * Properties of argument coercion (fast-check). The seed is random and printed; replay a
- * failure with `TOOLWIRE_FC_SEED=<seed> npx vitest run --project unit test/unit/tools/coerce.property.test.ts`.
+ * failure with `TOOLWIRE_FC_SEED=<seed> npx vitest run --project unit test/unit/arguments/coerce.property.test.ts`.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentsError } from '../../../src/errors.js';
 import { isPlainObject } from '../../../src/plain-object.js';
-import { coerceParameter } from '../../../src/tools/coerce.js';
-import { ParameterType, parameterSchema, type Parameter } from '../../../src/tools/parameter.js';
-import { prepareArguments } from '../../../src/tools/prepare-arguments.js';
+import { coerceParameter } from '../../../src/arguments/coerce.js';
+import { ParameterType, parameterSchema, type Parameter } from '../../../src/arguments/parameter.js';
+import { prepareArguments } from '../../../src/arguments/prepare-arguments.js';
 import { anyText, checkProperty, PROPERTY_TIMEOUT_MS } from '../../support/properties.js';
 
 /** Names a model or a descriptor might use, with the ones an object inherits. */

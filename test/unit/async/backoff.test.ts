@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AbortedError } from '../../../src/errors.js';
-import { Backoff, sleep } from '../../../src/transport/backoff.js';
+import { Backoff } from '../../../src/async/backoff.js';
 
 describe('Backoff', () => {
   it('doubles its ceiling up to the maximum and spreads each delay over the upper half', () => {
@@ -22,18 +21,5 @@ describe('Backoff', () => {
     const b = new Backoff({ initialDelayMs: 100, maxDelayMs: 5000 }, () => 1);
     for (let i = 0; i < 2000; i++) b.next();
     expect(b.next()).toBe(5000);
-  });
-});
-
-describe('sleep', () => {
-  it('rejects with AbortedError when its signal aborts', async () => {
-    const ac = new AbortController();
-    const waiting = sleep(60_000, ac.signal);
-    ac.abort();
-    await expect(waiting).rejects.toBeInstanceOf(AbortedError);
-  });
-
-  it('rejects at once for an already aborted signal', async () => {
-    await expect(sleep(60_000, AbortSignal.abort())).rejects.toBeInstanceOf(AbortedError);
   });
 });

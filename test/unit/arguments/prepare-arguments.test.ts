@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentsError } from '../../../src/errors.js';
-import { missingRuntimeParameters, prepareArguments } from '../../../src/tools/prepare-arguments.js';
+import { missingRuntimeParameters, prepareArguments } from '../../../src/arguments/prepare-arguments.js';
 import { param } from './helpers.js';
 
 describe('prepareArguments', () => {

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { isRetriable } from '../../errors.js';
-import { abortError, sleep } from '../abort.js';
+import { abortError } from '../../async/abort-error.js';
+import { sleep } from '../../async/sleep.js';
 
 export interface RetryPolicy {
   /** Tries in all, the first included. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { agentError } from '../../../../src/plugins/dify/agent-error.js';
-import { unwrapDifyError, unwrapErrorMessage } from '../../../../src/plugins/dify/dify-error.js';
+import { agentError } from '../../../../src/plugins/dify-common/agent-error.js';
+import { unwrapDifyError, unwrapErrorMessage } from '../../../../src/plugins/dify-common/dify-error.js';
 import { daemonErrorEnvelope, daemonErrorText, goJson, pluginErrorEnvelope } from '../../../fakes/dify-wire.js';
 
 describe('unwrapDifyError', () => {
