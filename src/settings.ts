@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CONFIG_NOTIFY_TOPIC, CONFIG_REQUEST_TOPIC, CONFIG_RESPONSE_TOPIC, type ConfigQueues } from './config/trustgraph/config-wire.js';
-import type { TransportKind } from './transport/create-transport.js';
+import type { TransportKind } from './transport/transport-kind.js';
 import { parseTopic } from './transport/topic-name.js';
 import { ExecSetting, readExecRules, type ExecRules } from './policy/exec-rules.js';
 import { DEFAULT_LIMITS, type WorkerLimits } from './worker/limits.js';

@@ -6,7 +6,7 @@ import { startApp, type App } from '../../src/app.js';
 import { ToolClient, ToolResponseError } from '../../src/client/tool-client.js';
 import { loadSecrets } from '../../src/secrets.js';
 import { readSettings } from '../../src/settings.js';
-import { createTransport } from '../../src/transport/create-transport.js';
+import { createTransport } from '../../src/assembly/create-transport.js';
 import type { Transport } from '../../src/transport/transport.js';
 import { pluginErrorEnvelope, text, TRACEBACK_SAMPLE } from '../fakes/dify-wire.js';
 import { startFakeDifyDaemon, type FakeDifyDaemon } from '../fakes/fake-dify-daemon.js';

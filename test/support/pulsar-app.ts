@@ -12,7 +12,7 @@ import type { PluginRegistry } from '../../src/plugins/registry.js';
 import { PulsarAdminClient, type TopicStats } from '../../src/pulsar/admin-client.js';
 import { loadSecrets } from '../../src/secrets.js';
 import { readSettings } from '../../src/settings.js';
-import { createTransport, type PulsarWsOptions } from '../../src/transport/create-transport.js';
+import { createTransport, type PulsarWsOptions } from '../../src/assembly/create-transport.js';
 import type { Transport } from '../../src/transport/transport.js';
 import type { WorkerLimits } from '../../src/worker/limits.js';
 import { TEST_TRANSPORT } from './transport-under-test.js';

@@ -118,7 +118,7 @@ export const callCommand: Command = {
       import('../../logging.js'),
       import('../../plugins/default-registry.js'),
       import('../../settings.js'),
-      import('../open-transport.js'),
+      import('../../assembly/open-transport.js'),
     ]);
     const env = { ...io.env };
     if (values['config-dir']) env['TOOLWIRE_CONFIG_DIR'] = values['config-dir'];

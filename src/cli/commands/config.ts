@@ -11,7 +11,7 @@ import { defaultRegistry } from '../../plugins/default-registry.js';
 import { ExecPolicy } from '../../policy/exec-policy.js';
 import { loadSecrets } from '../../secrets.js';
 import type { Settings } from '../../settings.js';
-import { openTransport } from '../open-transport.js';
+import { openTransport } from '../../assembly/open-transport.js';
 import { settingOptions, settingsFromFlags } from '../setting-flags.js';
 import { parse, readStdin, UsageError } from '../args.js';
 import type { Command, CommandIo } from '../command.js';

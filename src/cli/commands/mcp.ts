@@ -18,7 +18,7 @@ import { loadSecrets } from '../../secrets.js';
 import { readSettings, settingSecrets, type Settings } from '../../settings.js';
 import { commandGroup } from '../command-group.js';
 import type { Command, CommandIo } from '../command.js';
-import { openTransport } from '../open-transport.js';
+import { openTransport } from '../../assembly/open-transport.js';
 import { settingOptions, settingsFromFlags } from '../setting-flags.js';
 import { parse, UsageError } from '../args.js';
 import { DESCRIPTOR_FLAGS, importedService, listFlag, writeDescriptors } from '../write-descriptors.js';

@@ -4,7 +4,7 @@ import { createLogger } from '../../logging.js';
 import { startTracing } from '../../tracing/start-tracing.js';
 import { loadSecrets } from '../../secrets.js';
 import { settingSecrets } from '../../settings.js';
-import { openTransport } from '../open-transport.js';
+import { openTransport } from '../../assembly/open-transport.js';
 import { settingOptions, settingsFromFlags } from '../setting-flags.js';
 import { parse } from '../args.js';
 import type { Command } from '../command.js';

@@ -1,10 +1,6 @@
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/errors.js';
-import { adminUrlOf, createTransport, resolveBrokerUrls, serviceUrlOf } from '../../../src/transport/create-transport.js';
-
-const log = pino({ level: 'silent' });
-const missing = async (): Promise<unknown> => Promise.reject(Object.assign(new Error('not found'), { code: 'ERR_MODULE_NOT_FOUND' }));
+import { adminUrlOf, resolveBrokerUrls, serviceUrlOf } from '../../../src/transport/broker-urls.js';
 
 describe('broker URL derivation', () => {
   it('maps the standard ports both ways, keeping host and security', () => {
@@ -29,26 +25,5 @@ describe('broker URL derivation', () => {
 
   it('needs only the URL its transport uses', () => {
     expect(adminUrlOf(undefined, 'https://pulsar.example.com')).toBe('https://pulsar.example.com');
-  });
-});
-
-describe('createTransport', () => {
-  it('makes each kind', async () => {
-    const memory = await createTransport({ kind: 'memory' });
-    expect(memory.kind).toBe('memory');
-    await memory.close();
-    const ws = await createTransport({ kind: 'pulsar-ws', serviceUrl: 'pulsar://127.0.0.1:6650', log });
-    expect(ws.kind).toBe('pulsar-ws');
-    await ws.close();
-  });
-
-  it('auto falls back to the WebSocket API when pulsar-client is missing', async () => {
-    const t = await createTransport({ kind: 'auto', adminUrl: 'http://127.0.0.1:8080', log, importer: missing });
-    expect(t.kind).toBe('pulsar-ws');
-    await t.close();
-  });
-
-  it('pulsar without pulsar-client is a ConfigError naming pulsar-ws', async () => {
-    await expect(createTransport({ kind: 'pulsar', serviceUrl: 'pulsar://127.0.0.1:6650', log, importer: missing })).rejects.toThrow(/pulsar-ws/);
   });
 });

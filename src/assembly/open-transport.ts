@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import { bootstrapTrustGraph } from '../pulsar/trustgraph-bootstrap.js';
 import type { Settings } from '../settings.js';
-import { adminUrlOf, createTransport } from '../transport/create-transport.js';
+import { adminUrlOf } from '../transport/broker-urls.js';
+import { createTransport } from './create-transport.js';
 import type { Transport } from '../transport/transport.js';
 
 /**
