@@ -10,4 +10,4 @@ export type { Transport, Subscription, Producer, IncomingMessage, OutgoingMessag
 export { MemoryTransport } from './transport/memory-transport.js';
 export { ToolClient, ToolResponseError, type CallOptions } from './client/tool-client.js';
 export { Worker, WorkerState } from './worker/worker.js';
-export { startApp, type App } from './app.js';
+export { startApp, type App } from './assembly/app.js';

@@ -3,7 +3,7 @@
  * tests about what a plugin sends to its backend, where each call needs a signal of its own.
  */
 import type { Logger } from 'pino';
-import { buildCatalog } from '../../src/catalog/build-catalog.js';
+import { buildCatalog } from '../../src/assembly/build-catalog.js';
 import type { Catalog } from '../../src/catalog/catalog.js';
 import type { ConfigEntry } from '../../src/config/config-store.js';
 import { isAsyncIterable, type Plugin, type PluginContext } from '../../src/plugins/plugin.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
-import { buildCatalog } from '../../src/catalog/build-catalog.js';
+import { buildCatalog } from '../../src/assembly/build-catalog.js';
 import type { Catalog } from '../../src/catalog/catalog.js';
 import type { ConfigEntry } from '../../src/config/config-store.js';
 import { defaultRegistry } from '../../src/plugins/default-registry.js';

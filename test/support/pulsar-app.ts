@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { startApp, type App } from '../../src/app.js';
+import { startApp, type App } from '../../src/assembly/app.js';
 import type { PluginRegistry } from '../../src/plugins/registry.js';
 import { PulsarAdminClient, type TopicStats } from '../../src/pulsar/admin-client.js';
 import { loadSecrets } from '../../src/secrets.js';

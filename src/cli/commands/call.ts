@@ -113,7 +113,7 @@ export const callCommand: Command = {
     // The broker path loads the worker's catalog code and a transport: only when asked for,
     // so that a call through the gateway starts in a fraction of the time.
     const [{ loadCatalog }, { ToolClient }, { createLogger }, { defaultRegistry }, { readSettings }, { openTransport }] = await Promise.all([
-      import('../../app.js'),
+      import('../../assembly/app.js'),
       import('../../client/tool-client.js'),
       import('../../logging.js'),
       import('../../plugins/default-registry.js'),

@@ -1,10 +1,10 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { startApp } from '../../app.js';
-import { buildCatalog } from '../../catalog/build-catalog.js';
+import { startApp } from '../../assembly/app.js';
+import { buildCatalog } from '../../assembly/build-catalog.js';
 import type { Catalog } from '../../catalog/catalog.js';
 import { ToolClient } from '../../client/tool-client.js';
 import { ConfigFollower } from '../../config/config-follower.js';
-import { createConfigSource } from '../../config/create-config-source.js';
+import { createConfigSource } from '../../assembly/create-config-source.js';
 import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../logging.js';
 import { startTracing } from '../../tracing/start-tracing.js';

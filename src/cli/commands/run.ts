@@ -1,4 +1,4 @@
-import { startApp } from '../../app.js';
+import { startApp } from '../../assembly/app.js';
 import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../logging.js';
 import { startTracing } from '../../tracing/start-tracing.js';

@@ -1,4 +1,4 @@
-import { buildCatalog } from '../../catalog/build-catalog.js';
+import { buildCatalog } from '../../assembly/build-catalog.js';
 import { DirectoryConfigStore } from '../../config/directory-store.js';
 import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../logging.js';

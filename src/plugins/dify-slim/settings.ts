@@ -4,7 +4,7 @@ import { DEFAULT_RETRY, type RetryPolicy } from '../dify-common/retry.js';
 import { SettingsReader } from '../dify-common/settings-reader.js';
 import { readFileUrlPolicy } from '../dify-common/file-urls.js';
 import type { AddressPolicy } from '../../net/address-guard.js';
-import { CHILD_BASICS, slimEnvNames } from '../../settings.js';
+import { CHILD_BASICS, slimEnvNames } from './child-env.js';
 
 export const SlimMode = { Remote: 'remote', Local: 'local' } as const;
 export type SlimMode = (typeof SlimMode)[keyof typeof SlimMode];

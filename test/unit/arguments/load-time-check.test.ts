@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { buildCatalog } from '../../../src/catalog/build-catalog.js';
+import { buildCatalog } from '../../../src/assembly/build-catalog.js';
 import type { ConfigEntry } from '../../../src/config/config-store.js';
 import { ConfigError } from '../../../src/errors.js';
 import { PluginRegistry } from '../../../src/plugins/registry.js';

@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { buildCatalog } from '../../../src/catalog/build-catalog.js';
+import { buildCatalog } from '../../../src/assembly/build-catalog.js';
 import type { Catalog } from '../../../src/catalog/catalog.js';
 import { toolSchema, toolServiceSchema } from '../../../src/catalog/descriptors.js';
 import type { ConfigEntry } from '../../../src/config/config-store.js';

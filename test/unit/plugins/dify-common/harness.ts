@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DestinationStream } from 'pino';
-import { buildCatalog } from '../../../../src/catalog/build-catalog.js';
+import { buildCatalog } from '../../../../src/assembly/build-catalog.js';
 import type { Catalog } from '../../../../src/catalog/catalog.js';
 import type { ConfigEntry } from '../../../../src/config/config-store.js';
 import { createLogger } from '../../../../src/logging.js';

@@ -6,7 +6,7 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildCatalog } from '../../../../src/catalog/build-catalog.js';
+import { buildCatalog } from '../../../../src/assembly/build-catalog.js';
 import type { Catalog } from '../../../../src/catalog/catalog.js';
 import { defaultRegistry } from '../../../../src/plugins/default-registry.js';
 import type { PluginContext } from '../../../../src/plugins/plugin.js';

@@ -8,7 +8,7 @@ import { ToolSchema, type Tool as McpTool } from '@modelcontextprotocol/sdk/type
 import { Ajv } from 'ajv';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { buildCatalog } from '../../../../src/catalog/build-catalog.js';
+import { buildCatalog } from '../../../../src/assembly/build-catalog.js';
 import type { ConfigEntry } from '../../../../src/config/config-store.js';
 import { ConfigError } from '../../../../src/errors.js';
 import { defaultRegistry } from '../../../../src/plugins/default-registry.js';

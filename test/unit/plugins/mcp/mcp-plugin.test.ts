@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Catalog } from '../../../../src/catalog/catalog.js';
-import { buildCatalog } from '../../../../src/catalog/build-catalog.js';
+import { buildCatalog } from '../../../../src/assembly/build-catalog.js';
 import { encodeRequest } from '../../../../src/envelope/request.js';
 import type { ToolResponse } from '../../../../src/envelope/response.js';
 import { defaultRegistry } from '../../../../src/plugins/default-registry.js';

@@ -8,7 +8,7 @@ import { defineTool } from '../../../../src/plugins/module/module-tool.js';
 import { modulePluginFactory } from '../../../../src/plugins/module/module-plugin.js';
 import { parseArguments, typedToolArguments } from '../../../../src/plugins/module/typed-tool.js';
 import type { ToolCall } from '../../../../src/plugins/plugin.js';
-import { buildCatalog } from '../../../../src/catalog/build-catalog.js';
+import { buildCatalog } from '../../../../src/assembly/build-catalog.js';
 import { ExecPolicy } from '../../../../src/policy/exec-policy.js';
 import { captureLogger, entry, pluginContext, service } from '../../../support/harness.js';
 import { defaultRegistry } from '../../../../src/plugins/default-registry.js';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildCatalog } from '../../../../src/catalog/build-catalog.js';
+import { buildCatalog } from '../../../../src/assembly/build-catalog.js';
 import { ToolClient, ToolResponseError } from '../../../../src/client/tool-client.js';
 import type { ConfigEntry } from '../../../../src/config/config-store.js';
 import type { Resolver } from '../../../../src/net/address-guard.js';

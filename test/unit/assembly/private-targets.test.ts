@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildCatalog } from '../../../src/catalog/build-catalog.js';
+import { buildCatalog } from '../../../src/assembly/build-catalog.js';
 import type { Catalog } from '../../../src/catalog/catalog.js';
 import { ConfigError, ToolFailedError } from '../../../src/errors.js';
 import { defaultRegistry } from '../../../src/plugins/default-registry.js';

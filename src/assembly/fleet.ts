@@ -1,6 +1,6 @@
 import type { Catalog } from '../catalog/catalog.js';
 import type { Fleet } from '../plugins/plugin.js';
-import { ToolResponseError, type ToolClient } from './tool-client.js';
+import { ToolResponseError, type ToolClient } from '../client/tool-client.js';
 
 /**
  * The fleet as a plugin sees it: tools of the catalog being served, called on the broker with

@@ -6,9 +6,9 @@ import { missingRuntimeParameters } from '../arguments/prepare-arguments.js';
 import { ownValue } from '../plain-object.js';
 import { parseTopic } from '../transport/topic-name.js';
 import type { ExecPolicy } from '../policy/exec-policy.js';
-import { Catalog } from './catalog.js';
+import { Catalog } from '../catalog/catalog.js';
 import type { ConfigEntry } from '../config/config-store.js';
-import { ConfigType, toolSchema, toolServiceSchema, type Tool, type ToolService } from './descriptors.js';
+import { ConfigType, toolSchema, toolServiceSchema, type Tool, type ToolService } from '../catalog/descriptors.js';
 
 function issues(source: string, prefix: string, error: z.ZodError): string[] {
   return error.issues.map((i) => {

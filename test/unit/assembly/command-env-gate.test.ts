@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildCatalog } from '../../../src/catalog/build-catalog.js';
+import { buildCatalog } from '../../../src/assembly/build-catalog.js';
 import { ConfigError } from '../../../src/errors.js';
 import { defaultRegistry } from '../../../src/plugins/default-registry.js';
 import type { PluginContext } from '../../../src/plugins/plugin.js';

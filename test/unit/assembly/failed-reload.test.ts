@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { startApp, type App } from '../../../src/app.js';
+import { startApp, type App } from '../../../src/assembly/app.js';
 import { defaultRegistry } from '../../../src/plugins/default-registry.js';
 import type { Plugin } from '../../../src/plugins/plugin.js';
 import { loadSecrets } from '../../../src/secrets.js';
