@@ -1,25 +1,26 @@
 import type { Logger } from 'pino';
-import { buildCatalog } from './build-catalog.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ToolService } from '../catalog/descriptors.js';
-import { ConfigFollower, type ConfigStatus } from '../config/config-follower.js';
-import { createConfigSource } from './create-config-source.js';
+import type { ConfigFollower, ConfigStatus } from '../config/config-follower.js';
 import { DirectoryConfigStore } from '../config/directory-store.js';
 import { ToolClient } from '../client/tool-client.js';
 import { ConfigError } from '../errors.js';
 import { HttpSurface } from '../http/http-server.js';
+import { metricsInterceptor, WorkerMetrics } from '../metrics/worker-metrics.js';
 import { defaultRegistry } from '../plugins/default-registry.js';
-import { ModuleWatchSource } from '../plugins/module/module-watch-source.js';
 import type { Plugin, PluginContext } from '../plugins/plugin.js';
+import { PluginFaultBoard } from '../plugins/plugin-faults.js';
 import type { PluginRegistry } from '../plugins/registry.js';
+import { ExecPolicy } from '../policy/exec-policy.js';
 import type { Secrets } from '../secrets.js';
 import type { Settings } from '../settings.js';
 import type { Transport } from '../transport/transport.js';
-import { WorkerMetrics } from '../metrics/worker-metrics.js';
+import { tracingInterceptor } from '../worker/tracing-interceptor.js';
 import { Worker } from '../worker/worker.js';
-import { PluginFaultBoard } from '../plugins/plugin-faults.js';
-import { ExecPolicy } from '../policy/exec-policy.js';
+import { buildCatalog } from './build-catalog.js';
+import { createConfigFollower } from './config-following.js';
 import { fleetOn } from './fleet.js';
+import { httpToken } from './http-token.js';
 
 export interface AppDeps {
   readonly settings: Settings;
@@ -48,16 +49,28 @@ export interface App {
   stop(graceMs?: number): Promise<void>;
 }
 
-function resolveToken(ref: string, secrets: Secrets): string {
-  const token = secrets.resolveOwn(ref);
-  if (!token) throw new ConfigError([`TOOLWIRE_HTTP_TOKEN: the reference ${ref} does not resolve`]);
-  return token;
-}
-
 /** Load and validate the descriptors of the config directory with the plugins that will serve them. */
 export async function loadCatalog(settings: Settings, registry: PluginRegistry, ctx: PluginContext): Promise<Catalog> {
   const store = new DirectoryConfigStore(settings.configDir);
   return buildCatalog(await store.entries(), registry, ctx, { policy: new ExecPolicy('directory', settings.execRules) });
+}
+
+/** The pieces of a worker process made before anything runs. */
+interface Parts {
+  readonly faults: PluginFaultBoard;
+  readonly client: ToolClient;
+  readonly metrics: WorkerMetrics;
+  readonly follower: ConfigFollower;
+  /** Makes a service's plugin, with a logger and event counts of its own. */
+  readonly createPlugin: (service: ToolService) => Promise<Plugin | undefined>;
+}
+
+/** What the parts read of the running worker, once there is one. */
+interface Live {
+  /** The catalog being served: plugins call the fleet on it. */
+  served(): Catalog | undefined;
+  /** The plugin serving a service now, which a check of an unchanged service may ask. */
+  running(serviceId: string): Plugin | undefined;
 }
 
 /**
@@ -65,113 +78,112 @@ export async function loadCatalog(settings: Settings, registry: PluginRegistry, 
  * catalog follows the config source live: a valid change is applied without a restart.
  */
 export async function startApp(deps: AppDeps): Promise<App> {
-  const { settings, transport, secrets, log } = deps;
+  const { settings, log } = deps;
   // Watching follows the modules descriptors name, before the policy rules on them: only the operator's directory may name them.
   if (deps.watchModules && settings.configSource !== 'directory') {
     throw new ConfigError([`run --watch watches modules of a config directory only, and TOOLWIRE_CONFIG_SOURCE is ${settings.configSource}: leave out --watch, or use TOOLWIRE_CONFIG_SOURCE=directory`]);
   }
-  const registry = deps.registry ?? defaultRegistry();
-  const httpToken = settings.httpToken ? resolveToken(settings.httpToken, secrets) : undefined;
-  const faults = new PluginFaultBoard();
-  // What descriptors may make this worker execute: bounded by where they come from.
-  const policy = new ExecPolicy(settings.configSource, settings.execRules);
-  const client = new ToolClient(transport, log.child({ component: 'client' }));
-  // Plugins call the fleet on the catalog being served (the worker's once it runs).
-  let served: () => Catalog | undefined = () => undefined;
-  const fleet = fleetOn(client, () => served());
-  const ctx: PluginContext = { log: log.child({ component: 'plugins' }), configDir: settings.configDir, secrets, settings: settings.pluginSettings, faults, policy, fleet };
-  // Recorded whether or not anything scrapes them (the HTTP surface serves them); Node's
-  // process and event-loop metrics only where they can be read.
-  const metrics = new WorkerMetrics({ processMetrics: settings.httpPort !== undefined });
-  // The plugin last made for each service: a check whose service is unchanged may ask it.
-  const made = new Map<string, Plugin>();
-  const createPlugin = async (s: ToolService): Promise<Plugin | undefined> => {
-    if (!s.plugin) return undefined;
-    return registry.get(s.plugin.kind)!.create(s, { ...ctx, log: log.child({ component: 'plugin', service: s.id }), events: metrics.pluginEvents(s.id, s.plugin.kind) });
-  };
-  const source = createConfigSource(settings, transport, log.child({ component: 'config' }));
-  const follower = new ConfigFollower({
-    source: deps.watchModules ? new ModuleWatchSource(source, settings.configDir, log.child({ component: 'watch' })) : source,
-    build: (entries, previous) => buildCatalog(entries, registry, ctx, { policy, previous, running: (id) => made.get(id) }),
-    log: log.child({ component: 'config' }),
-  });
-  const plugins = new Map<string, Plugin>();
+  const token = httpToken(settings, deps.secrets);
+  let first: Catalog | undefined;
+  let worker: Worker | undefined;
+  const parts = makeParts(deps, { served: () => worker?.current() ?? first, running: (id) => worker?.pluginOf(id) });
   let http: HttpSurface | undefined;
   let address: App['http'];
-  let worker: Worker;
   try {
     // A directory is the operator's own: a bad one stops the start, where it is seen. A shared
     // config service may be fixed later: then the worker waits for a valid catalog.
-    const catalog = await follower.start({ serveEmpty: settings.configSource === 'trustgraph', signal: deps.signal });
-    served = () => catalog;
-    for (const s of catalog.services.values()) {
-      const p = await createPlugin(s);
-      if (p) plugins.set(s.id, p);
-    }
-    for (const [id, p] of plugins) made.set(id, p);
-    const w = new Worker({ transport, catalog, plugins, log: log.child({ component: 'worker' }), limits: settings.limits, metrics });
-    worker = w;
-    served = () => w.current();
-    metrics.watch({ services: () => w.load(), transportConnected: () => transport.connected, config: () => follower.status() });
+    first = await parts.follower.start({ serveEmpty: settings.configSource === 'trustgraph', signal: deps.signal });
+    worker = await Worker.create({
+      transport: deps.transport,
+      catalog: first,
+      createPlugin: parts.createPlugin,
+      log: log.child({ component: 'worker' }),
+      limits: settings.limits,
+      interceptors: (s) => [tracingInterceptor(), metricsInterceptor(parts.metrics.forService(s.id))],
+      events: parts.metrics.workerEvents(),
+    });
+    const w = worker;
+    parts.metrics.watch({ services: () => w.load(), transportConnected: () => deps.transport.connected, config: () => parts.follower.status() });
     // Bind before consuming: a port that cannot be had stops the start before any request is
     // taken off the broker (its /readyz says not-ready until the worker runs).
     if (settings.httpPort !== undefined) {
-      http = new HttpSurface({
-        host: settings.httpHost,
-        port: settings.httpPort,
-        worker: w,
-        transport,
-        client,
-        metrics,
-        catalog: () => w.current(),
-        config: () => follower.status(),
-        faults: () => faults.list(),
-        log: log.child({ component: 'http' }),
-        ...(httpToken ? { token: httpToken } : {}),
-        browser: { allowedHosts: settings.httpAllowedHosts, allowedOrigins: settings.httpAllowedOrigins },
-      });
+      http = httpSurface(deps, parts, w, settings.httpPort, token);
       address = await http.start();
     }
     await w.start(deps.signal);
   } catch (err) {
     // Unwind what this start made; the transport is the caller's until the start succeeds.
     await http?.close(0).catch(() => undefined);
-    for (const [id, p] of plugins) await p.close?.().catch((e: unknown) => log.warn({ err: e, service: id }, 'plugin close failed'));
-    await client.close().catch(() => undefined);
-    await follower.close();
+    await worker?.stop(0);
+    await parts.client.close().catch(() => undefined);
+    await parts.follower.close();
     throw err;
   }
-  follower.follow(async (next) => {
-    // Recorded once the apply commits: a failed one closes what it made, and the old plugins serve on.
-    const fresh = new Map<string, Plugin>();
-    await worker.apply(next, async (s) => {
-      const p = await createPlugin(s);
-      if (p) fresh.set(s.id, p);
-      return p;
-    });
-    for (const [id, p] of fresh) made.set(id, p);
-    for (const id of made.keys()) if (!next.services.has(id)) made.delete(id);
+  const served = worker;
+  parts.follower.follow(async (next) => {
+    await served.apply(next);
   });
+  return runningApp(deps, parts, served, http, address);
+}
+
+function makeParts(deps: AppDeps, live: Live): Parts {
+  const { settings, secrets, log } = deps;
+  const registry = deps.registry ?? defaultRegistry();
+  const faults = new PluginFaultBoard();
+  // What descriptors may make this worker execute: bounded by where they come from.
+  const policy = new ExecPolicy(settings.configSource, settings.execRules);
+  const client = new ToolClient(deps.transport, log.child({ component: 'client' }));
+  const ctx: PluginContext = { log: log.child({ component: 'plugins' }), configDir: settings.configDir, secrets, settings: settings.pluginSettings, faults, policy, fleet: fleetOn(client, live.served) };
+  // Recorded whether or not anything scrapes them (the HTTP surface serves them); Node's
+  // process and event-loop metrics only where they can be read.
+  const metrics = new WorkerMetrics({ processMetrics: settings.httpPort !== undefined });
+  const follower = createConfigFollower(settings, deps.transport, log, (entries, previous) => buildCatalog(entries, registry, ctx, { policy, previous, running: live.running }), deps.watchModules);
+  const createPlugin = async (s: ToolService): Promise<Plugin | undefined> => {
+    if (!s.plugin) return undefined;
+    return registry.get(s.plugin.kind)!.create(s, { ...ctx, log: log.child({ component: 'plugin', service: s.id }), events: metrics.pluginEvents(s.id, s.plugin.kind) });
+  };
+  return { faults, client, metrics, follower, createPlugin };
+}
+
+function httpSurface(deps: AppDeps, parts: Parts, worker: Worker, port: number, token: string | undefined): HttpSurface {
+  const { settings } = deps;
+  return new HttpSurface({
+    host: settings.httpHost,
+    port,
+    worker,
+    transport: deps.transport,
+    client: parts.client,
+    metrics: parts.metrics,
+    catalog: () => worker.current(),
+    config: () => parts.follower.status(),
+    faults: () => parts.faults.list(),
+    log: deps.log.child({ component: 'http' }),
+    ...(token ? { token } : {}),
+    browser: { allowedHosts: settings.httpAllowedHosts, allowedOrigins: settings.httpAllowedOrigins },
+  });
+}
+
+function runningApp(deps: AppDeps, parts: Parts, worker: Worker, http: HttpSurface | undefined, address: App['http']): App {
   let stopping: Promise<void> | undefined;
   return {
     worker,
     get catalog() {
       return worker.current();
     },
-    config: () => follower.status(),
-    onCatalogChange: (listener) => follower.onApplied(listener),
-    client,
+    config: () => parts.follower.status(),
+    onCatalogChange: (listener) => parts.follower.onApplied(listener),
+    client: parts.client,
     http: address,
     stop(graceMs) {
       stopping ??= (async () => {
         // No reload once stopping; then stop accepting gateway calls; running ones get the
         // worker's grace to finish.
-        await follower.close();
-        const httpClosed = http?.close((graceMs ?? settings.limits.shutdownGraceMs) + 2000);
+        await parts.follower.close();
+        const httpClosed = http?.close((graceMs ?? deps.settings.limits.shutdownGraceMs) + 2000);
         await worker.stop(graceMs);
         await httpClosed;
-        await client.close();
-        await transport.close();
+        await parts.client.close();
+        await deps.transport.close();
       })();
       return stopping;
     },

@@ -6,6 +6,7 @@ import type { ConfigStatus } from '../config/config-follower.js';
 import type { PluginEvents } from '../plugins/plugin.js';
 import type { CallContext, Interceptor } from '../worker/interceptor.js';
 import type { Outcome } from '../worker/outcome.js';
+import type { WorkerEvents } from '../worker/worker.js';
 
 /**
  * Seconds, from an in-process call (a tenth of a millisecond) to a long tool run (two
@@ -192,6 +193,14 @@ export class WorkerMetrics {
         const key = `${service}\0${model}\0${kind}`;
         tokens.set(key, (tokens.get(key) ?? 0) + n);
       },
+    };
+  }
+
+  /** The worker's events, counted here: shed requests, and reloads (series of what left the catalog go). */
+  workerEvents(): WorkerEvents {
+    return {
+      shed: (service) => this.forService(service).shed(),
+      applied: (catalog) => this.retain(catalog),
     };
   }
 

@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import { buildCatalog } from '../../src/assembly/build-catalog.js';
 import type { Catalog } from '../../src/catalog/catalog.js';
+import type { ToolService } from '../../src/catalog/descriptors.js';
 import type { ConfigEntry } from '../../src/config/config-store.js';
 import { defaultRegistry } from '../../src/plugins/default-registry.js';
 import type { Plugin, PluginContext } from '../../src/plugins/plugin.js';
@@ -34,11 +35,9 @@ export async function catalogOf(entries: ConfigEntry[], registry: PluginRegistry
   return buildCatalog(entries, registry, pluginContext(log), { policy: new ExecPolicy('directory') });
 }
 
-/** Create every service's plugin, as the app does. */
-export async function pluginsOf(catalog: Catalog, registry: PluginRegistry = defaultRegistry(), log = captureLogger().log): Promise<Map<string, Plugin>> {
-  const m = new Map<string, Plugin>();
-  for (const s of catalog.services.values()) if (s.plugin) m.set(s.id, await registry.get(s.plugin.kind)!.create(s, pluginContext(log)));
-  return m;
+/** Makes a service's plugin from its kind in `registry`, as the app does (a worker's createPlugin). */
+export function pluginMaker(registry: PluginRegistry = defaultRegistry(), log = captureLogger().log): (s: ToolService) => Promise<Plugin | undefined> {
+  return async (s) => (s.plugin ? registry.get(s.plugin.kind)!.create(s, pluginContext(log)) : undefined);
 }
 
 export function service(id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {

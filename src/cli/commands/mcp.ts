@@ -1,24 +1,19 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { startApp } from '../../assembly/app.js';
-import { buildCatalog } from '../../assembly/build-catalog.js';
-import type { Catalog } from '../../catalog/catalog.js';
-import { ToolClient } from '../../client/tool-client.js';
-import { ConfigFollower } from '../../config/config-follower.js';
-import { createConfigSource } from '../../assembly/create-config-source.js';
 import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../logging.js';
 import { startTracing } from '../../tracing/start-tracing.js';
 import { fleetMcpServer, InFlight, type FleetDeps } from '../../mcp-server/fleet-mcp-server.js';
 import { McpHttpServer } from '../../mcp-server/mcp-http.js';
-import { defaultRegistry } from '../../plugins/default-registry.js';
 import { toolDescriptors } from '../../plugins/mcp/mcp-descriptors.js';
 import type { McpServiceOptions } from '../../plugins/mcp/mcp-options.js';
 import { connectMcp, listAllTools } from '../../plugins/mcp/mcp-session.js';
 import { loadSecrets } from '../../secrets.js';
-import { readSettings, settingSecrets, type Settings } from '../../settings.js';
+import { readSettings, settingSecrets } from '../../settings.js';
 import { commandGroup } from '../command-group.js';
-import type { Command, CommandIo } from '../command.js';
+import type { Command } from '../command.js';
 import { openTransport } from '../../assembly/open-transport.js';
+import { openFleetView } from '../../assembly/fleet-view.js';
+import { httpToken } from '../../assembly/http-token.js';
 import { settingOptions, settingsFromFlags } from '../setting-flags.js';
 import { parse, UsageError } from '../args.js';
 import { DESCRIPTOR_FLAGS, importedService, listFlag, writeDescriptors } from '../write-descriptors.js';
@@ -134,36 +129,6 @@ On the embedded transport (no broker named) it runs the worker in this process t
       --pulsar-url URL, --admin-url URL    as for 'toolwire run'
 `;
 
-/** The catalog to serve and where calls go: a worker in process (embedded), or the fleet's config and broker. */
-async function fleet(settings: Settings, io: CommandIo, log: ReturnType<typeof createLogger>): Promise<{ deps: Omit<FleetDeps, 'maxInFlight' | 'callTimeoutMs' | 'log'>; close(): Promise<void> }> {
-  const secrets = loadSecrets(io.env, settings.secretsFile);
-  const transport = await openTransport(settings, log, io.signal);
-  if (transport.kind === 'memory') {
-    const app = await startApp({ settings: { ...settings, httpPort: undefined }, transport, secrets, log, signal: io.signal });
-    return { deps: { catalog: () => app.catalog, onCatalogChange: (l) => app.onCatalogChange(l), client: app.client }, close: () => app.stop() };
-  }
-  const registry = defaultRegistry();
-  const follower = new ConfigFollower({
-    source: createConfigSource(settings, transport, log.child({ component: 'config' })),
-    // Not a worker: the plugins' machine-bound checks are the workers' business.
-    build: (entries) => buildCatalog(entries, registry, { log, configDir: settings.configDir, secrets, settings: settings.pluginSettings }, { portable: true }),
-    log: log.child({ component: 'config' }),
-  });
-  let current: Catalog = await follower.start({ serveEmpty: true, signal: io.signal });
-  follower.follow(async (c) => {
-    current = c;
-  });
-  const client = new ToolClient(transport, log.child({ component: 'client' }));
-  return {
-    deps: { catalog: () => current, onCatalogChange: (l) => follower.onApplied(l), client },
-    close: async () => {
-      await follower.close();
-      await client.close();
-      await transport.close();
-    },
-  };
-}
-
 const mcpServeCommand: Command = {
   name: 'serve',
   summary: "the fleet's tools as one MCP server (stdio or streamable HTTP)",
@@ -194,8 +159,13 @@ const mcpServeCommand: Command = {
     const maxInFlight = positive(values['max-in-flight'], '--max-in-flight', 64);
     const callTimeoutMs = positive(values['timeout-ms'], '--timeout-ms', settings.limits.timeoutMs);
     const secrets = loadSecrets(env, settings.secretsFile);
-    const token = settings.httpToken ? secrets.resolveOwn(settings.httpToken) : undefined;
-    if (settings.httpToken && !token) throw new UsageError(`TOOLWIRE_HTTP_TOKEN: the reference ${settings.httpToken} does not resolve`);
+    let token: string | undefined;
+    try {
+      token = httpToken(settings, secrets);
+    } catch (err) {
+      if (err instanceof ConfigError) throw new UsageError(err.problems.join('; '));
+      throw err;
+    }
     // Logs on stderr always: in stdio mode stdout is the protocol.
     const log = createLogger({ level: settings.logLevel, pretty: false, secrets: () => [...secrets.values(), ...settingSecrets(settings), ...(token ? [token] : [])] });
     const tracing = await startTracing(env, log);
@@ -204,7 +174,7 @@ const mcpServeCommand: Command = {
     const host = values.host ?? '127.0.0.1';
     let f;
     try {
-      f = await fleet(settings, io, log);
+      f = await openFleetView({ settings, transport: await openTransport(settings, log, io.signal), secrets, log, signal: io.signal });
     } catch (err) {
       if (err instanceof ConfigError) {
         io.stderr.write(`cannot start: ${err.problems.join('\n  ')}\n`);
@@ -212,7 +182,7 @@ const mcpServeCommand: Command = {
       }
       throw err;
     }
-    const deps: FleetDeps = { ...f.deps, log, maxInFlight, callTimeoutMs };
+    const deps: FleetDeps = { catalog: () => f.catalog(), onCatalogChange: (l) => f.onCatalogChange(l), client: f.client, log, maxInFlight, callTimeoutMs };
     let stopServing: () => Promise<void>;
     if (port === undefined) {
       const { server, dispose } = fleetMcpServer(deps, new InFlight());

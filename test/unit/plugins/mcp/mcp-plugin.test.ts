@@ -65,7 +65,7 @@ beforeAll(async () => {
   for (const s of catalog.services.values()) plugins.set(s.id, await registry.get('mcp')!.create(s, withEvents(s.id)));
   transport = new MemoryTransport();
   responses = await ResponseCollector.on(transport, 'non-persistent://tg/response/mcp');
-  worker = new Worker({ transport, catalog, plugins, log, limits: { shutdownGraceMs: 2000 } });
+  worker = await Worker.create({ transport, catalog, createPlugin: async (s) => plugins.get(s.id), log, limits: { shutdownGraceMs: 2000 } });
   await worker.start();
 }, 60_000);
 
@@ -148,8 +148,8 @@ describe('the mcp plugin’s deadline', () => {
     const answers = await ResponseCollector.on(own, 'non-persistent://tg/response/mcp');
     // A plugin of its own: stopping this worker closes the plugins it serves.
     const ctx: PluginContext = { log, configDir: tmpdir(), secrets: loadSecrets({ EVERYTHING_TEST_TOKEN: 'not-checked-by-the-server' }), settings: {} };
-    const ownPlugins = new Map([['http', await defaultRegistry().get('mcp')!.create(catalog.services.get('http')!, ctx)]]);
-    const w = new Worker({ transport: own, catalog, plugins: ownPlugins, log, limits: { shutdownGraceMs: 2000, timeoutMs: 300_000 } });
+    const ownPlugin = await defaultRegistry().get('mcp')!.create(catalog.services.get('http')!, ctx);
+    const w = await Worker.create({ transport: own, catalog, createPlugin: async (s) => (s.id === 'http' ? ownPlugin : undefined), log, limits: { shutdownGraceMs: 2000, timeoutMs: 300_000 } });
     const callTool = vi.spyOn(Client.prototype, 'callTool');
     try {
       await w.start();

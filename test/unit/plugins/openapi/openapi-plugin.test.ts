@@ -104,7 +104,7 @@ beforeAll(async () => {
   const catalog = await buildCatalog(entries, registry, ctx, { policy: new ExecPolicy('directory') });
   for (const s of catalog.services.values()) plugins.set(s.id, await registry.get('openapi')!.create(s, { ...ctx, events: { count: (e) => void events.push(`${s.id} ${e}`) } }));
   transport = new MemoryTransport();
-  worker = new Worker({ transport, catalog, plugins, log, limits: { shutdownGraceMs: 2000 } });
+  worker = await Worker.create({ transport, catalog, createPlugin: async (s) => plugins.get(s.id), log, limits: { shutdownGraceMs: 2000 } });
   await worker.start();
   client = new ToolClient(transport);
 }, 30_000);
