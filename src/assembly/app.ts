@@ -8,7 +8,7 @@ import { ConfigError } from '../errors.js';
 import { HttpSurface } from '../http/http-server.js';
 import { metricsInterceptor, WorkerMetrics } from '../metrics/worker-metrics.js';
 import { defaultRegistry } from '../plugins/default-registry.js';
-import type { Plugin, PluginContext } from '../plugins/plugin.js';
+import { hasPlugin, type Plugin, type PluginContext } from '../plugins/plugin.js';
 import { PluginFaultBoard } from '../plugins/plugin-faults.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import { ExecPolicy } from '../policy/exec-policy.js';
@@ -139,7 +139,7 @@ function makeParts(deps: AppDeps, live: Live): Parts {
   const metrics = new WorkerMetrics({ processMetrics: settings.httpPort !== undefined });
   const follower = createConfigFollower(settings, deps.transport, log, (entries, previous) => buildCatalog(entries, registry, ctx, { policy, previous, running: live.running }), deps.watchModules);
   const createPlugin = async (s: ToolService): Promise<Plugin | undefined> => {
-    if (!s.plugin) return undefined;
+    if (!hasPlugin(s)) return undefined;
     return registry.get(s.plugin.kind)!.create(s, { ...ctx, log: log.child({ component: 'plugin', service: s.id }), events: metrics.pluginEvents(s.id, s.plugin.kind) });
   };
   return { faults, client, metrics, follower, createPlugin };

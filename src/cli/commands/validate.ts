@@ -1,4 +1,5 @@
 import { buildCatalog } from '../../assembly/build-catalog.js';
+import { credentialProblems } from '../../assembly/check-credentials.js';
 import { DirectoryConfigStore } from '../../config/directory-store.js';
 import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../logging.js';
@@ -50,12 +51,7 @@ TOOLWIRE_MODULE_ROOTS...; docs/security.md), before any check runs.
       // A directory: the operator's own, checked as a worker reading it would.
       const catalog = await buildCatalog(entries, registry, ctx, values.static ? { portable: true } : { policy: new ExecPolicy('directory', settings.execRules) });
       if (values['check-credentials']) {
-        const problems: string[] = [];
-        for (const s of catalog.services.values()) {
-          const factory = s.plugin ? registry.get(s.plugin.kind) : undefined;
-          const tools = [...catalog.tools.values()].filter((t) => t.service === s.id);
-          if (factory?.checkCredentials) problems.push(...(await factory.checkCredentials(s, tools, ctx, AbortSignal.any([io.signal, AbortSignal.timeout(60_000)]))));
-        }
+        const problems = await credentialProblems(catalog, registry, ctx, 60_000, io.signal);
         if (problems.length > 0) throw new ConfigError(problems);
       }
       io.stdout.write(`${dir}: ${catalog.services.size} tool-services, ${catalog.tools.size} tools: OK${values.static ? ' (static: plugins not checked)' : ''}\n`);

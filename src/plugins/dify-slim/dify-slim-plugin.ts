@@ -79,12 +79,12 @@ export const difySlimPluginFactory: PluginFactory<DifyOptions, DifyOptions> = {
   serviceOptions: difyOptionsSchema,
   toolOptions: difyOptionsSchema,
   /** In local mode slim fetches the plugin a descriptor names and runs its code here; in remote mode the daemon runs it. */
-  async executes(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<Execution[]> {
+  async executes(service, tools, ctx): Promise<Execution[]> {
     if ((ctx.settings[DifySlimSetting.Mode]?.trim() || SlimMode.Remote) !== SlimMode.Local) return [];
-    const own = (service.plugin!.options as DifyOptions).plugin_unique_identifier;
+    const own = service.plugin.options.plugin_unique_identifier;
     const found: Execution[] = own === undefined ? [] : [{ type: 'slim-plugin', where: `${service.source}: plugin.plugin_unique_identifier`, id: own }];
     for (const t of tools) {
-      const id = (t.pluginOptions as DifyOptions | undefined)?.plugin_unique_identifier;
+      const id = t.pluginOptions.plugin_unique_identifier;
       if (id !== undefined) found.push({ type: 'slim-plugin', where: `${t.source}: plugin-options.plugin_unique_identifier`, id });
     }
     return found;

@@ -46,7 +46,7 @@ describe('a reload whose apply fails', () => {
         return [];
       },
       create: async (s) => {
-        const { behaviour } = s.plugin!.options as { behaviour: string };
+        const { behaviour } = s.plugin.options;
         if (behaviour === 'fail') throw new Error('backend unreachable');
         const made = { behaviour, closed: false, plugin: undefined as unknown as Plugin };
         made.plugin = { kind: 'test', invoke: async () => behaviour, close: async () => void (made.closed = true) };

@@ -17,7 +17,7 @@ import { isAsyncIterable, type Plugin, type PluginContext } from '../../../src/p
 import { ExecPolicy } from '../../../src/policy/exec-policy.js';
 import { readExecRules } from '../../../src/policy/exec-rules.js';
 import { loadSecrets } from '../../../src/secrets.js';
-import { captureLogger, entry } from '../../support/harness.js';
+import { asServed, captureLogger, entry } from '../../support/harness.js';
 import { startEverythingHttp } from '../../support/mcp-everything.js';
 
 const registry = defaultRegistry();
@@ -73,7 +73,7 @@ describe('an MCP server URL from config', () => {
     ]);
     // A plugin made for a remote source holds to it whatever the name answers later.
     const catalog = await buildCatalog([m, entry('tool', 'echo', { name: 'echo', service: 'm' })], registry, ctx, { portable: true });
-    const plugin = await registry.get('mcp')!.create(catalog.services.get('m')!, { ...ctx, policy: remote() });
+    const plugin = await registry.get('mcp')!.create(asServed(catalog.services.get('m')), { ...ctx, policy: remote() });
     try {
       const failed = await call(plugin, catalog, 'm', { message: 'x' }).catch((e: unknown) => e);
       expect(failed).toBeInstanceOf(ToolFailedError);
@@ -88,7 +88,7 @@ describe('an MCP server URL from config', () => {
     const entries = [service('e', { kind: 'mcp', transport: 'http', url: everything.url }), entry('tool', 'echo', { name: 'echo', service: 'e' })];
     const policy = remote('127.0.0.1/32');
     const catalog = await buildCatalog(entries, registry, ctx, { policy });
-    const plugin = await registry.get('mcp')!.create(catalog.services.get('e')!, { ...ctx, policy });
+    const plugin = await registry.get('mcp')!.create(asServed(catalog.services.get('e')), { ...ctx, policy });
     try {
       expect(await call(plugin, catalog, 'e', { message: 'guarded' })).toBe('Echo: guarded');
     } finally {
@@ -124,7 +124,7 @@ describe('an OpenAPI service’s allow-private from config', () => {
       [true, new ExecPolicy('directory')],
     ] as const) {
       const catalog = await buildCatalog(api(allow), registry, ctx, { policy });
-      const plugin = await registry.get('openapi')!.create(catalog.services.get('api')!, { ...ctx, policy });
+      const plugin = await registry.get('openapi')!.create(asServed(catalog.services.get('api')), { ...ctx, policy });
       try {
         expect(await call(plugin, catalog, 'api')).toBe('{"items":[]}');
       } finally {

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Catalog } from '../../../src/catalog/catalog.js';
 import type { ToolService } from '../../../src/catalog/descriptors.js';
 import type { Plugin } from '../../../src/plugins/plugin.js';
-import { catalogOf, entry, pluginContext, captureLogger, testRegistry, type Behaviour } from '../../support/harness.js';
+import { asServed, catalogOf, entry, pluginContext, captureLogger, testRegistry, type Behaviour } from '../../support/harness.js';
 import { startFixture, type Fixture } from '../../support/worker-fixture.js';
 
 let fx: Fixture | undefined;
@@ -64,7 +64,7 @@ for (const kind of ['persistent', 'non-persistent'] as const) {
       let refusal: Error | undefined;
       const createPlugin = async (s: ToolService): Promise<Plugin | undefined> => {
         if (refusal) throw refusal;
-        const p = await registry.get(s.plugin!.kind)!.create(s, pluginContext(log));
+        const p = await registry.get(s.plugin!.kind)!.create(asServed(s), pluginContext(log));
         if (!watching) return p;
         const label = `${s.id}:${(s.plugin!.options as { behaviour: string }).behaviour}`;
         created.push(label);

@@ -10,6 +10,7 @@ import { loadSecrets } from '../../../../src/secrets.js';
 import { prepareArguments } from '../../../../src/arguments/prepare-arguments.js';
 import { PluginFaultBoard } from '../../../../src/plugins/plugin-faults.js';
 import { ExecPolicy } from '../../../../src/policy/exec-policy.js';
+import { asServed } from '../../../support/harness.js';
 
 /**
  * Names in these tests resolve here, never through DNS: `*.example` to example.com's public
@@ -75,7 +76,7 @@ export async function loadCatalog(o: HarnessOptions, logs = new LogCapture()): P
   const log = createLogger({ level: 'debug', destination: logs });
   const events: string[] = [];
   const ctx: PluginContext = { log, configDir: '.', secrets: loadSecrets(o.env ?? {}), settings: o.settings, faults: new PluginFaultBoard(), resolve: testResolver, events: { count: (e) => void events.push(e) } };
-  const registry = new PluginRegistry([o.factory]);
+  const registry = new PluginRegistry().register(o.factory);
   const catalog = await buildCatalog([serviceEntry(o.kind, o.servicePlugin), ...toolEntries(o.tools)], registry, ctx, { policy: new ExecPolicy('directory') });
   return { catalog, ctx, logs, events };
 }
@@ -84,7 +85,7 @@ export async function harness(o: HarnessOptions): Promise<Harness> {
   const { catalog, ctx, logs, events } = await loadCatalog(o);
   const service = catalog.services.get('dify');
   if (!service) throw new Error('no service');
-  const plugin = await o.factory.create(service, ctx);
+  const plugin: Plugin = await o.factory.create(asServed(service), ctx);
   return {
     plugin,
     catalog,

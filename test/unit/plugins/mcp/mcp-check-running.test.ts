@@ -11,7 +11,7 @@ import type { Catalog } from '../../../../src/catalog/catalog.js';
 import { defaultRegistry } from '../../../../src/plugins/default-registry.js';
 import type { PluginContext } from '../../../../src/plugins/plugin.js';
 import { loadSecrets } from '../../../../src/secrets.js';
-import { captureLogger, entry } from '../../../support/harness.js';
+import { asServed, captureLogger, entry } from '../../../support/harness.js';
 import { EVERYTHING } from '../../../support/mcp-everything.js';
 
 const mcp = defaultRegistry().get('mcp')!;
@@ -35,7 +35,7 @@ describe('the mcp check beside a running plugin', () => {
   });
 
   it('lists the tools over the running session, and over its own connection once that session is closed', async () => {
-    const s = catalog.services.get('e')!;
+    const s = asServed(catalog.services.get('e'));
     const tools = catalog.toolsOf('e');
     const running = await mcp.create(s, ctx);
     expect(await starts()).toBe(1);

@@ -22,7 +22,7 @@ import { PluginRegistry } from '../../../../src/plugins/registry.js';
 import { loadSecrets } from '../../../../src/secrets.js';
 import { MemoryTransport } from '../../../../src/transport/memory-transport.js';
 import { Worker } from '../../../../src/worker/worker.js';
-import { captureLogger, entry } from '../../../support/harness.js';
+import { asServed, captureLogger, entry } from '../../../support/harness.js';
 import { API_KEY, CLIENT_ID, CLIENT_SECRET, startItemsApi, type ItemsApi } from '../../../support/items-api.js';
 import { ExecPolicy } from '../../../../src/policy/exec-policy.js';
 
@@ -102,7 +102,7 @@ beforeAll(async () => {
   const ctx: PluginContext = { log, configDir: tmpdir(), secrets: loadSecrets({ ITEMS_KEY: API_KEY, ITEMS_CLIENT_SECRET: CLIENT_SECRET }), settings: { OPENAPI_BLOB_DIR: blobDir }, resolve: resolver };
   const registry = new PluginRegistry().register(openApiPluginFactory);
   const catalog = await buildCatalog(entries, registry, ctx, { policy: new ExecPolicy('directory') });
-  for (const s of catalog.services.values()) plugins.set(s.id, await registry.get('openapi')!.create(s, { ...ctx, events: { count: (e) => void events.push(`${s.id} ${e}`) } }));
+  for (const s of catalog.services.values()) plugins.set(s.id, await registry.get('openapi')!.create(asServed(s), { ...ctx, events: { count: (e) => void events.push(`${s.id} ${e}`) } }));
   transport = new MemoryTransport();
   worker = await Worker.create({ transport, catalog, createPlugin: async (s) => plugins.get(s.id), log, limits: { shutdownGraceMs: 2000 } });
   await worker.start();
