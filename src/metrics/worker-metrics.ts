@@ -261,6 +261,11 @@ export class ServiceMetrics {
   redelivered = 0;
   shedCount = 0;
 
+  /** The request's final answer goes to the broker now: a scrape from now on waits for its outcome. Once per request. */
+  readonly answering = (ctx: CallContext): void => {
+    ctx.handoff ??= this.handoffs.hand();
+  };
+
   constructor(
     readonly service: string,
     private readonly total: LatencyHistogram,
@@ -308,11 +313,6 @@ export class ServiceMetrics {
     }
     return s;
   }
-
-  /** The request's final answer goes to the broker now: a scrape from now on waits for its outcome. Once per request. */
-  readonly answering = (ctx: CallContext): void => {
-    ctx.handoff ??= this.handoffs.hand();
-  };
 
   /** A request's handling ended without settling it (a bug below): a scrape stops waiting for it. */
   abandon(ctx: CallContext): void {

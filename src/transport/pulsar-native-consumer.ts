@@ -96,6 +96,7 @@ export class PulsarNativeSubscription implements Subscription {
   private readonly batching: boolean;
   /** The batch loop while it runs (see batches()). */
   private batchLoop: Promise<void> | undefined;
+  private remove = false;
 
   private constructor(
     private readonly consumer: NativeConsumer,
@@ -288,8 +289,6 @@ export class PulsarNativeSubscription implements Subscription {
     await this.detach();
     await this.pumping;
   }
-
-  private remove = false;
 
   removeOnClose(): void {
     this.remove = true;

@@ -60,6 +60,16 @@ class NativeProducerHandle implements Producer {
   /** Non-persistent topics: the client's shared window, and where a dropped publish is told. */
   private readonly nonPersistent: { readonly window: LimitFunction; readonly onDropped: (topic: string, attempt: number) => void } | undefined;
 
+  private readonly settled = (): void => {
+    this.pending--;
+  };
+
+  private readonly flushTurn = (): void => {
+    this.flushQueued = false;
+    // A failed flush fails the sends it carried, and they reject on their own.
+    this.native.flush().catch(() => undefined);
+  };
+
   constructor(
     readonly topic: string,
     private readonly native: NativeProducer,
@@ -71,16 +81,6 @@ class NativeProducerHandle implements Producer {
   get isConnected(): boolean {
     return !this.closed && this.native.isConnected();
   }
-
-  private readonly settled = (): void => {
-    this.pending--;
-  };
-
-  private readonly flushTurn = (): void => {
-    this.flushQueued = false;
-    // A failed flush fails the sends it carried, and they reject on their own.
-    this.native.flush().catch(() => undefined);
-  };
 
   /** Refuse new sends, flush what libpulsar holds, close. Idempotent. */
   close(): Promise<void> {
@@ -153,6 +153,12 @@ class NativeProducerHandle implements Producer {
 export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscription, NativeProducerHandle> {
   readonly kind = 'pulsar';
 
+  /** Non-persistent sends in flight, over all producers: they share the broker connection. */
+  private readonly nonPersistentWindow: LimitFunction;
+
+  /** Publishes the broker dropped and that are sent again. */
+  private readonly dropped: DroppedPublishes;
+
   private constructor(
     private readonly client: NativeClient,
     private readonly settings: PulsarNativeTransportSettings,
@@ -198,12 +204,6 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
       throw wrap(err, `pulsar: cannot subscribe to ${options.topic} (subscription ${options.subscription})`);
     }
   }
-
-  /** Non-persistent sends in flight, over all producers: they share the broker connection. */
-  private readonly nonPersistentWindow: LimitFunction;
-
-  /** Publishes the broker dropped and that are sent again. */
-  private readonly dropped: DroppedPublishes;
 
   protected async openProducer(topic: string, signal: AbortSignal | undefined): Promise<NativeProducerHandle> {
     const creating = this.client.createProducer({

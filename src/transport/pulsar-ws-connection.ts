@@ -65,6 +65,12 @@ export class PulsarWsConnection {
   private readonly stopper = new AbortController();
   private readonly what: string;
 
+  private readonly uncork = (): void => {
+    const socket = this.corked;
+    this.corked = undefined;
+    socket?.uncork();
+  };
+
   constructor(private readonly opts: PulsarWsConnectionOptions) {
     this.what = opts.subscription === undefined ? `${opts.role} ${opts.topic}` : `${opts.role} ${opts.topic} (subscription ${opts.subscription})`;
   }
@@ -99,12 +105,6 @@ export class PulsarWsConnection {
     ws.send(frame);
     return true;
   }
-
-  private readonly uncork = (): void => {
-    const socket = this.corked;
-    this.corked = undefined;
-    socket?.uncork();
-  };
 
   /**
    * The first connection. Network failures and 5xx answers are retried with backoff until

@@ -93,6 +93,7 @@ export class PulsarWsSubscription implements Subscription {
   private takenUnsettled = 0;
   private stopped = false;
   private detaching: Promise<void> | undefined;
+  private remove = false;
 
   private constructor(
     private readonly options: SubscribeOptions,
@@ -245,8 +246,6 @@ export class PulsarWsSubscription implements Subscription {
     await this.stop();
     await this.detach();
   }
-
-  private remove = false;
 
   removeOnClose(): void {
     this.remove = true;

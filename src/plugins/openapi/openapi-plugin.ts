@@ -68,6 +68,7 @@ export class OpenApiPlugin implements Plugin<OpenApiToolOptions> {
   private readonly headers: Record<string, string>;
   /** Secret values this service sends, masked in anything an agent reads. */
   private readonly secretValues: readonly string[];
+  private closing: Promise<void> | undefined;
 
   constructor(
     private readonly options: OpenApiServiceOptions,
@@ -179,8 +180,6 @@ export class OpenApiPlugin implements Plugin<OpenApiToolOptions> {
       return { status, statusText: STATUS_CODES[status] ?? '', mediaType: mediaTypeOf(header(res.headers, 'content-type') ?? null), body: bytes, retryAfter: header(res.headers, 'retry-after') ?? null };
     }
   }
-
-  private closing: Promise<void> | undefined;
 
   /** Idempotent: the worker closes a plugin on stop, and a reload may too. */
   close(): Promise<void> {
