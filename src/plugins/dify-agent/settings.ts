@@ -1,5 +1,5 @@
 import type { Secrets } from '../../secrets.js';
-import { SettingsReader } from '../dify-common/settings-reader.js';
+import { SettingsReader } from '../settings-reader.js';
 import { blobSinkFor, type BlobSink } from '../blob-sink.js';
 
 /**

@@ -2,7 +2,7 @@ import { InvalidArgumentsError } from '../../errors.js';
 import { AddressRefusedError, isCidr, type AddressGuard, type AddressPolicy } from '../../net/address-guard.js';
 import { isPlainObject } from '../../plain-object.js';
 import { DIFY_FILE_IDENTITY } from '../../arguments/plugin-file.js';
-import type { SettingsReader } from './settings-reader.js';
+import type { SettingsReader } from '../settings-reader.js';
 
 /**
  * Which file URLs a Dify plugin may be handed. The plugin fetches a `file` parameter's URL

@@ -8,7 +8,7 @@ import { checkTargets, difyOptionsSchema, type DifyOptions } from '../dify-commo
 import { observe } from '../dify-common/observe-stream.js';
 import { withRetry } from '../dify-common/retry.js';
 import { prepareDifyInvocation } from '../dify-common/prepare-invocation.js';
-import { DifyDaemonClient } from './daemon-client.js';
+import { DifyDaemonClient } from '../dify-common/daemon-client.js';
 import { readDifyDaemonSettings, type DifyDaemonSettings } from './settings.js';
 import { validateServiceCredentials } from './validate-credentials.js';
 import type { PluginFaults } from '../plugin-faults.js';

@@ -1,7 +1,7 @@
 import type { Secrets } from '../../secrets.js';
 import { blobSinkFor, type BlobSink } from '../blob-sink.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../dify-common/retry.js';
-import { SettingsReader } from '../dify-common/settings-reader.js';
+import { SettingsReader } from '../settings-reader.js';
 import { readFileUrlPolicy } from '../dify-common/file-urls.js';
 import type { AddressPolicy } from '../../net/address-guard.js';
 import { CHILD_BASICS, slimEnvNames } from './child-env.js';

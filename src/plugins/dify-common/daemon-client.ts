@@ -1,13 +1,13 @@
 import { ToolFailedError, UnavailableError } from '../../errors.js';
 import { abortError } from '../../async/abort-error.js';
 import { injectTraceContext } from '../../tracing/trace-context.js';
-import { unwrapDifyError } from '../dify-common/dify-error.js';
-import type { StreamItem } from '../dify-common/observe-stream.js';
+import { unwrapDifyError } from './dify-error.js';
+import type { StreamItem } from './observe-stream.js';
 import { SseParser } from '../../sse/sse-parser.js';
 
 /** Dify's tool payload (`data` of every tool endpoint). */
-import type { ToolInvokeData } from '../dify-common/prepare-invocation.js';
-import { parsePluginJson } from '../dify-common/plugin-json.js';
+import type { ToolInvokeData } from './prepare-invocation.js';
+import { parsePluginJson } from './plugin-json.js';
 export type { ToolInvokeData };
 
 export interface DaemonEndpoint {

@@ -1,5 +1,5 @@
-import { hasUserinfo } from '../../net/http-url.js';
-import type { Secrets } from '../../secrets.js';
+import { hasUserinfo } from '../net/http-url.js';
+import type { Secrets } from '../secrets.js';
 
 /** Reads worker settings, collecting every problem instead of stopping at the first. */
 export class SettingsReader {
