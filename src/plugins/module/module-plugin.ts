@@ -12,7 +12,8 @@ import { descriptorDisagreements } from './descriptor-agreement.js';
 import { importModuleFile, isTypeScript } from './module-loader.js';
 import { isWatchRevision } from './module-revision.js';
 import { typeErrors } from './type-check.js';
-import type { ModuleTool, ModuleToolContext } from './module-tool.js';
+import type { ModuleTool } from './module-tool.js';
+import type { ModuleToolContext } from './tool-context.js';
 import { isTypedTool, parseArguments, typedToolsOf, type TypedTool } from './typed-tool.js';
 
 const options = z.strictObject({
