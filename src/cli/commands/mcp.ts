@@ -7,12 +7,12 @@ import { McpHttpServer } from '../../mcp-server/mcp-http.js';
 import { toolDescriptors } from '../../plugins/mcp/mcp-descriptors.js';
 import type { McpServiceOptions } from '../../plugins/mcp/mcp-options.js';
 import { connectMcp, listAllTools } from '../../plugins/mcp/mcp-session.js';
-import { loadSecrets } from '../../secrets.js';
-import { readSettings, settingSecrets } from '../../settings.js';
+import { loadSecrets, type Secrets } from '../../secrets.js';
+import { readSettings, settingSecrets, type Settings } from '../../settings.js';
 import { commandGroup } from '../command-group.js';
 import type { Command } from '../command.js';
 import { openTransport } from '../../assembly/open-transport.js';
-import { openFleetView } from '../../assembly/fleet-view.js';
+import { openFleetView, type FleetView } from '../../assembly/fleet-view.js';
 import { httpToken } from '../../assembly/http-token.js';
 import { settingOptions, settingsFromFlags } from '../setting-flags.js';
 import { parse, UsageError } from '../args.js';
@@ -129,6 +129,56 @@ On the embedded transport (no broker named) it runs the worker in this process t
       --pulsar-url URL, --admin-url URL    as for 'toolwire run'
 `;
 
+/** A flag that must be a positive whole number; `def` when it is absent. */
+function positive(v: string | undefined, name: string, def: number): number {
+  if (v === undefined) return def;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${name} must be a positive integer`);
+  return n;
+}
+
+/** The HTTP token, a reference that does not resolve being the operator's usage error. */
+function tokenOf(settings: Settings, secrets: Secrets): string | undefined {
+  try {
+    return httpToken(settings, secrets);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new UsageError(err.problems.join('; '));
+    throw err;
+  }
+}
+
+/** MCP over stdio; returns how to stop. */
+async function serveStdio(deps: FleetDeps): Promise<() => Promise<void>> {
+  const { server, dispose } = fleetMcpServer(deps, new InFlight());
+  await server.connect(new StdioServerTransport());
+  deps.log.info({ tools: deps.catalog().tools.size }, 'serving MCP on stdio');
+  return async () => {
+    dispose();
+    await server.close();
+  };
+}
+
+/** MCP over streamable HTTP; returns how to stop. A setting it refuses closes the fleet view and is a usage error. */
+async function serveHttp(deps: FleetDeps, fleet: FleetView, settings: Settings, where: { host: string; port: number }, token: string | undefined): Promise<() => Promise<void>> {
+  let http: McpHttpServer;
+  try {
+    http = new McpHttpServer(deps, {
+      ...where,
+      token,
+      browser: { allowedHosts: settings.httpAllowedHosts, allowedOrigins: settings.httpAllowedOrigins },
+      maxSessions: settings.mcpMaxSessions,
+      idleMs: settings.mcpSessionIdleMs,
+    });
+  } catch (err) {
+    await fleet.close();
+    if (err instanceof ConfigError) throw new UsageError(err.problems.join('; '));
+    throw err;
+  }
+  const at = await http.start();
+  deps.log.info({ url: `http://${at.host}:${at.port}/mcp`, auth: token ? 'bearer token' : 'none (loopback only)', tools: deps.catalog().tools.size }, 'serving MCP on streamable HTTP');
+  return () => http.close();
+}
+
 const mcpServeCommand: Command = {
   name: 'serve',
   summary: "the fleet's tools as one MCP server (stdio or streamable HTTP)",
@@ -150,29 +200,17 @@ const mcpServeCommand: Command = {
       return 0;
     }
     const { env, settings } = settingsFromFlags(io.env, values);
-    const positive = (v: string | undefined, name: string, def: number): number => {
-      if (v === undefined) return def;
-      const n = Number(v);
-      if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${name} must be a positive integer`);
-      return n;
-    };
     const maxInFlight = positive(values['max-in-flight'], '--max-in-flight', 64);
     const callTimeoutMs = positive(values['timeout-ms'], '--timeout-ms', settings.limits.timeoutMs);
     const secrets = loadSecrets(env, settings.secretsFile);
-    let token: string | undefined;
-    try {
-      token = httpToken(settings, secrets);
-    } catch (err) {
-      if (err instanceof ConfigError) throw new UsageError(err.problems.join('; '));
-      throw err;
-    }
+    const token = tokenOf(settings, secrets);
     // Logs on stderr always: in stdio mode stdout is the protocol.
     const log = createLogger({ level: settings.logLevel, pretty: false, secrets: () => [...secrets.values(), ...settingSecrets(settings), ...(token ? [token] : [])] });
     const tracing = await startTracing(env, log);
     // 0: a free port, named in the log line that says where it serves.
     const port = values.http === undefined ? undefined : values.http === '0' ? 0 : positive(values.http, '--http', 0);
     const host = values.host ?? '127.0.0.1';
-    let f;
+    let f: FleetView;
     try {
       f = await openFleetView({ settings, transport: await openTransport(settings, log, io.signal), secrets, log, signal: io.signal });
     } catch (err) {
@@ -183,36 +221,7 @@ const mcpServeCommand: Command = {
       throw err;
     }
     const deps: FleetDeps = { catalog: () => f.catalog(), onCatalogChange: (l) => f.onCatalogChange(l), client: f.client, log, maxInFlight, callTimeoutMs };
-    let stopServing: () => Promise<void>;
-    if (port === undefined) {
-      const { server, dispose } = fleetMcpServer(deps, new InFlight());
-      const transport = new StdioServerTransport();
-      await server.connect(transport);
-      log.info({ tools: deps.catalog().tools.size }, 'serving MCP on stdio');
-      stopServing = async () => {
-        dispose();
-        await server.close();
-      };
-    } else {
-      let http: McpHttpServer;
-      try {
-        http = new McpHttpServer(deps, {
-          host,
-          port,
-          token,
-          browser: { allowedHosts: settings.httpAllowedHosts, allowedOrigins: settings.httpAllowedOrigins },
-          maxSessions: settings.mcpMaxSessions,
-          idleMs: settings.mcpSessionIdleMs,
-        });
-      } catch (err) {
-        await f.close();
-        if (err instanceof ConfigError) throw new UsageError(err.problems.join('; '));
-        throw err;
-      }
-      const at = await http.start();
-      log.info({ url: `http://${at.host}:${at.port}/mcp`, auth: token ? 'bearer token' : 'none (loopback only)', tools: deps.catalog().tools.size }, 'serving MCP on streamable HTTP');
-      stopServing = () => http.close();
-    }
+    const stopServing = port === undefined ? await serveStdio(deps) : await serveHttp(deps, f, settings, { host, port }, token);
     await new Promise<void>((resolve) => {
       if (io.signal.aborted) resolve();
       else io.signal.addEventListener('abort', () => resolve(), { once: true });
