@@ -94,7 +94,7 @@ function sameService(a: ToolService, b: ToolService): boolean {
  * grace period, and nacks what is left.
  */
 export class Worker {
-  readonly #options: WorkerOptions;
+  private readonly options: WorkerOptions;
   private readonly limits: WorkerLimits;
   private readonly global: LimitFunction;
   private readonly hardStop = new AbortController();
@@ -136,7 +136,7 @@ export class Worker {
   }
 
   private constructor(options: WorkerOptions) {
-    this.#options = options;
+    this.options = options;
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     // Each service's handler listens on hardStop: more than Node's default of 10 services is
     // normal, not a leak.
@@ -205,7 +205,7 @@ export class Worker {
   /** Consume the request queue of each service create() made a plugin for. */
   async start(signal?: AbortSignal): Promise<void> {
     if (this.#state !== WorkerState.Idle) throw new Error(`worker cannot start from state ${this.#state}`);
-    const { log } = this.#options;
+    const { log } = this.options;
     try {
       for (const service of this.catalog.services.values()) {
         const plugin = this.prepared.get(service.id);
@@ -248,7 +248,7 @@ export class Worker {
   }
 
   private async applyCatalog(next: Catalog, signal?: AbortSignal): Promise<CatalogChange> {
-    const { log, events, createPlugin } = this.#options;
+    const { log, events, createPlugin } = this.options;
     const added: string[] = [];
     const replaced: string[] = [];
     const removed = [...this.bindings.keys()].filter((id) => !next.services.has(id));
@@ -315,13 +315,13 @@ export class Worker {
     const concurrency = service.concurrency ?? this.limits.serviceConcurrency;
     return isPersistentTopic(service.requestQueue)
       ? Math.min(1000, Math.max(concurrency, 1) * 2)
-      : (this.limits.nonPersistentPrefetch ?? defaultNonPersistentPrefetch(this.#options.transport.kind));
+      : (this.limits.nonPersistentPrefetch ?? defaultNonPersistentPrefetch(this.options.transport.kind));
   }
 
   private instance(service: ToolService, plugin: Plugin, redeliverable: boolean): Instance {
-    const { transport, log } = this.#options;
+    const { transport, log } = this.options;
     const serviceLog = log.child({ service: service.id });
-    const interceptors = [...(this.#options.interceptors?.(service) ?? []), loggingInterceptor(serviceLog)].filter((i): i is Interceptor => i !== undefined);
+    const interceptors = [...(this.options.interceptors?.(service) ?? []), loggingInterceptor(serviceLog)].filter((i): i is Interceptor => i !== undefined);
     const handler = new RequestHandler({
       service,
       catalog: () => this.catalog,
@@ -354,7 +354,7 @@ export class Worker {
     if (!topic) return Promise.resolve(undefined);
     let sub = this.cancels.get(topic);
     if (!sub) {
-      const { transport, log } = this.#options;
+      const { transport, log } = this.options;
       const opened: Promise<Subscription | undefined> = transport.subscribe({ topic, subscription: `toolwire-cancel-${randomUUID()}`, type: 'Exclusive', receiverQueueSize: 1000, unsubscribeOnClose: true }).then(
         (s) => {
           void this.readCancels(s, topic);
@@ -386,7 +386,7 @@ export class Worker {
         for (const inst of this.instances) if (inst.cancelTopic === topic) inst.handler.cancel(id);
       }
     } catch (err) {
-      this.#options.log.warn({ err, topic }, 'cancellations no longer read');
+      this.options.log.warn({ err, topic }, 'cancellations no longer read');
     }
   }
 
@@ -398,13 +398,13 @@ export class Worker {
     for (const [topic, sub] of this.cancels) {
       if (needed.has(topic)) continue;
       this.cancels.delete(topic);
-      void sub.then((s) => s?.close()).catch((err: unknown) => this.#options.log.warn({ err, topic }, 'cancel subscription close failed'));
-      this.#options.log.info({ topic }, 'no service left in the namespace; cancellations no longer read');
+      void sub.then((s) => s?.close()).catch((err: unknown) => this.options.log.warn({ err, topic }, 'cancel subscription close failed'));
+      this.options.log.info({ topic }, 'no service left in the namespace; cancellations no longer read');
     }
   }
 
   private async bind(service: ToolService, plugin: Plugin, signal?: AbortSignal): Promise<Binding> {
-    const { transport, log } = this.#options;
+    const { transport, log } = this.options;
     await this.listenForCancels(service.requestQueue);
     const prefetch = this.prefetch(service);
     const subscription = await transport.subscribe(
@@ -435,13 +435,13 @@ export class Worker {
     if (inst.active > 0) await new Promise<void>((resolve) => (inst.idle = resolve));
     this.dispose(inst);
     this.pruneCancels();
-    await inst.plugin.close?.().catch((err: unknown) => this.#options.log.warn({ err, service: inst.service.id }, 'plugin close failed'));
-    this.#options.log.info({ service: inst.service.id }, 'replaced service instance drained');
+    await inst.plugin.close?.().catch((err: unknown) => this.options.log.warn({ err, service: inst.service.id }, 'plugin close failed'));
+    this.options.log.info({ service: inst.service.id }, 'replaced service instance drained');
   }
 
   /** A binding a reload removed or moved: stop its intake, let what it took settle, then close it and unsubscribe. */
   private async retireBinding(b: Binding): Promise<void> {
-    const { log } = this.#options;
+    const { log } = this.options;
     b.subscription.removeOnClose();
     b.stopped = true;
     b.wake();
@@ -456,7 +456,7 @@ export class Worker {
 
   /** Close a binding's subscription (unsubscribing when asked) and its instance's plugin, now. */
   private async closeBinding(b: Binding, unsubscribe: boolean): Promise<void> {
-    const { log } = this.#options;
+    const { log } = this.options;
     const { service, plugin } = b.current;
     if (unsubscribe) b.subscription.removeOnClose();
     b.stopped = true;
@@ -468,7 +468,7 @@ export class Worker {
 
   /** Close the plugins create() made that no binding took. */
   private async closePrepared(): Promise<void> {
-    for (const [id, plugin] of this.prepared) await plugin.close?.().catch((err: unknown) => this.#options.log.warn({ err, service: id }, 'plugin close failed'));
+    for (const [id, plugin] of this.prepared) await plugin.close?.().catch((err: unknown) => this.options.log.warn({ err, service: id }, 'plugin close failed'));
     this.prepared.clear();
   }
 
@@ -476,7 +476,7 @@ export class Worker {
   private track(inst: Instance, work: Promise<Outcome>, done?: () => void): void {
     const task: Promise<void> = work
       .then((outcome) => this.count(outcome))
-      .catch((err: unknown) => this.#options.log.error({ err }, 'request handler failed'))
+      .catch((err: unknown) => this.options.log.error({ err }, 'request handler failed'))
       .finally(() => {
         this.inFlight.delete(task);
         if (--inst.active === 0) inst.idle?.();
@@ -509,7 +509,7 @@ export class Worker {
   }
 
   private async drain(graceMs: number): Promise<void> {
-    const { log } = this.#options;
+    const { log } = this.options;
     this.#state = WorkerState.Draining;
     log.info({ inFlight: this.inFlight.size, graceMs }, 'draining');
     let timer: NodeJS.Timeout | undefined;
