@@ -16,7 +16,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import pino from 'pino';
-import { startApp, type App } from '../src/app.js';
+import { startApp, type App } from '../src/assembly/app.js';
 import { loadSecrets } from '../src/secrets.js';
 import { readSettings } from '../src/settings.js';
 import { MemoryTransport } from '../src/transport/memory-transport.js';

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { startApp } from '../src/app.js';
+import { startApp } from '../src/assembly/app.js';
 import { encodeRequest } from '../src/envelope/request.js';
 import { createLogger } from '../src/logging.js';
 import { loadSecrets } from '../src/secrets.js';

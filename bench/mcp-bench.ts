@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pino from 'pino';
-import { startApp, type App } from '../src/app.js';
+import { startApp, type App } from '../src/assembly/app.js';
 import type { FleetDeps } from '../src/mcp-server/fleet-mcp-server.js';
 import { McpHttpServer } from '../src/mcp-server/mcp-http.js';
 import { isolatingFetch } from '../src/plugins/mcp/isolating-fetch.js';

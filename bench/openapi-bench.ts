@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { Agent } from 'undici';
-import { startApp, type App } from '../src/app.js';
+import { startApp, type App } from '../src/assembly/app.js';
 import { loadSecrets } from '../src/secrets.js';
 import { readSettings } from '../src/settings.js';
 import { MemoryTransport } from '../src/transport/memory-transport.js';

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { createTransport } from '../src/transport/create-transport.js';
+import { createTransport } from '../src/assembly/create-transport.js';
 import type { Transport } from '../src/transport/transport.js';
 import { PulsarAdminClient } from '../src/pulsar/admin-client.js';
 

@@ -1,4 +1,4 @@
-/** The composition root: the CLI as this process (signals, exit code: cli/process-main.ts). */
+/** The process entry: the CLI as this process (signals, exit code: cli/process-main.ts). assembly/ puts each process together. */
 import { main } from './cli/main.js';
 import { runAsProcess } from './cli/process-main.js';
 

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { CONFIG_NOTIFY_TOPIC, CONFIG_REQUEST_TOPIC, CONFIG_RESPONSE_TOPIC, type ConfigQueues } from './config/trustgraph/config-wire.js';
-import type { TransportKind } from './transport/create-transport.js';
+import type { TransportKind } from './transport/transport-kind.js';
 import { parseTopic } from './transport/topic-name.js';
 import { ExecSetting, readExecRules, type ExecRules } from './policy/exec-rules.js';
 import { DEFAULT_LIMITS, type WorkerLimits } from './worker/limits.js';
 import { DEFAULT_SESSION_LIMITS } from './mcp-server/mcp-sessions.js';
+import { CHILD_BASICS, slimEnvNames } from './plugins/dify-slim/child-env.js';
 
 
 /**
@@ -113,38 +114,6 @@ export interface Settings {
 }
 
 const PLUGIN_PREFIXES = ['DIFY_', 'SLIM_', 'MCP_', 'OPENAPI_', 'TOOLWIRE_PLUGIN_'];
-/**
- * What a plugin's child process (dify-slim) may inherit, beside the names DIFY_SLIM_ENV lists;
- * nothing else of the worker's environment. The TLS and proxy variables are there because slim
- * hands them to uv when it builds a plugin's Python environment (without them a private CA
- * or a proxy fails the install).
- */
-export const CHILD_BASICS = [
-  'PATH',
-  'HOME',
-  'TMPDIR',
-  'LANG',
-  'SSL_CERT_FILE',
-  'SSL_CERT_DIR',
-  'REQUESTS_CA_BUNDLE',
-  'HTTP_PROXY',
-  'HTTPS_PROXY',
-  'NO_PROXY',
-  'ALL_PROXY',
-  'http_proxy',
-  'https_proxy',
-  'no_proxy',
-  'all_proxy',
-];
-
-/** DIFY_SLIM_ENV: more variable names (comma-separated) the operator lets slim's child inherit. */
-export function slimEnvNames(env: NodeJS.ProcessEnv): string[] {
-  return (env['DIFY_SLIM_ENV'] ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-}
-
 function fullTopic(name: string, value: string): string {
   const t = parseTopic(value);
   if ('error' in t) throw new Error(`invalid environment: ${name}: ${t.error}`);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pino from 'pino';
-import { startApp } from '../../src/app.js';
+import { startApp } from '../../src/assembly/app.js';
 import { loadSecrets } from '../../src/secrets.js';
 import { readSettings } from '../../src/settings.js';
 import { MemoryTransport } from '../../src/transport/memory-transport.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { startApp, type App } from '../../src/app.js';
+import { startApp, type App } from '../../src/assembly/app.js';
 import { ToolClient } from '../../src/client/tool-client.js';
 import type { ConfigItem, ConfigStore } from '../../src/config/config-store.js';
 import { DirectoryConfigStore } from '../../src/config/directory-store.js';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import pino from 'pino';
-import { startApp } from '../../src/app.js';
+import { startApp } from '../../src/assembly/app.js';
 import { createLogger } from '../../src/logging.js';
 import { loadSecrets } from '../../src/secrets.js';
 import { readSettings } from '../../src/settings.js';

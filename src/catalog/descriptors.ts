@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parameterSchema, type Parameter } from '../tools/parameter.js';
+import { parameterSchema, type Parameter } from '../arguments/parameter.js';
 
 /** How a service answers: one message (what today's agents read) or a stream of chunks. */
 export const StreamMode = { Single: 'single', Stream: 'stream' } as const;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AbortedError, TimeoutError, type ToolwireError } from '../errors.js';
 import { ID_PROPERTY } from '../envelope/properties.js';
-import { AsyncQueue } from '../transport/async-queue.js';
+import { AsyncQueue } from '../async/async-queue.js';
 import type { Subscription, Transport } from '../transport/transport.js';
 
 /** One answer message of a request, as it came: the body is the service's own format. */

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import { Catalog } from '../catalog/catalog.js';
 import { AbortedError, ConfigError, errorMessage, isRetriable } from '../errors.js';
-import { Backoff, sleep, type BackoffOptions } from '../transport/backoff.js';
+import { Backoff, type BackoffOptions } from '../async/backoff.js';
+import { sleep } from '../async/sleep.js';
 import type { ConfigEntry } from './config-store.js';
 import { fingerprint, type ConfigSource } from './config-source.js';
 

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ConfigStatus } from '../config/config-follower.js';
-import { toolInputSchema } from '../tools/json-schema.js';
+import { toolInputSchema } from '../arguments/json-schema.js';
 import { json } from './http-io.js';
 
 /** `GET /v1/tools`: every tool with its model-facing schema, and the config version served. */

@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ToolClient } from '../client/tool-client.js';
 import { InvalidArgumentsError } from '../errors.js';
-import { prepareArguments } from '../tools/prepare-arguments.js';
+import { prepareArguments } from '../arguments/prepare-arguments.js';
 import { json, readBody } from './http-io.js';
 
 /** An invoke's body; what the document at /openapi.json describes, refused with 400 otherwise. */

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Catalog } from '../catalog/catalog.js';
-import { toolInputSchema } from '../tools/json-schema.js';
+import { toolInputSchema } from '../arguments/json-schema.js';
 import { json } from './http-io.js';
 
 type Json = Record<string, unknown>;

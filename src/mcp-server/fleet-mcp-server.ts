@@ -7,7 +7,7 @@ import { tracingEnabled } from '../tracing/trace-context.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ToolClient } from '../client/tool-client.js';
 import { TimeoutError, errorMessage } from '../errors.js';
-import { toolInputSchema } from '../tools/json-schema.js';
+import { toolInputSchema } from '../arguments/json-schema.js';
 
 export interface FleetDeps {
   /** The catalog being served now. */

@@ -6,6 +6,7 @@ import type { ConfigStatus } from '../config/config-follower.js';
 import type { PluginEvents } from '../plugins/plugin.js';
 import type { CallContext, Interceptor } from '../worker/interceptor.js';
 import type { Outcome } from '../worker/outcome.js';
+import type { WorkerEvents } from '../worker/worker.js';
 
 /**
  * Seconds, from an in-process call (a tenth of a millisecond) to a long tool run (two
@@ -195,6 +196,14 @@ export class WorkerMetrics {
     };
   }
 
+  /** The worker's events, counted here: shed requests, and reloads (series of what left the catalog go). */
+  workerEvents(): WorkerEvents {
+    return {
+      shed: (service) => this.forService(service).shed(),
+      applied: (catalog) => this.retain(catalog),
+    };
+  }
+
   /** One service's metrics. */
   forService(service: string): ServiceMetrics {
     let m = this.services.get(service);
@@ -252,6 +261,11 @@ export class ServiceMetrics {
   redelivered = 0;
   shedCount = 0;
 
+  /** The request's final answer goes to the broker now: a scrape from now on waits for its outcome. Once per request. */
+  readonly answering = (ctx: CallContext): void => {
+    ctx.handoff ??= this.handoffs.hand();
+  };
+
   constructor(
     readonly service: string,
     private readonly total: LatencyHistogram,
@@ -299,11 +313,6 @@ export class ServiceMetrics {
     }
     return s;
   }
-
-  /** The request's final answer goes to the broker now: a scrape from now on waits for its outcome. Once per request. */
-  readonly answering = (ctx: CallContext): void => {
-    ctx.handoff ??= this.handoffs.hand();
-  };
 
   /** A request's handling ended without settling it (a bug below): a scrape stops waiting for it. */
   abandon(ctx: CallContext): void {

@@ -6,12 +6,26 @@ import type { ExecPolicy, Execution, Reach } from '../policy/exec-policy.js';
 import type { Secrets } from '../secrets.js';
 import type { PluginFaults } from './plugin-faults.js';
 
-/** One invocation of a tool, as a plugin sees it. */
-export interface ToolCall {
+/**
+ * A tool-service served by a plugin kind, with its `plugin` options as that kind's
+ * `serviceOptions` parsed them (the catalog build parses them with no other schema).
+ */
+export type ServiceWith<S> = ToolService & { readonly plugin: { readonly kind: string; readonly options: S } };
+
+/** A tool of such a service, with its `plugin-options` as the kind's `toolOptions` parsed them. */
+export type ToolWith<T> = Tool & { readonly pluginOptions: T };
+
+/** True when a plugin kind serves the service (its descriptor names one). */
+export function hasPlugin(service: ToolService): service is ServiceWith<unknown> {
+  return service.plugin !== undefined;
+}
+
+/** One invocation of a tool, as a plugin sees it; `T`: its kind's tool options. */
+export interface ToolCall<T = unknown> {
   readonly requestId: string;
   readonly service: ToolService;
   /** The matched tool descriptor; undefined when the service answers undeclared tools. */
-  readonly tool: Tool | undefined;
+  readonly tool: ToolWith<T> | undefined;
   /** Values of the service's config-params. */
   readonly config: Readonly<Record<string, unknown>>;
   /** Prepared and coerced against the tool's declared parameters. */
@@ -47,9 +61,9 @@ export function isAsyncIterable(v: unknown): v is AsyncIterable<unknown> {
  * the chunks (single mode) or publishes each (stream mode). A failure the agent should read
  * is thrown (or rejected) as a ToolwireError; anything else is reported as an internal error.
  */
-export interface Plugin {
+export interface Plugin<T = unknown> {
   readonly kind: string;
-  invoke(call: ToolCall): Observation;
+  invoke(call: ToolCall<T>): Observation;
   close?(): Promise<void>;
 }
 
@@ -100,11 +114,15 @@ export interface PluginContext {
   readonly fleet?: Fleet;
 }
 
+/**
+ * A plugin kind. `S` and `T` are what its schemas parse a service's `plugin` object and a
+ * tool's `plugin-options` into: every method is handed them typed, never to be cast.
+ */
 export interface PluginFactory<S = unknown, T = unknown> {
   readonly kind: string;
   /** Validates the `plugin` object of a tool-service descriptor (minus `kind`). */
   readonly serviceOptions: z.ZodType<S>;
-  /** Validates `plugin-options` of a tool descriptor; absent when tools carry none. */
+  /** Validates `plugin-options` of a tool descriptor; absent when tools carry none (then `T` is unknown). */
   readonly toolOptions?: z.ZodType<T>;
   /**
    * What the service would make this machine execute (a command, a module file, a Dify plugin
@@ -112,20 +130,20 @@ export interface PluginFactory<S = unknown, T = unknown> {
    * exec policy before any `check` or `create`: a factory whose check, create or calls run
    * something a descriptor names must list it here.
    */
-  executes?(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<readonly Execution[]>;
+  executes?(service: ServiceWith<S>, tools: readonly ToolWith<T>[], ctx: PluginContext): Promise<readonly Execution[]>;
   /** Where the service would make the worker connect, ruled on with `executes` (private addresses need the operator's leave). */
-  reaches?(service: ToolService): readonly Reach[];
+  reaches?(service: ServiceWith<S>): readonly Reach[];
   /**
    * Load-time checks beyond the schemas (a module that must exist, a secret that must resolve).
    * Runs only once the exec policy allowed what `executes` listed. `running`: the plugin
    * serving this very service descriptor now (only its tools changed), which a check may ask
    * instead of starting the backend again.
    */
-  check?(service: ToolService, tools: readonly Tool[], ctx: PluginContext, running?: Plugin): Promise<string[]>;
+  check?(service: ServiceWith<S>, tools: readonly ToolWith<T>[], ctx: PluginContext, running?: Plugin): Promise<string[]>;
   /**
    * Opt-in (`toolwire validate --check-credentials`): ask the backend whether the service's
    * credentials are good, running the plugin's own validation. Problems, each naming the descriptor.
    */
-  checkCredentials?(service: ToolService, tools: readonly Tool[], ctx: PluginContext, signal: AbortSignal): Promise<string[]>;
-  create(service: ToolService, ctx: PluginContext): Promise<Plugin>;
+  checkCredentials?(service: ServiceWith<S>, tools: readonly ToolWith<T>[], ctx: PluginContext, signal: AbortSignal): Promise<string[]>;
+  create(service: ServiceWith<S>, ctx: PluginContext): Promise<Plugin<T>>;
 }

@@ -23,6 +23,11 @@ export abstract class BrokerTransport<S extends Subscription & BrokerLink, P ext
   private readonly subscriptions = new Set<S>();
   private closing: Promise<void> | undefined;
 
+  /** A subscription calls this once it has detached for good (stop() then its last settle). */
+  protected readonly forget = (sub: S): void => {
+    this.subscriptions.delete(sub);
+  };
+
   protected constructor(protected readonly log: Logger) {}
 
   /** `options.topic` is canonical. */
@@ -31,11 +36,6 @@ export abstract class BrokerTransport<S extends Subscription & BrokerLink, P ext
   protected abstract openProducer(topic: string, signal: AbortSignal | undefined): Promise<P>;
   /** After every link is closed: release the client itself. */
   protected async closeClient(): Promise<void> {}
-
-  /** A subscription calls this once it has detached for good (stop() then its last settle). */
-  protected readonly forget = (sub: S): void => {
-    this.subscriptions.delete(sub);
-  };
 
   /**
    * True until close() while every open subscription and producer is connected. A transport

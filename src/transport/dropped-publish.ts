@@ -40,8 +40,6 @@ export class DroppedPublishes {
   private count = 0;
   private loggedAt = 0;
 
-  constructor(private readonly log: Logger) {}
-
   readonly record = (topic: string, attempt: number): void => {
     this.count++;
     const now = Date.now();
@@ -52,4 +50,6 @@ export class DroppedPublishes {
       'the broker dropped a non-persistent publish (more in flight on the connection than its maxConcurrentNonPersistentMessagePerConnection); sending it again',
     );
   };
+
+  constructor(private readonly log: Logger) {}
 }

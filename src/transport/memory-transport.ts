@@ -1,4 +1,4 @@
-import { AsyncQueue } from './async-queue.js';
+import { AsyncQueue } from '../async/async-queue.js';
 import {
   defaultDeadLetterTopic,
   toBuffer,
@@ -83,6 +83,7 @@ class MemoryConsumer implements Subscription {
   private readonly queueSize: number;
   private stopped = false;
   private closed = false;
+  private remove = false;
 
   constructor(
     private readonly transport: MemoryTransport,
@@ -188,8 +189,6 @@ class MemoryConsumer implements Subscription {
     this.timers.clear();
     this.transport.detach(this, this.state, back, this.remove);
   }
-
-  private remove = false;
 
   removeOnClose(): void {
     this.remove = true;

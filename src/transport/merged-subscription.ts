@@ -1,4 +1,4 @@
-import { AsyncQueue } from './async-queue.js';
+import { AsyncQueue } from '../async/async-queue.js';
 import type { IncomingMessage, Subscription } from './transport.js';
 
 /**
@@ -10,6 +10,7 @@ import type { IncomingMessage, Subscription } from './transport.js';
 export class MergedSubscription implements Subscription {
   private readonly queue = new AsyncQueue<IncomingMessage>();
   private readonly pumps: Promise<void>;
+  readonly redeliverable = false;
 
   constructor(private readonly parts: readonly Subscription[]) {
     if (parts.length === 0 || parts.some((p) => p.redeliverable)) throw new Error('MergedSubscription takes one or more non-persistent parts');
@@ -27,8 +28,6 @@ export class MergedSubscription implements Subscription {
   get subscription(): string {
     return this.parts[0]!.subscription;
   }
-
-  readonly redeliverable = false;
 
   [Symbol.asyncIterator](): AsyncIterator<IncomingMessage> {
     return {

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
-import { abortable } from './abortable.js';
-import { AsyncQueue } from './async-queue.js';
-import { Backoff, sleep } from './backoff.js';
+import { abortable } from '../async/abortable.js';
+import { AsyncQueue } from '../async/async-queue.js';
+import { Backoff } from '../async/backoff.js';
+import { sleep } from '../async/sleep.js';
 import { isPersistentTopic } from './topic-name.js';
 import type { NativeClient, NativeConsumer, NativeMessage } from './pulsar-native-client.js';
 import { defaultDeadLetterTopic, type IncomingMessage, type SubscribeOptions, type Subscription } from './transport.js';
@@ -92,6 +93,7 @@ export class PulsarNativeSubscription implements Subscription {
   private readonly batching: boolean;
   /** The batch loop while it runs (see batches()). */
   private batchLoop: Promise<void> | undefined;
+  private remove = false;
 
   private constructor(
     private readonly consumer: NativeConsumer,
@@ -284,8 +286,6 @@ export class PulsarNativeSubscription implements Subscription {
     await this.detach();
     await this.pumping;
   }
-
-  private remove = false;
 
   removeOnClose(): void {
     this.remove = true;

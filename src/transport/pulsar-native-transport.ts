@@ -1,7 +1,7 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import { ConfigError, ToolwireError, TransportError, errorMessage } from '../errors.js';
-import { abortable } from './abortable.js';
+import { abortable } from '../async/abortable.js';
 import {
   loadPulsarClient,
   type ModuleImporter,
@@ -11,7 +11,8 @@ import {
 } from './pulsar-native-client.js';
 import { PulsarNativeSubscription } from './pulsar-native-consumer.js';
 import { BrokerTransport } from './broker-transport.js';
-import { Backoff, sleep } from './backoff.js';
+import { Backoff } from '../async/backoff.js';
+import { sleep } from '../async/sleep.js';
 import { isPersistentTopic } from './topic-name.js';
 import { DROP_RETRY, DroppedPublishes, droppedTooOften, isDroppedNativeReceipt } from './dropped-publish.js';
 import { toBuffer, type OutgoingMessage, type Producer, type SubscribeOptions } from './transport.js';
@@ -59,6 +60,16 @@ class NativeProducerHandle implements Producer {
   /** Non-persistent topics: the client's shared window, and where a dropped publish is told. */
   private readonly nonPersistent: { readonly window: LimitFunction; readonly onDropped: (topic: string, attempt: number) => void } | undefined;
 
+  private readonly settled = (): void => {
+    this.pending--;
+  };
+
+  private readonly flushTurn = (): void => {
+    this.flushQueued = false;
+    // A failed flush fails the sends it carried, and they reject on their own.
+    this.native.flush().catch(() => undefined);
+  };
+
   constructor(
     readonly topic: string,
     private readonly native: NativeProducer,
@@ -70,16 +81,6 @@ class NativeProducerHandle implements Producer {
   get isConnected(): boolean {
     return !this.closed && this.native.isConnected();
   }
-
-  private readonly settled = (): void => {
-    this.pending--;
-  };
-
-  private readonly flushTurn = (): void => {
-    this.flushQueued = false;
-    // A failed flush fails the sends it carried, and they reject on their own.
-    this.native.flush().catch(() => undefined);
-  };
 
   /** Refuse new sends, flush what libpulsar holds, close. Idempotent. */
   close(): Promise<void> {
@@ -150,6 +151,12 @@ class NativeProducerHandle implements Producer {
 export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscription, NativeProducerHandle> {
   readonly kind = 'pulsar';
 
+  /** Non-persistent sends in flight, over all producers: they share the broker connection. */
+  private readonly nonPersistentWindow: LimitFunction;
+
+  /** Publishes the broker dropped and that are sent again. */
+  private readonly dropped: DroppedPublishes;
+
   private constructor(
     private readonly client: NativeClient,
     private readonly settings: PulsarNativeTransportSettings,
@@ -195,12 +202,6 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
       throw wrap(err, `pulsar: cannot subscribe to ${options.topic} (subscription ${options.subscription})`);
     }
   }
-
-  /** Non-persistent sends in flight, over all producers: they share the broker connection. */
-  private readonly nonPersistentWindow: LimitFunction;
-
-  /** Publishes the broker dropped and that are sent again. */
-  private readonly dropped: DroppedPublishes;
 
   protected async openProducer(topic: string, signal: AbortSignal | undefined): Promise<NativeProducerHandle> {
     const creating = this.client.createProducer({

@@ -3,7 +3,8 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import { AbortedError, TransportError, errorMessage, isRetriable } from '../errors.js';
-import { Backoff, sleep, type BackoffOptions } from './backoff.js';
+import { Backoff, type BackoffOptions } from '../async/backoff.js';
+import { sleep } from '../async/sleep.js';
 import type { OutageLog } from './outage-log.js';
 import { UpgradeRefusedError, upgradeError, type WsRole } from './pulsar-ws-endpoint.js';
 
@@ -64,6 +65,12 @@ export class PulsarWsConnection {
   private readonly stopper = new AbortController();
   private readonly what: string;
 
+  private readonly uncork = (): void => {
+    const socket = this.corked;
+    this.corked = undefined;
+    socket?.uncork();
+  };
+
   constructor(private readonly opts: PulsarWsConnectionOptions) {
     this.what = opts.subscription === undefined ? `${opts.role} ${opts.topic}` : `${opts.role} ${opts.topic} (subscription ${opts.subscription})`;
   }
@@ -98,12 +105,6 @@ export class PulsarWsConnection {
     ws.send(frame);
     return true;
   }
-
-  private readonly uncork = (): void => {
-    const socket = this.corked;
-    this.corked = undefined;
-    socket?.uncork();
-  };
 
   /**
    * The first connection. Network failures and 5xx answers are retried with backoff until

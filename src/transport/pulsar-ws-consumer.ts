@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
-import { PulsarAdminClient } from '../pulsar/admin-client.js';
-import { AsyncQueue } from './async-queue.js';
+import { AsyncQueue } from '../async/async-queue.js';
 import { PulsarWsConnection, type PulsarWsLinkSettings } from './pulsar-ws-connection.js';
 import { endpointUrl } from './pulsar-ws-endpoint.js';
 import { isPersistentTopic } from './topic-name.js';
@@ -9,9 +8,20 @@ import { defaultDeadLetterTopic, type IncomingMessage, type SubscribeOptions, ty
 /** The WebSocket service caps the receiver queue at 1000. */
 export const MAX_WS_RECEIVER_QUEUE = 1000;
 
+/**
+ * The admin REST call the consumer needs, injected (the admin client sits above the
+ * transports). Pulsar 3.x's WebSocket consumer ignores an initial position, so a persistent
+ * subscription asked for at earliest is created over REST before its socket opens.
+ */
+export interface SubscriptionAdmin {
+  createSubscriptionAtEarliest(topic: string, subscription: string, signal?: AbortSignal): Promise<'created' | 'exists'>;
+}
+
 export interface PulsarWsSubscriptionSettings extends PulsarWsLinkSettings {
   /** `ws(s)://host:port` */
   readonly base: string;
+  /** Needed only to subscribe at earliest on a persistent topic. */
+  readonly admin: SubscriptionAdmin | undefined;
   /** Called once when the subscription has detached for good. */
   readonly onClosed?: (sub: PulsarWsSubscription) => void;
 }
@@ -83,6 +93,7 @@ export class PulsarWsSubscription implements Subscription {
   private takenUnsettled = 0;
   private stopped = false;
   private detaching: Promise<void> | undefined;
+  private remove = false;
 
   private constructor(
     private readonly options: SubscribeOptions,
@@ -123,9 +134,8 @@ export class PulsarWsSubscription implements Subscription {
     const sub = new PulsarWsSubscription(options, settings);
     // Nothing runs before conn.open(), so a failed admin call leaves nothing to close.
     if (options.initialPosition === 'earliest' && sub.persistent) {
-      // The same web port serves the admin API: ws(s)://h:p -> http(s)://h:p.
-      const admin = new PulsarAdminClient(settings.base.replace(/^ws(s?):\/\//, 'http$1://'), { token: settings.token });
-      const r = await admin.createSubscriptionAtEarliest(options.topic, options.subscription, signal);
+      if (!settings.admin) throw new Error(`pulsar-ws: subscribing ${options.subscription} at earliest needs the admin client (PulsarWsTransportSettings.admin)`);
+      const r = await settings.admin.createSubscriptionAtEarliest(options.topic, options.subscription, signal);
       sub.log.debug({ result: r }, 'subscription at earliest');
     }
     await sub.conn.open(signal);
@@ -236,8 +246,6 @@ export class PulsarWsSubscription implements Subscription {
     await this.stop();
     await this.detach();
   }
-
-  private remove = false;
 
   removeOnClose(): void {
     this.remove = true;

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import { AbortedError, PayloadTooLargeError, TransportError } from '../errors.js';
 import { PulsarWsConnection, type PulsarWsLinkSettings } from './pulsar-ws-connection.js';
-import { Backoff } from './backoff.js';
+import { Backoff } from '../async/backoff.js';
 import { DROP_RETRY, droppedTooOften, isDroppedWsReceipt } from './dropped-publish.js';
-import { Fifo } from './fifo.js';
+import { Fifo } from '../async/fifo.js';
 import { endpointUrl } from './pulsar-ws-endpoint.js';
 import { isPersistentTopic } from './topic-name.js';
 import { toBuffer, type OutgoingMessage, type Producer } from './transport.js';

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import type { BackoffOptions } from './backoff.js';
+import type { BackoffOptions } from '../async/backoff.js';
 import { BrokerTransport } from './broker-transport.js';
 import { MergedSubscription } from './merged-subscription.js';
-import { MAX_WS_RECEIVER_QUEUE, PulsarWsSubscription, type PulsarWsSubscriptionSettings } from './pulsar-ws-consumer.js';
+import { MAX_WS_RECEIVER_QUEUE, PulsarWsSubscription, type PulsarWsSubscriptionSettings, type SubscriptionAdmin } from './pulsar-ws-consumer.js';
 import { webSocketBase } from './pulsar-ws-endpoint.js';
 import { isPersistentTopic } from './topic-name.js';
 import { DroppedPublishes } from './dropped-publish.js';
@@ -40,6 +40,12 @@ export interface PulsarWsTransportSettings {
   readonly closeTimeoutMs?: number;
   /** Reconnect delays; default 100 ms growing to 5 s, jittered (a broker back is found within 5 s). */
   readonly reconnect?: BackoffOptions;
+  /**
+   * The admin REST call behind `initialPosition: 'earliest'` on a persistent topic (the
+   * composition root passes one on the same web port: assembly/create-transport.ts).
+   * Without it such a subscribe fails; nothing else needs it.
+   */
+  readonly admin?: SubscriptionAdmin;
 }
 
 /**
@@ -72,7 +78,7 @@ export class PulsarWsTransport extends BrokerTransport<PulsarWsSubscription, Pul
       backoff: settings.reconnect ?? { maxDelayMs: 5_000 },
       outage: new OutageLog(this.log),
     };
-    this.subSettings = { ...common, onClosed: this.forget };
+    this.subSettings = { ...common, admin: settings.admin, onClosed: this.forget };
     this.prodSettings = {
       ...common,
       sendTimeoutMs: settings.sendTimeoutMs ?? 30_000,

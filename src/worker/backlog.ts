@@ -1,4 +1,4 @@
-import { Fifo } from '../transport/fifo.js';
+import { Fifo } from '../async/fifo.js';
 import type { IncomingMessage } from '../transport/transport.js';
 
 /** A request the intake took, and when (`performance.now()`), for the time it waits. */

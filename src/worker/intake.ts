@@ -5,15 +5,15 @@ import { Backlog, type Taken } from './backlog.js';
 import type { Binding, Instance } from './binding.js';
 import type { WorkerLimits } from './limits.js';
 
-/** What an intake loop needs of its worker. */
-export interface IntakeHost {
+/** What an intake loop needs of its worker: its bounds, and where each request it takes goes. */
+export interface IntakeDeps {
   readonly limits: WorkerLimits;
   readonly log: Logger;
   /** Aborted when the shutdown grace period is over. */
   readonly hardStop: AbortSignal;
   readonly counts: { received: number; shed: number };
-  /** Start a request under the global bound on `inst`; `done` once it has settled. `receivedAt` is when it was taken. */
-  start(inst: Instance, msg: IncomingMessage, done: () => void, receivedAt: number): void;
+  /** Run a request on `inst` under the global bound; `done` once it has settled. `receivedAt` is when it was taken. */
+  dispatch(inst: Instance, msg: IncomingMessage, done: () => void, receivedAt: number): void;
   /** Answer a request without running it. */
   refuse(inst: Instance, msg: IncomingMessage, err: UnavailableError): void;
 }
@@ -23,7 +23,7 @@ export interface IntakeHost {
  * it needs a counter rather than a second limiter (a nested p-limit cost a few promises per
  * request). The global bound, shared by every service, queues in p-limit in arrival order.
  */
-export async function consumeTaking(b: Binding, host: IntakeHost): Promise<void> {
+export async function consumeTaking(b: Binding, deps: IntakeDeps): Promise<void> {
   let freed: (() => void) | undefined;
   let taken = 0;
   const release = (): void => {
@@ -32,9 +32,9 @@ export async function consumeTaking(b: Binding, host: IntakeHost): Promise<void>
   };
   b.wake = () => freed?.();
   for await (const msg of b.subscription) {
-    host.counts.received++;
+    deps.counts.received++;
     taken++;
-    host.start(b.current, msg, release, performance.now());
+    deps.dispatch(b.current, msg, release, performance.now());
     // Take no more than the service may run, and nothing while too many of its calls run on
     // past their timeout: the rest stays with the broker.
     while ((taken >= b.current.concurrency || b.current.handler.blocked) && !b.stopped) {
@@ -54,16 +54,16 @@ export async function consumeTaking(b: Binding, host: IntakeHost): Promise<void>
  * period or, past it, with `unavailable` (the handler runs nothing after the hard stop).
  * A request starts with the instance current when it starts.
  */
-export async function consumeAll(b: Binding, host: IntakeHost): Promise<void> {
-  const { log, hardStop, counts } = host;
-  const backlog = new Backlog(host.limits.backlogMessages, host.limits.backlogBytes);
+export async function consumeAll(b: Binding, deps: IntakeDeps): Promise<void> {
+  const { log, hardStop, counts } = deps;
+  const backlog = new Backlog(deps.limits.backlogMessages, deps.limits.backlogBytes);
   b.backlog = backlog;
   let running = 0;
   let shedLogged = 0;
   let emptied: (() => void) | undefined;
   const run = (t: Taken): void => {
     running++;
-    host.start(b.current, t.msg, settled, t.receivedAt);
+    deps.dispatch(b.current, t.msg, settled, t.receivedAt);
   };
   const startWaiting = (): void => {
     while (running < b.current.concurrency && backlog.size > 0) run(backlog.shift()!);
@@ -85,7 +85,7 @@ export async function consumeAll(b: Binding, host: IntakeHost): Promise<void> {
     const taken: Taken = { msg, receivedAt: performance.now() };
     if (b.current.handler.blocked && !hardStop.aborted) {
       // The broker would drop what waits: answer it rather than run more of a hung service.
-      host.refuse(b.current, msg, new UnavailableError(`the tool service ${b.current.service.id} has ${b.current.handler.abandoned} calls still running past their timeout; try again later`));
+      deps.refuse(b.current, msg, new UnavailableError(`the tool service ${b.current.service.id} has ${b.current.handler.abandoned} calls still running past their timeout; try again later`));
     } else if (running < b.current.concurrency || hardStop.aborted) run(taken);
     else if (!backlog.push(taken)) {
       counts.shed++;
@@ -94,7 +94,7 @@ export async function consumeAll(b: Binding, host: IntakeHost): Promise<void> {
         shedLogged = Date.now();
         log.warn({ topic: b.subscription.topic, backlog: backlog.size, backlogBytes: backlog.bytes, shed: counts.shed }, 'request backlog full; answering unavailable');
       }
-      host.refuse(b.current, msg, new UnavailableError('the tool worker is overloaded (its request backlog is full); try again'));
+      deps.refuse(b.current, msg, new UnavailableError('the tool worker is overloaded (its request backlog is full); try again'));
     }
   }
   // Intake is over; every request of the backlog is started before the loop ends, so that

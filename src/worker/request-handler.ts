@@ -5,7 +5,7 @@ import { decodeRequest } from '../envelope/request.js';
 import { boundedText, encodeError, observationText, wireError, type WireError } from '../envelope/response.js';
 import { AbortedError, UnavailableError, errorMessage, isRetriable } from '../errors.js';
 import { isAsyncIterable, type Plugin, type ToolCall } from '../plugins/plugin.js';
-import { prepareArguments } from '../tools/prepare-arguments.js';
+import { prepareArguments } from '../arguments/prepare-arguments.js';
 import { persistentTopic } from '../transport/topic-name.js';
 import { defaultDeadLetterTopic, type IncomingMessage, type Producer, type Transport } from '../transport/transport.js';
 import { DEAD_LETTER_REASON_PROPERTY, ID_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY } from '../envelope/properties.js';
@@ -65,6 +65,12 @@ export class RequestHandler {
   /** The plugin interceptors around runPlugin, composed once. */
   private readonly runChain: RunNext;
 
+  /** Read once: the level is set at start. */
+  private readonly debug: boolean;
+
+  /** The response producer once it is open: the hot path then skips an await per request. */
+  private ready: Producer | undefined;
+
   constructor(private readonly deps: RequestHandlerDeps) {
     this.chain = compose(deps.interceptors ?? [], (ctx) => this.handleCore(ctx));
     this.running = new RunningCalls(deps.hardStop);
@@ -111,12 +117,6 @@ export class RequestHandler {
   dispose(): void {
     this.running.dispose();
   }
-
-  /** Read once: the level is set at start. */
-  private readonly debug: boolean;
-
-  /** The response producer once it is open: the hot path then skips an await per request. */
-  private ready: Producer | undefined;
 
   private producer(): Promise<Producer> {
     this.responses ??= this.deps.transport.producer(this.deps.service.responseQueue).then(

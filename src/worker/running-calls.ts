@@ -14,21 +14,9 @@ export class RunningCalls {
   /** One call per id as a rule; a Set only while an id runs more than once (no allocation per request). */
   private readonly calls = new Map<string, CallAbort | Set<CallAbort>>();
 
-  constructor(private readonly hardStop: AbortSignal) {
-    hardStop.addEventListener('abort', this.abortAll, { once: true });
-  }
-
   private readonly abortAll = (): void => {
     for (const entry of [...this.calls.values()]) abortEach(entry, shutdownError());
   };
-
-  /** Abort every call of request `id` running here; true if there was one. */
-  cancel(id: string): boolean {
-    const entry = this.calls.get(id);
-    if (entry === undefined) return false;
-    abortEach(entry, new AbortedError('the agent cancelled the call'));
-    return true;
-  }
 
   readonly interceptor: PluginInterceptor = async (run, next) => {
     if (this.hardStop.aborted) throw shutdownError();
@@ -39,6 +27,18 @@ export class RunningCalls {
       this.remove(run.requestId, run.abort);
     }
   };
+
+  constructor(private readonly hardStop: AbortSignal) {
+    hardStop.addEventListener('abort', this.abortAll, { once: true });
+  }
+
+  /** Abort every call of request `id` running here; true if there was one. */
+  cancel(id: string): boolean {
+    const entry = this.calls.get(id);
+    if (entry === undefined) return false;
+    abortEach(entry, new AbortedError('the agent cancelled the call'));
+    return true;
+  }
 
   private add(id: string, call: CallAbort): void {
     const entry = this.calls.get(id);

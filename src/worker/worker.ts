@@ -9,15 +9,13 @@ import { cancelTopic } from '../transport/topic-name.js';
 import type { Subscription, Transport } from '../transport/transport.js';
 import { isPersistentTopic } from '../transport/topic-name.js';
 import type { Binding, Instance } from './binding.js';
-import { consumeAll, consumeTaking, type IntakeHost } from './intake.js';
+import { consumeAll, consumeTaking, type IntakeDeps } from './intake.js';
 import { CANCEL_PROPERTY } from '../envelope/properties.js';
 import { DEFAULT_LIMITS, defaultNonPersistentPrefetch, type WorkerLimits } from './limits.js';
 import { Outcome } from './outcome.js';
 import { RequestHandler } from './request-handler.js';
 import type { Interceptor } from './interceptor.js';
 import { loggingInterceptor } from './logging-interceptor.js';
-import { tracingInterceptor } from './tracing-interceptor.js';
-import { metricsInterceptor, type WorkerMetrics } from '../metrics/worker-metrics.js';
 
 export const WorkerState = {
   Idle: 'idle',
@@ -30,13 +28,32 @@ export type WorkerState = (typeof WorkerState)[keyof typeof WorkerState];
 
 export interface WorkerOptions {
   readonly transport: Transport;
+  /** The first catalog served. */
   readonly catalog: Catalog;
-  /** One running plugin per service id; services without one are left to other workers. */
-  readonly plugins: ReadonlyMap<string, Plugin>;
+  /**
+   * Makes the plugin that serves a service here: for the first catalog, and for each service a
+   * reload adds or changes. Undefined leaves the service to other workers. The worker owns
+   * what it makes, and closes it once the service is retired or the worker stops.
+   */
+  readonly createPlugin: (service: ToolService) => Promise<Plugin | undefined>;
   readonly log: Logger;
   readonly limits?: Partial<WorkerLimits>;
-  /** Where each service's requests are counted and timed; none: nothing is recorded. */
-  readonly metrics?: WorkerMetrics;
+  /**
+   * The concerns around each service's requests, outermost first (tracing, metrics...): the
+   * composition root's choice, as Temporal's WorkerOptions.interceptors. An undefined entry is
+   * a concern that is off. The worker adds its own debug line innermost.
+   */
+  readonly interceptors?: (service: ToolService) => readonly (Interceptor | undefined)[];
+  /** What the worker tells its host as it happens (the metrics count it). */
+  readonly events?: WorkerEvents;
+}
+
+/** Events of the worker for its host; every listener optional, none may throw. */
+export interface WorkerEvents {
+  /** A request of a service still served was answered `unavailable` without running (a full backlog, a blocked service). */
+  shed?(serviceId: string): void;
+  /** A reload committed: `catalog` is served from now on. */
+  applied?(catalog: Catalog): void;
 }
 
 export interface WorkerStats {
@@ -77,50 +94,78 @@ function sameService(a: ToolService, b: ToolService): boolean {
  * grace period, and nacks what is left.
  */
 export class Worker {
+  private readonly options: WorkerOptions;
   private readonly limits: WorkerLimits;
   private readonly global: LimitFunction;
   private readonly hardStop = new AbortController();
   private readonly bindings = new Map<string, Binding>();
+  /** The plugins create() made for the first catalog, until start() binds them. */
+  private readonly prepared = new Map<string, Plugin>();
   /** Instances and bindings a reload took out of service, until what they hold is settled. */
   private readonly retiring = new Set<Promise<void>>();
   private readonly inFlight = new Set<Promise<unknown>>();
   private catalog: Catalog;
   private stopping: Promise<void> | undefined;
   private readonly counts = { received: 0, answered: 0, failed: 0, nacked: 0, deadLettered: 0, duplicates: 0, shed: 0 };
-  private readonly host: IntakeHost;
+  private readonly intake: IntakeDeps;
   /** Per cancel topic (one per namespace of request topics), this worker's subscription to it. */
   private readonly cancels = new Map<string, Promise<Subscription | undefined>>();
   /** Every instance not yet disposed: the bindings' current ones and those a reload retired that still run calls. */
   private readonly instances = new Set<Instance>();
   /** True while apply() runs: a cancel subscription it is about to need must not be closed under it. */
   private applying = false;
-  state: WorkerState = WorkerState.Idle;
+  #state: WorkerState = WorkerState.Idle;
 
-  constructor(private readonly options: WorkerOptions) {
+  /**
+   * A worker with the plugins of its first catalog made, taking nothing yet (start() does).
+   * The composition root opens its HTTP port in between. If a plugin cannot be made, those
+   * made are closed and the error is thrown.
+   */
+  static async create(options: WorkerOptions): Promise<Worker> {
+    const worker = new Worker(options);
+    try {
+      for (const service of options.catalog.services.values()) {
+        const plugin = await options.createPlugin(service);
+        if (plugin) worker.prepared.set(service.id, plugin);
+      }
+    } catch (err) {
+      await worker.stop();
+      throw err;
+    }
+    return worker;
+  }
+
+  private constructor(options: WorkerOptions) {
+    this.options = options;
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     // Each service's handler listens on hardStop: more than Node's default of 10 services is
     // normal, not a leak.
     setMaxListeners(0, this.hardStop.signal);
     this.global = pLimit(this.limits.concurrency);
     this.catalog = options.catalog;
-    this.host = {
+    this.intake = {
       limits: this.limits,
       log: options.log,
       hardStop: this.hardStop.signal,
       counts: this.counts,
-      start: (inst, msg, done, receivedAt) => this.track(inst, this.global(() => inst.handler.handle(msg, receivedAt)), done),
+      dispatch: (inst, msg, done, receivedAt) => this.track(inst, this.global(() => inst.handler.handle(msg, receivedAt)), done),
       refuse: (inst, msg, err) => {
         // A retired service's series are gone: its last refusals are not worth making them again.
-        if (this.catalog.services.has(inst.service.id)) options.metrics?.forService(inst.service.id).shed();
+        if (this.catalog.services.has(inst.service.id)) options.events?.shed?.(inst.service.id);
         this.track(inst, inst.handler.refuse(msg, err));
       },
     };
   }
 
+  /** idle -> running -> draining -> stopped; failed when start() did not complete. */
+  get state(): WorkerState {
+    return this.#state;
+  }
+
   stats(): WorkerStats {
     let queued = 0;
     for (const b of this.bindings.values()) queued += b.backlog?.size ?? 0;
-    return { state: this.state, inFlight: this.inFlight.size, queued, ...this.counts };
+    return { state: this.#state, inFlight: this.inFlight.size, queued, ...this.counts };
   }
 
   /** Per service: requests being handled and requests waiting in its backlog (for the metrics' gauges). */
@@ -142,6 +187,11 @@ export class Worker {
     return [...this.bindings.values()].map((b) => b.current.service);
   }
 
+  /** The plugin serving a service now, for a catalog check that may ask it rather than start another backend. */
+  pluginOf(serviceId: string): Plugin | undefined {
+    return this.bindings.get(serviceId)?.current.plugin;
+  }
+
   /** The catalog new requests resolve against. */
   current(): Catalog {
     return this.catalog;
@@ -152,22 +202,26 @@ export class Worker {
     return this.hardStop.signal;
   }
 
+  /** Consume the request queue of each service create() made a plugin for. */
   async start(signal?: AbortSignal): Promise<void> {
-    if (this.state !== WorkerState.Idle) throw new Error(`worker cannot start from state ${this.state}`);
-    const { plugins, log } = this.options;
+    if (this.#state !== WorkerState.Idle) throw new Error(`worker cannot start from state ${this.#state}`);
+    const { log } = this.options;
     try {
       for (const service of this.catalog.services.values()) {
-        const plugin = plugins.get(service.id);
+        const plugin = this.prepared.get(service.id);
         if (!plugin) {
           log.info({ service: service.id }, 'service has no plugin here; not consumed');
           continue;
         }
         this.bindings.set(service.id, await this.bind(service, plugin, signal));
+        this.prepared.delete(service.id);
       }
-      this.state = WorkerState.Running;
+      this.#state = WorkerState.Running;
     } catch (err) {
-      this.state = WorkerState.Failed;
-      await Promise.all([...this.bindings.values()].map((b) => b.subscription.close().catch(() => undefined)));
+      this.#state = WorkerState.Failed;
+      for (const b of this.bindings.values()) await this.closeBinding(b, false);
+      this.bindings.clear();
+      await this.closePrepared();
       throw err;
     }
   }
@@ -180,12 +234,12 @@ export class Worker {
    * then let go. Tools swap at once for new requests; no request in flight is cut short. If
    * a plugin or a subscription cannot be made, nothing changes and the error is thrown.
    */
-  async apply(next: Catalog, createPlugin: (service: ToolService) => Promise<Plugin | undefined>, signal?: AbortSignal): Promise<CatalogChange> {
-    if (this.state !== WorkerState.Running) throw new Error(`worker cannot reload in state ${this.state}`);
+  async apply(next: Catalog, signal?: AbortSignal): Promise<CatalogChange> {
+    if (this.#state !== WorkerState.Running) throw new Error(`worker cannot reload in state ${this.#state}`);
     if (this.applying) throw new Error('worker is already reloading');
     this.applying = true;
     try {
-      return await this.applyCatalog(next, createPlugin, signal);
+      return await this.applyCatalog(next, signal);
     } finally {
       this.applying = false;
       // Namespaces no service is consumed from any more: their cancel topics are read no more.
@@ -193,8 +247,8 @@ export class Worker {
     }
   }
 
-  private async applyCatalog(next: Catalog, createPlugin: (service: ToolService) => Promise<Plugin | undefined>, signal?: AbortSignal): Promise<CatalogChange> {
-    const { log, metrics } = this.options;
+  private async applyCatalog(next: Catalog, signal?: AbortSignal): Promise<CatalogChange> {
+    const { log, events, createPlugin } = this.options;
     const added: string[] = [];
     const replaced: string[] = [];
     const removed = [...this.bindings.keys()].filter((id) => !next.services.has(id));
@@ -222,7 +276,7 @@ export class Worker {
         }
       }
     } catch (err) {
-      for (const b of fresh.values()) await this.release(b, true);
+      for (const b of fresh.values()) await this.closeBinding(b, true);
       for (const { plugin } of swaps.values()) await plugin.close?.().catch(() => undefined);
       throw err;
     }
@@ -232,26 +286,26 @@ export class Worker {
       const old = b.current;
       b.current = this.instance(service, plugin, b.subscription.redeliverable);
       b.wake(); // its bound may have grown
-      this.background(this.retireInstance(old));
+      this.runRetirement(this.closeWhenIdle(old));
     }
     for (const id of removed) {
       const old = this.bindings.get(id)!;
       this.bindings.delete(id);
-      this.background(this.retire(old, true));
+      this.runRetirement(this.retireBinding(old));
     }
     for (const [id, b] of fresh) {
       const old = this.bindings.get(id);
       // Moved to another topic or subscription: nobody will read the old one again.
-      if (old) this.background(this.retire(old, true));
+      if (old) this.runRetirement(this.retireBinding(old));
       this.bindings.set(id, b);
     }
-    // Series of services and tools gone from the catalog: a scraper sees them no more.
-    metrics?.retain(next);
+    events?.applied?.(next);
     if (added.length + replaced.length + removed.length > 0) log.info({ added, replaced, removed }, 'services changed');
     return { added, replaced, removed };
   }
 
-  private background(work: Promise<void>): void {
+  /** Let a retirement run on its own; stop() waits for it. */
+  private runRetirement(work: Promise<void>): void {
     const task: Promise<void> = work.finally(() => this.retiring.delete(task));
     this.retiring.add(task);
   }
@@ -265,9 +319,9 @@ export class Worker {
   }
 
   private instance(service: ToolService, plugin: Plugin, redeliverable: boolean): Instance {
-    const { transport, log, metrics } = this.options;
+    const { transport, log } = this.options;
     const serviceLog = log.child({ service: service.id });
-    const interceptors = [tracingInterceptor(), metrics && metricsInterceptor(metrics.forService(service.id)), loggingInterceptor(serviceLog)].filter((i): i is Interceptor => i !== undefined);
+    const interceptors = [...(this.options.interceptors?.(service) ?? []), loggingInterceptor(serviceLog)].filter((i): i is Interceptor => i !== undefined);
     const handler = new RequestHandler({
       service,
       catalog: () => this.catalog,
@@ -338,7 +392,7 @@ export class Worker {
 
   /** Close the cancel subscriptions of namespaces no instance runs in any more (reopened when a service comes back). */
   private pruneCancels(): void {
-    if (this.state !== WorkerState.Running || this.applying) return;
+    if (this.#state !== WorkerState.Running || this.applying) return;
     const needed = new Set<string | undefined>();
     for (const inst of this.instances) needed.add(inst.cancelTopic);
     for (const [topic, sub] of this.cancels) {
@@ -367,7 +421,7 @@ export class Worker {
       stopped: false,
       wake: () => undefined,
     };
-    const consume = subscription.redeliverable ? consumeTaking(binding, this.host) : consumeAll(binding, this.host);
+    const consume = subscription.redeliverable ? consumeTaking(binding, this.intake) : consumeAll(binding, this.intake);
     binding.loop = consume.catch((err: unknown) => {
       // The subscription itself failed: say so loudly; readiness reports the transport.
       log.error({ err, service: service.id }, 'intake loop failed; service no longer consumed');
@@ -376,8 +430,8 @@ export class Worker {
     return binding;
   }
 
-  /** Let an instance finish what it started, then close its plugin. */
-  private async retireInstance(inst: Instance): Promise<void> {
+  /** An instance a reload replaced on the same subscription: once its calls have settled, close its plugin. */
+  private async closeWhenIdle(inst: Instance): Promise<void> {
     if (inst.active > 0) await new Promise<void>((resolve) => (inst.idle = resolve));
     this.dispose(inst);
     this.pruneCancels();
@@ -385,22 +439,23 @@ export class Worker {
     this.options.log.info({ service: inst.service.id }, 'replaced service instance drained');
   }
 
-  /** Stop a binding's intake, let everything it took settle, then let go of it. */
-  private async retire(b: Binding, unsubscribe: boolean): Promise<void> {
+  /** A binding a reload removed or moved: stop its intake, let what it took settle, then close it and unsubscribe. */
+  private async retireBinding(b: Binding): Promise<void> {
     const { log } = this.options;
-    if (unsubscribe) b.subscription.removeOnClose();
+    b.subscription.removeOnClose();
     b.stopped = true;
     b.wake();
     await b.subscription.stop().catch((err: unknown) => log.warn({ err, service: b.current.service.id }, 'stop failed'));
     await b.loop;
     const inst = b.current;
     if (inst.active > 0) await new Promise<void>((resolve) => (inst.idle = resolve));
-    await this.release(b, false);
+    await this.closeBinding(b, false);
     this.pruneCancels();
-    log.info({ service: inst.service.id, unsubscribed: unsubscribe }, 'retired service instance drained');
+    log.info({ service: inst.service.id, unsubscribed: true }, 'retired service instance drained');
   }
 
-  private async release(b: Binding, unsubscribe: boolean): Promise<void> {
+  /** Close a binding's subscription (unsubscribing when asked) and its instance's plugin, now. */
+  private async closeBinding(b: Binding, unsubscribe: boolean): Promise<void> {
     const { log } = this.options;
     const { service, plugin } = b.current;
     if (unsubscribe) b.subscription.removeOnClose();
@@ -409,6 +464,12 @@ export class Worker {
     await b.subscription.close().catch((err: unknown) => log.warn({ err, service: service.id }, 'close failed'));
     this.dispose(b.current);
     await plugin.close?.().catch((err: unknown) => log.warn({ err, service: service.id }, 'plugin close failed'));
+  }
+
+  /** Close the plugins create() made that no binding took. */
+  private async closePrepared(): Promise<void> {
+    for (const [id, plugin] of this.prepared) await plugin.close?.().catch((err: unknown) => this.options.log.warn({ err, service: id }, 'plugin close failed'));
+    this.prepared.clear();
   }
 
   /** Count a request's outcome and keep it in flight (for drain, and its instance's retire) until it settles; then `done`. */
@@ -433,15 +494,23 @@ export class Worker {
     else this.counts.deadLettered++;
   }
 
-  /** Idempotent. Resolves when every taken request is settled and subscriptions are closed. */
+  /**
+   * Idempotent. Resolves when every taken request is settled and subscriptions and plugins are
+   * closed. A worker that never ran took nothing: its plugins are closed at once.
+   */
   stop(graceMs = this.limits.shutdownGraceMs): Promise<void> {
-    this.stopping ??= this.drain(graceMs);
+    this.stopping ??= this.#state === WorkerState.Running ? this.drain(graceMs) : this.discard();
     return this.stopping;
+  }
+
+  private async discard(): Promise<void> {
+    await this.closePrepared();
+    this.#state = WorkerState.Stopped;
   }
 
   private async drain(graceMs: number): Promise<void> {
     const { log } = this.options;
-    this.state = WorkerState.Draining;
+    this.#state = WorkerState.Draining;
     log.info({ inFlight: this.inFlight.size, graceMs }, 'draining');
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceMs)));
@@ -466,9 +535,9 @@ export class Worker {
     }
     clearTimeout(timer);
     await Promise.all([...this.retiring]);
-    for (const b of bindings) await this.release(b, false);
+    for (const b of bindings) await this.closeBinding(b, false);
     for (const c of this.cancels.values()) await (await c)?.close().catch(() => undefined);
-    this.state = WorkerState.Stopped;
+    this.#state = WorkerState.Stopped;
     log.info(this.stats(), 'stopped');
   }
 }

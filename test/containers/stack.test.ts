@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../bench/free-port.js';
 import { ToolClient } from '../../src/client/tool-client.js';
-import { createTransport } from '../../src/transport/create-transport.js';
+import { createTransport } from '../../src/assembly/create-transport.js';
 import type { Transport } from '../../src/transport/transport.js';
 import { runCli } from '../support/cli.js';
 import { captureLogger } from '../support/harness.js';

@@ -6,7 +6,7 @@ import { captureLogger } from '../support/harness.js';
 import { brokerDroppingPublishes } from '../support/dropping-broker.js';
 import { ConfigError, errorMessage } from '../../src/errors.js';
 import { PulsarAdminClient } from '../../src/pulsar/admin-client.js';
-import { createTransport } from '../../src/transport/create-transport.js';
+import { createTransport } from '../../src/assembly/create-transport.js';
 import { loadPulsarClient } from '../../src/transport/pulsar-native-client.js';
 import { PulsarNativeTransport } from '../../src/transport/pulsar-native-transport.js';
 import { take, transportContract } from './transport-contract.js';

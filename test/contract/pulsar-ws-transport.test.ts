@@ -6,6 +6,7 @@ import { brokerDroppingPublishes } from '../support/dropping-broker.js';
 import { PulsarAdminClient } from '../../src/pulsar/admin-client.js';
 import { PayloadTooLargeError, TransportError } from '../../src/errors.js';
 import { PulsarWsTransport } from '../../src/transport/pulsar-ws-transport.js';
+import { subscriptionAdmin } from '../../src/assembly/create-transport.js';
 import { take, transportContract } from './transport-contract.js';
 
 const ADMIN_URL = process.env['PULSAR_ADMIN_URL'] ?? 'http://127.0.0.1:8080';
@@ -13,7 +14,8 @@ const log = pino({ level: process.env['LOG_LEVEL'] ?? 'silent' });
 const topic = (persistent: boolean): string =>
   `${persistent ? 'persistent' : 'non-persistent'}://public/default/ws-contract-${randomUUID()}`;
 
-const make = async (): Promise<PulsarWsTransport> => new PulsarWsTransport({ kind: 'pulsar-ws', url: ADMIN_URL, log, connectTimeoutMs: 5_000 });
+// With the admin call the composition root gives it: the contract subscribes at earliest.
+const make = async (): Promise<PulsarWsTransport> => new PulsarWsTransport({ kind: 'pulsar-ws', url: ADMIN_URL, log, connectTimeoutMs: 5_000, admin: subscriptionAdmin(ADMIN_URL, undefined) });
 
 transportContract('pulsar-ws', make, {
   topic,

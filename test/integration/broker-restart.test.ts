@@ -18,7 +18,7 @@
  * Duplicates are counted and reported on stderr.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../../src/app.js';
+import type { App } from '../../src/assembly/app.js';
 import { ToolClient } from '../../src/client/tool-client.js';
 import { OwnBroker } from '../../bench/own-broker.js';
 import { decodeResponse } from '../../src/envelope/response.js';

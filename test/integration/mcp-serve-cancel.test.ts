@@ -4,7 +4,7 @@
  * slot at once. Every timeout is ten minutes, so only the cancel can explain either.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { App } from '../../src/app.js';
+import type { App } from '../../src/assembly/app.js';
 import { ToolClient } from '../../src/client/tool-client.js';
 import { McpHttpServer } from '../../src/mcp-server/mcp-http.js';
 import type { ToolCall } from '../../src/plugins/plugin.js';

@@ -3,7 +3,7 @@
  * scraper reads (names, labels) and counts that match the calls made.
  */
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import type { App } from '../../src/app.js';
+import type { App } from '../../src/assembly/app.js';
 import { ToolClient, ToolResponseError } from '../../src/client/tool-client.js';
 import type { Transport } from '../../src/transport/transport.js';
 import { captureLogger } from '../support/harness.js';

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { App } from '../../src/app.js';
+import type { App } from '../../src/assembly/app.js';
 import { ToolClient, ToolResponseError } from '../../src/client/tool-client.js';
 import type { Transport } from '../../src/transport/transport.js';
 import { runCli } from '../support/cli.js';

@@ -10,7 +10,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import type { App } from '../../src/app.js';
+import type { App } from '../../src/assembly/app.js';
 import { ToolClient, ToolResponseError, type CallOptions } from '../../src/client/tool-client.js';
 import type { ToolResponse } from '../../src/envelope/response.js';
 import { JOKES } from '../../src/plugins/module/builtin/joke.js';

@@ -10,7 +10,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { App } from '../../src/app.js';
+import type { App } from '../../src/assembly/app.js';
 import { ToolClient } from '../../src/client/tool-client.js';
 import { BrokerConfigApi } from '../../src/config/trustgraph/broker-config-api.js';
 import { responseError } from '../../src/config/trustgraph/config-wire.js';

@@ -8,7 +8,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { App } from '../../src/app.js';
+import type { App } from '../../src/assembly/app.js';
 import { ToolClient, ToolResponseError } from '../../src/client/tool-client.js';
 import { UnavailableError } from '../../src/errors.js';
 import type { ToolCall } from '../../src/plugins/plugin.js';

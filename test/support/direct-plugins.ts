@@ -3,10 +3,10 @@
  * tests about what a plugin sends to its backend, where each call needs a signal of its own.
  */
 import type { Logger } from 'pino';
-import { buildCatalog } from '../../src/catalog/build-catalog.js';
+import { buildCatalog } from '../../src/assembly/build-catalog.js';
 import type { Catalog } from '../../src/catalog/catalog.js';
 import type { ConfigEntry } from '../../src/config/config-store.js';
-import { isAsyncIterable, type Plugin, type PluginContext } from '../../src/plugins/plugin.js';
+import { hasPlugin, isAsyncIterable, type Plugin, type PluginContext } from '../../src/plugins/plugin.js';
 import type { PluginRegistry } from '../../src/plugins/registry.js';
 import { ExecPolicy } from '../../src/policy/exec-policy.js';
 
@@ -21,7 +21,7 @@ export interface DirectPlugins {
 export async function directPlugins(entries: readonly ConfigEntry[], registry: PluginRegistry, ctx: PluginContext): Promise<DirectPlugins> {
   const catalog = await buildCatalog(entries, registry, ctx, { policy: new ExecPolicy('directory') });
   const plugins = new Map<string, Plugin>();
-  for (const s of catalog.services.values()) if (s.plugin) plugins.set(s.id, await registry.get(s.plugin.kind)!.create(s, ctx));
+  for (const s of catalog.services.values()) if (hasPlugin(s)) plugins.set(s.id, await registry.get(s.plugin.kind)!.create(s, ctx));
   const log: Logger = ctx.log;
   return {
     catalog,

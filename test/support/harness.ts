@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
-import { buildCatalog } from '../../src/catalog/build-catalog.js';
+import { buildCatalog } from '../../src/assembly/build-catalog.js';
 import type { Catalog } from '../../src/catalog/catalog.js';
+import type { Tool, ToolService } from '../../src/catalog/descriptors.js';
 import type { ConfigEntry } from '../../src/config/config-store.js';
 import { defaultRegistry } from '../../src/plugins/default-registry.js';
-import type { Plugin, PluginContext } from '../../src/plugins/plugin.js';
+import { hasPlugin, type Plugin, type PluginContext, type ServiceWith, type ToolWith } from '../../src/plugins/plugin.js';
 import type { PluginRegistry } from '../../src/plugins/registry.js';
 import { loadSecrets } from '../../src/secrets.js';
 import { ExecPolicy } from '../../src/policy/exec-policy.js';
@@ -34,11 +35,23 @@ export async function catalogOf(entries: ConfigEntry[], registry: PluginRegistry
   return buildCatalog(entries, registry, pluginContext(log), { policy: new ExecPolicy('directory') });
 }
 
-/** Create every service's plugin, as the app does. */
-export async function pluginsOf(catalog: Catalog, registry: PluginRegistry = defaultRegistry(), log = captureLogger().log): Promise<Map<string, Plugin>> {
-  const m = new Map<string, Plugin>();
-  for (const s of catalog.services.values()) if (s.plugin) m.set(s.id, await registry.get(s.plugin.kind)!.create(s, pluginContext(log)));
-  return m;
+/** Makes a service's plugin from its kind in `registry`, as the app does (a worker's createPlugin). */
+export function pluginMaker(registry: PluginRegistry = defaultRegistry(), log = captureLogger().log): (s: ToolService) => Promise<Plugin | undefined> {
+  return async (s) => (hasPlugin(s) ? registry.get(s.plugin.kind)!.create(s, pluginContext(log)) : undefined);
+}
+
+/**
+ * A catalog service as its kind's factory takes it, for tests that call a factory directly
+ * (the app goes through the registry: the catalog build parsed the options with that kind).
+ */
+export function asServed<S = unknown>(service: ToolService | undefined): ServiceWith<S> {
+  if (!service || !hasPlugin(service)) throw new Error(`${service?.id ?? 'no service'}: names no plugin kind`);
+  return service as ServiceWith<S>;
+}
+
+/** A service's tools as its kind's factory takes them (see asServed). */
+export function asTools<T = unknown>(tools: readonly Tool[]): ToolWith<T>[] {
+  return tools as ToolWith<T>[];
 }
 
 export function service(id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -59,7 +72,7 @@ export function testRegistry(behaviours: Record<string, Behaviour>): PluginRegis
     kind: 'test',
     serviceOptions: z.object({ behaviour: z.string() }),
     async create(s) {
-      const name = (s.plugin!.options as { behaviour: string }).behaviour;
+      const name = s.plugin.options.behaviour;
       return { kind: 'test', invoke: (call) => behaviours[name]!(call) };
     },
   });

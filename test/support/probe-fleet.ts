@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { App } from '../../src/app.js';
+import type { App } from '../../src/assembly/app.js';
 import { captureLogger } from './harness.js';
 import { removeDir, startPulsarApp, suffix, waitUntil, writeConfigDir } from './pulsar-app.js';
 import { TEST_TRANSPORT } from './transport-under-test.js';

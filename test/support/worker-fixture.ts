@@ -6,7 +6,9 @@ import { MemoryTransport } from '../../src/transport/memory-transport.js';
 import type { Subscription, Transport } from '../../src/transport/transport.js';
 import type { WorkerLimits } from '../../src/worker/limits.js';
 import { Worker } from '../../src/worker/worker.js';
-import { captureLogger, pluginsOf, type Behaviour, testRegistry } from './harness.js';
+import type { ToolService } from '../../src/catalog/descriptors.js';
+import type { Plugin } from '../../src/plugins/plugin.js';
+import { captureLogger, pluginMaker, type Behaviour, testRegistry } from './harness.js';
 
 /** Collects every response on a topic, grouped by request id. */
 export class ResponseCollector {
@@ -74,13 +76,15 @@ export async function startFixture(
   responseTopic: string,
   limits: Partial<WorkerLimits> = {},
   transport = new MemoryTransport(),
+  /** The workers' plugin factory; default: the behaviours' test kind and the shipped kinds. */
+  createPlugin?: (service: ToolService) => Promise<Plugin | undefined>,
 ): Promise<Fixture> {
   const { log, lines } = captureLogger();
-  const registry = testRegistry(behaviours);
+  const make = createPlugin ?? pluginMaker(testRegistry(behaviours), log);
   const responses = await ResponseCollector.on(transport, responseTopic);
   const workers: Worker[] = [];
   const startWorker = async () => {
-    const w = new Worker({ transport, catalog, plugins: await pluginsOf(catalog, registry, log), log, limits: { nackDelayMs: 20, shutdownGraceMs: 2000, ...limits } });
+    const w = await Worker.create({ transport, catalog, createPlugin: make, log, limits: { nackDelayMs: 20, shutdownGraceMs: 2000, ...limits } });
     await w.start();
     workers.push(w);
     return w;

@@ -109,12 +109,12 @@ export const callCommand: Command = defineCommand({
     // The broker path loads the worker's catalog code and a transport: only when asked for,
     // so that a call through the gateway starts in a fraction of the time.
     const [{ loadCatalog }, { ToolClient }, { createLogger }, { defaultRegistry }, { readSettings }, { openTransport }] = await Promise.all([
-      import('../../app.js'),
+      import('../../assembly/app.js'),
       import('../../client/tool-client.js'),
       import('../../logging.js'),
       import('../../plugins/default-registry.js'),
       import('../../settings.js'),
-      import('../open-transport.js'),
+      import('../../assembly/open-transport.js'),
     ]);
     const env = { ...io.env };
     if (values['config-dir']) env['TOOLWIRE_CONFIG_DIR'] = values['config-dir'];

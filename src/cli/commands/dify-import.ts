@@ -1,8 +1,8 @@
 import { errorMessage } from '../../errors.js';
 import { isPlainObject } from '../../plain-object.js';
 import { runtimeParameters } from '../../plugins/dify-daemon/runtime-parameters.js';
-import { buildDescriptor, i18n, InvalidPluginOptionsError } from '../../plugins/dify/tool-declaration.js';
-import type { DifyOptions } from '../../plugins/dify/dify-tool-options.js';
+import { buildDescriptor, i18n, InvalidPluginOptionsError } from '../../plugins/dify-common/tool-declaration.js';
+import type { DifyOptions } from '../../plugins/dify-common/dify-tool-options.js';
 import { loadSecrets } from '../../secrets.js';
 import { CommandLineError, UsageError, type Flags, type FlagValues } from '../args.js';
 import { defineCommand, type Command, type CommandIo } from '../command.js';

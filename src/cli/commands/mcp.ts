@@ -1,24 +1,19 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { startApp } from '../../app.js';
-import { buildCatalog } from '../../catalog/build-catalog.js';
-import type { Catalog } from '../../catalog/catalog.js';
-import { ToolClient } from '../../client/tool-client.js';
-import { ConfigFollower } from '../../config/config-follower.js';
-import { createConfigSource } from '../../config/create-config-source.js';
 import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../logging.js';
 import { startTracing } from '../../tracing/start-tracing.js';
 import { fleetMcpServer, InFlight, type FleetDeps } from '../../mcp-server/fleet-mcp-server.js';
 import { McpHttpServer } from '../../mcp-server/mcp-http.js';
-import { defaultRegistry } from '../../plugins/default-registry.js';
 import { toolDescriptors } from '../../plugins/mcp/mcp-descriptors.js';
 import type { McpServiceOptions } from '../../plugins/mcp/mcp-options.js';
 import { connectMcp, listAllTools } from '../../plugins/mcp/mcp-session.js';
-import { loadSecrets } from '../../secrets.js';
+import { loadSecrets, type Secrets } from '../../secrets.js';
 import { readSettings, settingSecrets, type Settings } from '../../settings.js';
 import { commandGroup } from '../command-group.js';
-import { defineCommand, type Command, type CommandIo } from '../command.js';
-import { openTransport } from '../open-transport.js';
+import { defineCommand, type Command } from '../command.js';
+import { openTransport } from '../../assembly/open-transport.js';
+import { openFleetView, type FleetView } from '../../assembly/fleet-view.js';
+import { httpToken } from '../../assembly/http-token.js';
 import { settingOptions, settingsFromFlags } from '../setting-flags.js';
 import { UsageError } from '../args.js';
 import { DESCRIPTOR_FLAGS, importedService, listFlag, writeDescriptors } from '../write-descriptors.js';
@@ -127,34 +122,54 @@ On the embedded transport (no broker named) it runs the worker in this process t
       --pulsar-url URL, --admin-url URL    as for 'toolwire run'
 `;
 
-/** The catalog to serve and where calls go: a worker in process (embedded), or the fleet's config and broker. */
-async function fleet(settings: Settings, io: CommandIo, log: ReturnType<typeof createLogger>): Promise<{ deps: Omit<FleetDeps, 'maxInFlight' | 'callTimeoutMs' | 'log'>; close(): Promise<void> }> {
-  const secrets = loadSecrets(io.env, settings.secretsFile);
-  const transport = await openTransport(settings, log, io.signal);
-  if (transport.kind === 'memory') {
-    const app = await startApp({ settings: { ...settings, httpPort: undefined }, transport, secrets, log, signal: io.signal });
-    return { deps: { catalog: () => app.catalog, onCatalogChange: (l) => app.onCatalogChange(l), client: app.client }, close: () => app.stop() };
+/** A flag that must be a positive whole number; `def` when it is absent. */
+function positive(flagValue: string | undefined, name: string, fallback: number): number {
+  if (flagValue === undefined) return fallback;
+  const parsed = Number(flagValue);
+  if (!Number.isInteger(parsed) || parsed <= 0) throw new UsageError(`${name} must be a positive integer`);
+  return parsed;
+}
+
+/** The HTTP token, a reference that does not resolve being the operator's usage error. */
+function tokenOf(settings: Settings, secrets: Secrets): string | undefined {
+  try {
+    return httpToken(settings, secrets);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new UsageError(err.problems.join('; '));
+    throw err;
   }
-  const registry = defaultRegistry();
-  const follower = new ConfigFollower({
-    source: createConfigSource(settings, transport, log.child({ component: 'config' })),
-    // Not a worker: the plugins' machine-bound checks are the workers' business.
-    build: (entries) => buildCatalog(entries, registry, { log, configDir: settings.configDir, secrets, settings: settings.pluginSettings }, { portable: true }),
-    log: log.child({ component: 'config' }),
-  });
-  let current: Catalog = await follower.start({ serveEmpty: true, signal: io.signal });
-  follower.follow(async (c) => {
-    current = c;
-  });
-  const client = new ToolClient(transport, log.child({ component: 'client' }));
-  return {
-    deps: { catalog: () => current, onCatalogChange: (l) => follower.onApplied(l), client },
-    close: async () => {
-      await follower.close();
-      await client.close();
-      await transport.close();
-    },
+}
+
+/** MCP over stdio; returns how to stop. */
+async function serveStdio(deps: FleetDeps): Promise<() => Promise<void>> {
+  const { server, dispose } = fleetMcpServer(deps, new InFlight());
+  await server.connect(new StdioServerTransport());
+  deps.log.info({ tools: deps.catalog().tools.size }, 'serving MCP on stdio');
+  return async () => {
+    dispose();
+    await server.close();
   };
+}
+
+/** MCP over streamable HTTP; returns how to stop. A setting it refuses closes the fleet view and is a usage error. */
+async function serveHttp(deps: FleetDeps, fleet: FleetView, settings: Settings, where: { host: string; port: number }, token: string | undefined): Promise<() => Promise<void>> {
+  let http: McpHttpServer;
+  try {
+    http = new McpHttpServer(deps, {
+      ...where,
+      token,
+      browser: { allowedHosts: settings.httpAllowedHosts, allowedOrigins: settings.httpAllowedOrigins },
+      maxSessions: settings.mcpMaxSessions,
+      idleMs: settings.mcpSessionIdleMs,
+    });
+  } catch (err) {
+    await fleet.close();
+    if (err instanceof ConfigError) throw new UsageError(err.problems.join('; '));
+    throw err;
+  }
+  const at = await http.start();
+  deps.log.info({ url: `http://${at.host}:${at.port}/mcp`, auth: token ? 'bearer token' : 'none (loopback only)', tools: deps.catalog().tools.size }, 'serving MCP on streamable HTTP');
+  return () => http.close();
 }
 
 const mcpServeCommand: Command = defineCommand({
@@ -171,26 +186,19 @@ const mcpServeCommand: Command = defineCommand({
   positionals: false,
   async run(io, { values }) {
     const { env, settings } = settingsFromFlags(io.env, values);
-    const positive = (flagValue: string | undefined, name: string, fallback: number): number => {
-      if (flagValue === undefined) return fallback;
-      const parsed = Number(flagValue);
-      if (!Number.isInteger(parsed) || parsed <= 0) throw new UsageError(`${name} must be a positive integer`);
-      return parsed;
-    };
     const maxInFlight = positive(values['max-in-flight'], '--max-in-flight', 64);
     const callTimeoutMs = positive(values['timeout-ms'], '--timeout-ms', settings.limits.timeoutMs);
     const secrets = loadSecrets(env, settings.secretsFile);
-    const token = settings.httpToken ? secrets.resolveOwn(settings.httpToken) : undefined;
-    if (settings.httpToken && !token) throw new UsageError(`TOOLWIRE_HTTP_TOKEN: the reference ${settings.httpToken} does not resolve`);
+    const token = tokenOf(settings, secrets);
     // Logs on stderr always: in stdio mode stdout is the protocol.
     const log = createLogger({ level: settings.logLevel, pretty: false, secrets: () => [...secrets.values(), ...settingSecrets(settings), ...(token ? [token] : [])] });
     const tracing = await startTracing(env, log);
     // 0: a free port, named in the log line that says where it serves.
     const port = values.http === undefined ? undefined : values.http === '0' ? 0 : positive(values.http, '--http', 0);
     const host = values.host ?? '127.0.0.1';
-    let f;
+    let f: FleetView;
     try {
-      f = await fleet(settings, io, log);
+      f = await openFleetView({ settings, transport: await openTransport(settings, log, io.signal), secrets, log, signal: io.signal });
     } catch (err) {
       if (err instanceof ConfigError) {
         io.stderr.write(`cannot start: ${err.problems.join('\n  ')}\n`);
@@ -198,37 +206,8 @@ const mcpServeCommand: Command = defineCommand({
       }
       throw err;
     }
-    const deps: FleetDeps = { ...f.deps, log, maxInFlight, callTimeoutMs };
-    let stopServing: () => Promise<void>;
-    if (port === undefined) {
-      const { server, dispose } = fleetMcpServer(deps, new InFlight());
-      const transport = new StdioServerTransport();
-      await server.connect(transport);
-      log.info({ tools: deps.catalog().tools.size }, 'serving MCP on stdio');
-      stopServing = async () => {
-        dispose();
-        await server.close();
-      };
-    } else {
-      let http: McpHttpServer;
-      try {
-        http = new McpHttpServer(deps, {
-          host,
-          port,
-          token,
-          browser: { allowedHosts: settings.httpAllowedHosts, allowedOrigins: settings.httpAllowedOrigins },
-          maxSessions: settings.mcpMaxSessions,
-          idleMs: settings.mcpSessionIdleMs,
-        });
-      } catch (err) {
-        await f.close();
-        if (err instanceof ConfigError) throw new UsageError(err.problems.join('; '));
-        throw err;
-      }
-      const at = await http.start();
-      log.info({ url: `http://${at.host}:${at.port}/mcp`, auth: token ? 'bearer token' : 'none (loopback only)', tools: deps.catalog().tools.size }, 'serving MCP on streamable HTTP');
-      stopServing = () => http.close();
-    }
+    const deps: FleetDeps = { catalog: () => f.catalog(), onCatalogChange: (l) => f.onCatalogChange(l), client: f.client, log, maxInFlight, callTimeoutMs };
+    const stopServing = port === undefined ? await serveStdio(deps) : await serveHttp(deps, f, settings, { host, port }, token);
     await new Promise<void>((resolve) => {
       if (io.signal.aborted) resolve();
       else io.signal.addEventListener('abort', () => resolve(), { once: true });

@@ -1,10 +1,10 @@
-import { startApp } from '../../app.js';
+import { startApp } from '../../assembly/app.js';
 import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../logging.js';
 import { startTracing } from '../../tracing/start-tracing.js';
 import { loadSecrets } from '../../secrets.js';
 import { settingSecrets } from '../../settings.js';
-import { openTransport } from '../open-transport.js';
+import { openTransport } from '../../assembly/open-transport.js';
 import { settingOptions, settingsFromFlags } from '../setting-flags.js';
 import { defineCommand, type Command } from '../command.js';
 

@@ -1,4 +1,5 @@
-import { buildCatalog } from '../../catalog/build-catalog.js';
+import { buildCatalog } from '../../assembly/build-catalog.js';
+import { credentialProblems } from '../../assembly/check-credentials.js';
 import { DirectoryConfigStore } from '../../config/directory-store.js';
 import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../logging.js';
@@ -6,7 +7,7 @@ import { defaultRegistry } from '../../plugins/default-registry.js';
 import { ExecPolicy } from '../../policy/exec-policy.js';
 import { loadSecrets } from '../../secrets.js';
 import { readSettings } from '../../settings.js';
-import { toolInputSchema } from '../../tools/json-schema.js';
+import { toolInputSchema } from '../../arguments/json-schema.js';
 import { UsageError } from '../args.js';
 import { defineCommand, type Command } from '../command.js';
 
@@ -46,12 +47,7 @@ TOOLWIRE_MODULE_ROOTS...; docs/security.md), before any check runs.
       // A directory: the operator's own, checked as a worker reading it would.
       const catalog = await buildCatalog(entries, registry, ctx, values.static ? { portable: true } : { policy: new ExecPolicy('directory', settings.execRules) });
       if (values['check-credentials']) {
-        const problems: string[] = [];
-        for (const service of catalog.services.values()) {
-          const factory = service.plugin ? registry.get(service.plugin.kind) : undefined;
-          const tools = [...catalog.tools.values()].filter((tool) => tool.service === service.id);
-          if (factory?.checkCredentials) problems.push(...(await factory.checkCredentials(service, tools, ctx, AbortSignal.any([io.signal, AbortSignal.timeout(60_000)]))));
-        }
+        const problems = await credentialProblems(catalog, registry, ctx, 60_000, io.signal);
         if (problems.length > 0) throw new ConfigError(problems);
       }
       io.stdout.write(`${dir}: ${catalog.services.size} tool-services, ${catalog.tools.size} tools: OK${values.static ? ' (static: plugins not checked)' : ''}\n`);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AbortedError, ConfigServiceError, TimeoutError } from '../../errors.js';
 import { ID_PROPERTY } from '../../envelope/properties.js';
-import { abortable } from '../../transport/abortable.js';
+import { abortable } from '../../async/abortable.js';
 import type { Subscription, Transport } from '../../transport/transport.js';
 import { DEFAULT_CONFIG_QUEUES, configResponseSchema, type ConfigQueues, type ConfigApi, type ConfigRequest, type ConfigResponse } from './config-wire.js';
 

@@ -1,8 +1,8 @@
 import { context, trace } from '@opentelemetry/api';
 import type { Tool, ToolService } from '../../catalog/descriptors.js';
 import { ConfigError, InvalidArgumentsError, ToolFailedError } from '../../errors.js';
-import { DifyDaemonClient } from '../dify-daemon/daemon-client.js';
-import { observe } from '../dify/observe-stream.js';
+import { DifyDaemonClient } from '../dify-common/daemon-client.js';
+import { observe } from '../dify-common/observe-stream.js';
 import type { Fleet, Plugin, PluginContext, PluginEvents, PluginFactory, ToolCall } from '../plugin.js';
 import { agentTarget, difyAgentOptionsSchema, DIFY_AGENT_KIND, type AgentTarget, type DifyAgentOptions } from './agent-options.js';
 import { CallScope } from './agent-call-scope.js';

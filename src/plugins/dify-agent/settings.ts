@@ -1,6 +1,6 @@
 import type { Secrets } from '../../secrets.js';
 import { parseTopic } from '../../transport/topic-name.js';
-import { SettingsReader } from '../dify/settings-reader.js';
+import { SettingsReader } from '../settings-reader.js';
 import { blobSinkFor, type BlobSink } from '../blob-sink.js';
 
 /**

@@ -1,5 +1,5 @@
 import { isPlainObject } from '../../plain-object.js';
-import { i18n } from '../dify/tool-declaration.js';
+import { i18n } from '../dify-common/tool-declaration.js';
 
 /**
  * What a strategy YAML (`strategies/<name>.yaml`: identity, description, parameters) declares,

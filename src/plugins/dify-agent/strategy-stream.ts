@@ -1,7 +1,7 @@
 import type { Span } from '@opentelemetry/api';
 import type { Logger } from 'pino';
-import type { StreamItem } from '../dify/observe-stream.js';
-import { stringifyPluginJson } from '../dify/plugin-json.js';
+import type { StreamItem } from '../dify-common/observe-stream.js';
+import { stringifyPluginJson } from '../dify-common/plugin-json.js';
 
 type Json = Record<string, unknown>;
 

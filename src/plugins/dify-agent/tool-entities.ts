@@ -1,5 +1,5 @@
 import type { Tool } from '../../catalog/descriptors.js';
-import { toolInputSchema } from '../../tools/json-schema.js';
+import { toolInputSchema } from '../../arguments/json-schema.js';
 
 /** The provider name every catalog tool carries in a strategy's tool list. */
 export const FLEET_PROVIDER = 'toolwire';

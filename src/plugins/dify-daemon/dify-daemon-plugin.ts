@@ -3,16 +3,16 @@ import { ConfigError } from '../../errors.js';
 import type { Secrets } from '../../secrets.js';
 import type { Plugin, PluginContext, PluginEvents, PluginFactory, ToolCall } from '../plugin.js';
 import { AddressGuard, type Resolver } from '../../net/address-guard.js';
-import { checkFileUrls } from '../dify/file-urls.js';
-import { checkTargets, difyOptionsSchema, type DifyOptions } from '../dify/dify-tool-options.js';
-import { observe } from '../dify/observe-stream.js';
-import { withRetry } from '../dify/retry.js';
-import { prepareDifyInvocation } from '../dify/prepare-invocation.js';
-import { DifyDaemonClient } from './daemon-client.js';
+import { checkFileUrls } from '../dify-common/file-urls.js';
+import { checkTargets, difyOptionsSchema, type DifyOptions } from '../dify-common/dify-tool-options.js';
+import { observe } from '../dify-common/observe-stream.js';
+import { withRetry } from '../dify-common/retry.js';
+import { prepareDifyInvocation } from '../dify-common/prepare-invocation.js';
+import { DifyDaemonClient } from '../dify-common/daemon-client.js';
 import { readDifyDaemonSettings, type DifyDaemonSettings } from './settings.js';
 import { validateServiceCredentials } from './validate-credentials.js';
 import type { PluginFaults } from '../plugin-faults.js';
-import { withFaultReport } from '../dify/fault-report.js';
+import { withFaultReport } from '../dify-common/fault-report.js';
 
 export const DIFY_DAEMON_KIND = 'dify-daemon';
 

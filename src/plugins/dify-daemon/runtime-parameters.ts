@@ -1,7 +1,7 @@
 import { isPlainObject } from '../../plain-object.js';
 import { unresolvedReason, type Secrets } from '../../secrets.js';
-import { agentError } from '../dify/agent-error.js';
-import { DifyDaemonClient } from './daemon-client.js';
+import { agentError } from '../dify-common/agent-error.js';
+import { DifyDaemonClient } from '../dify-common/daemon-client.js';
 
 /**
  * A tool's parameter declarations as the plugin daemon reports them at run time (a provider

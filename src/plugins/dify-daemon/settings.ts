@@ -1,9 +1,9 @@
 import type { Secrets } from '../../secrets.js';
 import type { BlobSink } from '../blob-sink.js';
 import { blobSinkFor } from '../blob-sink.js';
-import { DEFAULT_RETRY, type RetryPolicy } from '../dify/retry.js';
-import { SettingsReader } from '../dify/settings-reader.js';
-import { readFileUrlPolicy } from '../dify/file-urls.js';
+import { DEFAULT_RETRY, type RetryPolicy } from '../dify-common/retry.js';
+import { SettingsReader } from '../settings-reader.js';
+import { readFileUrlPolicy } from '../dify-common/file-urls.js';
 import type { AddressPolicy } from '../../net/address-guard.js';
 
 /**

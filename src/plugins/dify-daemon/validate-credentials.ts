@@ -1,9 +1,9 @@
 import type { Tool, ToolService } from '../../catalog/descriptors.js';
 import { isPlainObject } from '../../plain-object.js';
 import type { Secrets } from '../../secrets.js';
-import { agentError } from '../dify/agent-error.js';
-import { resolveCredentials, resolveTarget } from '../dify/dify-tool-options.js';
-import { DifyDaemonClient } from './daemon-client.js';
+import { agentError } from '../dify-common/agent-error.js';
+import { resolveCredentials, resolveTarget } from '../dify-common/dify-tool-options.js';
+import { DifyDaemonClient } from '../dify-common/daemon-client.js';
 import type { DifyDaemonSettings } from './settings.js';
 
 /**

@@ -1,19 +1,19 @@
 import type { Tool, ToolService } from '../../catalog/descriptors.js';
 import { ConfigError } from '../../errors.js';
 import type { Secrets } from '../../secrets.js';
-import { checkTargets, difyOptionsSchema, type DifyOptions } from '../dify/dify-tool-options.js';
-import { observe } from '../dify/observe-stream.js';
-import { withRetry } from '../dify/retry.js';
-import { prepareDifyInvocation } from '../dify/prepare-invocation.js';
+import { checkTargets, difyOptionsSchema, type DifyOptions } from '../dify-common/dify-tool-options.js';
+import { observe } from '../dify-common/observe-stream.js';
+import { withRetry } from '../dify-common/retry.js';
+import { prepareDifyInvocation } from '../dify-common/prepare-invocation.js';
 import type { Plugin, PluginContext, PluginEvents, PluginFactory, ToolCall } from '../plugin.js';
 import { AddressGuard, type Resolver } from '../../net/address-guard.js';
-import { checkFileUrls } from '../dify/file-urls.js';
+import { checkFileUrls } from '../dify-common/file-urls.js';
 import { DifySlimSetting, readDifySlimSettings, SlimMode, type DifySlimSettings } from './settings.js';
 import type { Execution } from '../../policy/exec-policy.js';
 import { slimItems } from './slim-items.js';
 import { runSlim } from './slim-process.js';
 import type { PluginFaults } from '../plugin-faults.js';
-import { withFaultReport } from '../dify/fault-report.js';
+import { withFaultReport } from '../dify-common/fault-report.js';
 
 export const DIFY_SLIM_KIND = 'dify-slim';
 
@@ -79,12 +79,12 @@ export const difySlimPluginFactory: PluginFactory<DifyOptions, DifyOptions> = {
   serviceOptions: difyOptionsSchema,
   toolOptions: difyOptionsSchema,
   /** In local mode slim fetches the plugin a descriptor names and runs its code here; in remote mode the daemon runs it. */
-  async executes(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<Execution[]> {
+  async executes(service, tools, ctx): Promise<Execution[]> {
     if ((ctx.settings[DifySlimSetting.Mode]?.trim() || SlimMode.Remote) !== SlimMode.Local) return [];
-    const own = (service.plugin!.options as DifyOptions).plugin_unique_identifier;
+    const own = service.plugin.options.plugin_unique_identifier;
     const found: Execution[] = own === undefined ? [] : [{ type: 'slim-plugin', where: `${service.source}: plugin.plugin_unique_identifier`, id: own }];
     for (const t of tools) {
-      const id = (t.pluginOptions as DifyOptions | undefined)?.plugin_unique_identifier;
+      const id = t.pluginOptions.plugin_unique_identifier;
       if (id !== undefined) found.push({ type: 'slim-plugin', where: `${t.source}: plugin-options.plugin_unique_identifier`, id });
     }
     return found;

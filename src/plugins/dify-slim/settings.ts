@@ -1,10 +1,10 @@
 import type { Secrets } from '../../secrets.js';
 import { blobSinkFor, type BlobSink } from '../blob-sink.js';
-import { DEFAULT_RETRY, type RetryPolicy } from '../dify/retry.js';
-import { SettingsReader } from '../dify/settings-reader.js';
-import { readFileUrlPolicy } from '../dify/file-urls.js';
+import { DEFAULT_RETRY, type RetryPolicy } from '../dify-common/retry.js';
+import { SettingsReader } from '../settings-reader.js';
+import { readFileUrlPolicy } from '../dify-common/file-urls.js';
 import type { AddressPolicy } from '../../net/address-guard.js';
-import { CHILD_BASICS, slimEnvNames } from '../../settings.js';
+import { CHILD_BASICS, slimEnvNames } from './child-env.js';
 
 export const SlimMode = { Remote: 'remote', Local: 'local' } as const;
 export type SlimMode = (typeof SlimMode)[keyof typeof SlimMode];

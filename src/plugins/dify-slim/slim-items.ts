@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { ToolFailedError, UnavailableError } from '../../errors.js';
-import { unwrapDifyError, unwrapErrorMessage, type DifyError } from '../dify/dify-error.js';
-import type { StreamItem } from '../dify/observe-stream.js';
+import { unwrapDifyError, unwrapErrorMessage, type DifyError } from '../dify-common/dify-error.js';
+import type { StreamItem } from '../dify-common/observe-stream.js';
 import { redact, truncate } from '../../redact.js';
 import type { SlimMode } from './settings.js';
 import type { SlimOutput } from './slim-process.js';

@@ -3,8 +3,8 @@ import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { Logger } from 'pino';
 import { TimeoutError, ToolFailedError } from '../../errors.js';
-import { abortError } from '../abort.js';
-import { parsePluginJson } from '../dify/plugin-json.js';
+import { abortError } from '../../async/abort-error.js';
+import { parsePluginJson } from '../dify-common/plugin-json.js';
 
 /** One line of slim's stdout, parsed; or, last, how the process ended. */
 export type SlimOutput =

@@ -1,5 +1,5 @@
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import { objectSchemaArguments } from '../../tools/object-schema-arguments.js';
+import { objectSchemaArguments } from '../../arguments/object-schema-arguments.js';
 
 /** A tool's declared arguments, from its `inputSchema`. */
 export function argumentsOf(tool: McpTool): Record<string, unknown>[] {

@@ -1,12 +1,11 @@
-import type { Tool, ToolService } from '../../catalog/descriptors.js';
 import type { Execution, Reach } from '../../policy/exec-policy.js';
 import { ExecSetting } from '../../policy/exec-rules.js';
 import { ConfigError, errorMessage } from '../../errors.js';
 import { AddressGuard, AddressRefusedError } from '../../net/address-guard.js';
 import { guardedFetch, type GuardedFetch } from '../../net/guarded-fetch.js';
-import { AsyncQueue } from '../../transport/async-queue.js';
+import { AsyncQueue } from '../../async/async-queue.js';
 import { blobSinkFor, type BlobSink } from '../blob-sink.js';
-import type { Observation, Plugin, PluginContext, PluginFactory, ToolCall } from '../plugin.js';
+import type { Observation, Plugin, PluginContext, PluginFactory, ServiceWith, ToolCall, ToolWith } from '../plugin.js';
 import { mcpServiceOptions, mcpToolOptions, type McpServiceOptions, type McpToolOptions } from './mcp-options.js';
 import { resultText } from './mcp-result.js';
 import { connectMcp, listAllTools, McpSession, type McpSessionContext } from './mcp-session.js';
@@ -15,6 +14,8 @@ import { stdioLaunch } from './stdio-launch.js';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 
 export const MCP_KIND = 'mcp';
+
+type McpService = ServiceWith<McpServiceOptions>;
 
 /** The environment basics a stdio server inherits from the worker; nothing else of it. */
 const BASICS = ['PATH', 'HOME', 'TMPDIR', 'LANG'];
@@ -27,19 +28,19 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * addresses for this config source (TOOLWIRE_ALLOW_PRIVATE; by default for TrustGraph's): the
  * descriptor's URL is the config writer's, and the worker may sit inside a private network.
  */
-function guardedNet(service: ToolService, ctx: PluginContext): GuardedFetch | undefined {
+function guardedNet(service: McpService, ctx: PluginContext): GuardedFetch | undefined {
   const allowed = ctx.policy?.privateAllowance() ?? true;
-  if ((service.plugin?.options as McpServiceOptions).transport !== 'http' || allowed === true) return undefined;
+  if (service.plugin.options.transport !== 'http' || allowed === true) return undefined;
   const guard = new AddressGuard({ allowPrivate: [...allowed], allowPrivateSetting: ExecSetting.PrivateNetworks }, ctx.resolve);
   return guardedFetch(guard, { connectTimeoutMs: CONNECT_TIMEOUT_MS });
 }
 
 /** Throws ConfigError when the MCP_STDIO_* settings a stdio server needs are wrong. */
-function sessionContext(service: ToolService, ctx: PluginContext, net: GuardedFetch | undefined): McpSessionContext {
+function sessionContext(service: McpService, ctx: PluginContext, net: GuardedFetch | undefined): McpSessionContext {
   const basics: Record<string, string | undefined> = {};
   for (const k of BASICS) basics[k] = ctx.settings[k];
   const { identity, problems } = readStdioIdentity(ctx.settings, ctx.secrets);
-  if (problems.length && (service.plugin?.options as McpServiceOptions | undefined)?.transport === 'stdio') throw new ConfigError(problems);
+  if (problems.length && service.plugin.options.transport === 'stdio') throw new ConfigError(problems);
   return { serviceId: service.id, configDir: ctx.configDir, secrets: ctx.secrets, basics, stdio: identity, log: ctx.log, events: ctx.events, fetch: net?.fetch };
 }
 
@@ -54,7 +55,7 @@ function progressText(p: { progress: number; total?: number; message?: string })
 }
 
 /** The tools of one MCP server, served over one long-lived session. */
-export class McpPlugin implements Plugin {
+export class McpPlugin implements Plugin<McpToolOptions> {
   readonly kind = MCP_KIND;
 
   constructor(
@@ -63,8 +64,8 @@ export class McpPlugin implements Plugin {
     private readonly net: GuardedFetch | undefined,
   ) {}
 
-  invoke(call: ToolCall): Observation {
-    const name = (call.tool?.pluginOptions as McpToolOptions | undefined)?.tool ?? call.tool?.name;
+  invoke(call: ToolCall<McpToolOptions>): Observation {
+    const name = call.tool?.pluginOptions.tool ?? call.tool?.name;
     if (!name) return Promise.reject(new ConfigError([`service ${call.service.id}: an mcp service answers only the tools it declares`]));
     const { timeoutMs } = call;
     const args = call.arguments as Record<string, unknown>;
@@ -97,10 +98,10 @@ export class McpPlugin implements Plugin {
 }
 
 /** A problem for each tool whose MCP tool the server does not offer. */
-function missingTools(service: ToolService, tools: readonly Tool[], offeredTools: readonly McpTool[]): string[] {
+function missingTools(service: McpService, tools: readonly ToolWith<McpToolOptions>[], offeredTools: readonly McpTool[]): string[] {
   const offered = new Set(offeredTools.map((t) => t.name));
   return tools
-    .map((t) => ({ t, name: (t.pluginOptions as McpToolOptions | undefined)?.tool ?? t.name }))
+    .map((t) => ({ t, name: t.pluginOptions.tool ?? t.name }))
     .filter(({ name }) => !offered.has(name))
     .map(({ t, name }) => `${t.source}: plugin-options.tool: the MCP server of ${service.id} has no tool "${name}" (it has: ${[...offered].join(', ') || 'none'})`);
 }
@@ -110,8 +111,8 @@ export const mcpPluginFactory: PluginFactory<McpServiceOptions, McpToolOptions> 
   serviceOptions: mcpServiceOptions,
   toolOptions: mcpToolOptions,
   /** A stdio server is a command the worker starts: at the check, at create, at each reconnect. */
-  async executes(service: ToolService, _tools, ctx: PluginContext): Promise<Execution[]> {
-    const o = service.plugin!.options as McpServiceOptions;
+  async executes(service, _tools, ctx): Promise<Execution[]> {
+    const o = service.plugin.options;
     if (o.transport !== 'stdio') return [];
     // As the child is spawned: a name is looked up on PATH, a path is the file this resolves.
     const { cwd, path } = stdioLaunch(o, ctx.configDir, readStdioIdentity(ctx.settings, ctx.secrets).identity.cwd);
@@ -122,8 +123,8 @@ export const mcpPluginFactory: PluginFactory<McpServiceOptions, McpToolOptions> 
     if (o.cwd !== undefined) found.push({ type: 'working-dir', where: `${service.source}: plugin.cwd`, dir: cwd });
     return found;
   },
-  reaches(service: ToolService): Reach[] {
-    const o = service.plugin!.options as McpServiceOptions;
+  reaches(service): Reach[] {
+    const o = service.plugin.options;
     return o.transport === 'http' ? [{ where: `${service.source}: plugin.url`, url: o.url, allowPrivate: false }] : [];
   },
   /**
@@ -131,12 +132,12 @@ export const mcpPluginFactory: PluginFactory<McpServiceOptions, McpToolOptions> 
    * tools changed, the running plugin's session is asked, so a stdio server is not started
    * once more; should that session fail, a connection of the check's own decides.
    */
-  async check(service: ToolService, tools: readonly Tool[], ctx: PluginContext, running?: Plugin): Promise<string[]> {
+  async check(service, tools, ctx, running): Promise<string[]> {
     if (running instanceof McpPlugin) {
       const offered = await running.listTools(AbortSignal.timeout(30_000)).catch(() => undefined);
       if (offered) return missingTools(service, tools, offered);
     }
-    const options = service.plugin!.options as McpServiceOptions;
+    const options = service.plugin.options;
     const net = guardedNet(service, ctx);
     let client;
     try {
@@ -156,9 +157,9 @@ export const mcpPluginFactory: PluginFactory<McpServiceOptions, McpToolOptions> 
       await net?.close();
     }
   },
-  async create(service: ToolService, ctx: PluginContext): Promise<Plugin> {
+  async create(service, ctx): Promise<McpPlugin> {
     const net = guardedNet(service, ctx);
-    const session = new McpSession(service.plugin!.options as McpServiceOptions, sessionContext(service, ctx, net));
+    const session = new McpSession(service.plugin.options, sessionContext(service, ctx, net));
     await session.open(AbortSignal.timeout(30_000)).catch(async (err: unknown) => {
       // Served anyway: calls reconnect, and say what is wrong meanwhile.
       if (err instanceof ConfigError) {

@@ -1,4 +1,4 @@
-import { SettingsReader } from '../dify/settings-reader.js';
+import { SettingsReader } from '../settings-reader.js';
 import type { Secrets } from '../../secrets.js';
 
 /**

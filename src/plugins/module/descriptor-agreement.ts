@@ -1,5 +1,5 @@
 import type { Tool } from '../../catalog/descriptors.js';
-import { parameterSchema, type Parameter } from '../../tools/parameter.js';
+import { parameterSchema, type Parameter } from '../../arguments/parameter.js';
 import { typedToolArguments, type TypedTool } from './typed-tool.js';
 
 /**

@@ -3,17 +3,17 @@ import { resolve as resolveImport } from 'import-meta-resolve';
 import { realpath } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import type { Tool, ToolService } from '../../catalog/descriptors.js';
 import { UnknownToolError } from '../../errors.js';
 import type { Execution } from '../../policy/exec-policy.js';
 import { observationText } from '../../envelope/response.js';
-import { isAsyncIterable, type Observation, type Plugin, type PluginContext, type PluginFactory, type ToolCall } from '../plugin.js';
+import { isAsyncIterable, type Observation, type Plugin, type PluginFactory, type ToolCall, type ToolWith } from '../plugin.js';
 import { BUILTIN_TOOLS } from './builtin/index.js';
 import { descriptorDisagreements } from './descriptor-agreement.js';
 import { importModuleFile, isTypeScript } from './module-loader.js';
 import { isWatchRevision } from './module-revision.js';
 import { typeErrors } from './type-check.js';
-import type { ModuleTool, ModuleToolContext } from './module-tool.js';
+import type { ModuleTool } from './module-tool.js';
+import type { ModuleToolContext } from './tool-context.js';
 import { isTypedTool, parseArguments, typedToolsOf, type TypedTool } from './typed-tool.js';
 
 const options = z.strictObject({
@@ -76,11 +76,11 @@ async function loadModule(o: ModuleOptions, configDir: string): Promise<Loaded> 
 }
 
 /** The typed tool a descriptor names: `plugin-options.tool`, else its own name; a module of one tool needs neither. */
-function pickTyped(tools: ReadonlyMap<string, { tool: TypedTool }>, tool: Tool | undefined): TypedTool | undefined {
-  const name = (tool?.pluginOptions as ModuleToolOptions | undefined)?.tool ?? tool?.name;
+function pickTyped(tools: ReadonlyMap<string, { tool: TypedTool }>, tool: ToolWith<ModuleToolOptions> | undefined): TypedTool | undefined {
+  const name = tool?.pluginOptions.tool ?? tool?.name;
   const named = name === undefined ? undefined : tools.get(name)?.tool;
   if (named) return named;
-  return tools.size === 1 && (tool?.pluginOptions as ModuleToolOptions | undefined)?.tool === undefined ? tools.values().next().value?.tool : undefined;
+  return tools.size === 1 && tool?.pluginOptions.tool === undefined ? tools.values().next().value?.tool : undefined;
 }
 
 function contextOf(call: ToolCall, args: Readonly<Record<string, unknown>>): ModuleToolContext {
@@ -101,11 +101,11 @@ function contextOf(call: ToolCall, args: Readonly<Record<string, unknown>>): Mod
   };
 }
 
-class ModulePlugin implements Plugin {
+class ModulePlugin implements Plugin<ModuleToolOptions> {
   readonly kind = 'module';
   constructor(private readonly loaded: Loaded) {}
 
-  invoke(call: ToolCall): Observation {
+  invoke(call: ToolCall<ModuleToolOptions>): Observation {
     let out: ReturnType<ModuleTool>;
     if (this.loaded.kind === 'function') {
       out = this.loaded.fn(contextOf(call, call.arguments));
@@ -129,20 +129,20 @@ async function* chunksOf(out: AsyncIterable<unknown>): AsyncIterable<string> {
 }
 
 /** In-process tools named by descriptors (never by a request). */
-export const modulePluginFactory: PluginFactory<ModuleOptions> = {
+export const modulePluginFactory: PluginFactory<ModuleOptions, ModuleToolOptions> = {
   kind: 'module',
   serviceOptions: options,
   toolOptions,
   /** A file or package module runs its top-level code when imported, at the check already. */
-  async executes(service: ToolService, _tools, ctx: PluginContext): Promise<Execution[]> {
-    const o = service.plugin!.options as ModuleOptions;
+  async executes(service, _tools, ctx): Promise<Execution[]> {
+    const o = service.plugin.options;
     if (o.module.startsWith('builtin:')) return [];
     const file = await moduleFile(o.module, ctx.configDir).catch(() => undefined);
     return [{ type: 'module', where: `${service.source}: plugin.module`, specifier: o.module, file }];
   },
   /** The module imports, and each tool descriptor agrees with the schema of the typed tool it calls. */
-  async check(service: ToolService, tools, ctx: PluginContext) {
-    const o = service.plugin!.options as ModuleOptions;
+  async check(service, tools, ctx) {
+    const o = service.plugin.options;
     // Under `run --watch` (a revision is set) a TypeScript module is type checked first: tsx
     // would run it with its type errors.
     if (o.revision !== undefined && !o.module.startsWith('builtin:')) {
@@ -161,11 +161,11 @@ export const modulePluginFactory: PluginFactory<ModuleOptions> = {
     if (loaded.kind === 'function') return [];
     return tools.flatMap((t) => {
       const typed = pickTyped(loaded.tools, t);
-      if (!typed) return [`${t.source}: plugin-options.tool: the module has no tool ${JSON.stringify((t.pluginOptions as ModuleToolOptions | undefined)?.tool ?? t.name)} (it has ${[...loaded.tools.keys()].join(', ')})`];
+      if (!typed) return [`${t.source}: plugin-options.tool: the module has no tool ${JSON.stringify(t.pluginOptions.tool ?? t.name)} (it has ${[...loaded.tools.keys()].join(', ')})`];
       return descriptorDisagreements(typed, t).map((p) => `${t.source}: arguments: ${p}`);
     });
   },
-  async create(service: ToolService, ctx: PluginContext) {
-    return new ModulePlugin(await loadModule(service.plugin!.options as ModuleOptions, ctx.configDir));
+  async create(service, ctx) {
+    return new ModulePlugin(await loadModule(service.plugin.options, ctx.configDir));
   },
 };

@@ -1,22 +1,8 @@
-import type { Logger } from 'pino';
+import type { ModuleToolContext, ModuleToolResult } from './tool-context.js';
 import { typedTool, type ArgumentsSchema, type TypedTool, type TypedToolDefinition } from './typed-tool.js';
 
-/** What an in-process tool receives. */
-export interface ModuleToolContext {
-  /** The tool's name when a descriptor matched. */
-  readonly tool: string | undefined;
-  readonly service: string;
-  readonly requestId: string;
-  readonly config: Readonly<Record<string, unknown>>;
-  readonly arguments: Readonly<Record<string, unknown>>;
-  readonly user?: string;
-  /** Aborted on timeout or shutdown: pass it to whatever may block. */
-  readonly signal: AbortSignal;
-  readonly log: Logger;
-}
-
-/** A value (a string, or anything JSON: sent as its JSON text), or chunks of an answer. */
-export type ModuleToolResult = unknown;
+// The public API (index.ts) names them beside defineTool.
+export type { ModuleToolContext, ModuleToolResult } from './tool-context.js';
 
 /**
  * An in-process tool: a function that returns (or resolves to) its answer, or an async

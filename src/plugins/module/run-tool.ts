@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { observationText } from '../../envelope/response.js';
 import { isAsyncIterable } from '../plugin.js';
-import type { ModuleToolContext } from './module-tool.js';
+import type { ModuleToolContext } from './tool-context.js';
 import { parseArguments, type ArgumentsSchema, type TypedTool } from './typed-tool.js';
 
 export interface RunToolOptions {

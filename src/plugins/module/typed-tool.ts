@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { InvalidArgumentsError } from '../../errors.js';
-import { objectSchemaArguments } from '../../tools/object-schema-arguments.js';
-import type { ModuleToolContext, ModuleToolResult } from './module-tool.js';
+import { objectSchemaArguments } from '../../arguments/object-schema-arguments.js';
+import type { ModuleToolContext, ModuleToolResult } from './tool-context.js';
 
 /** An object schema: the arguments a typed tool takes. */
 export type ArgumentsSchema = z.ZodObject;

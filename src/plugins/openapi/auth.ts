@@ -1,5 +1,5 @@
 import { AbortedError, UnauthorizedError, UnavailableError, errorMessage } from '../../errors.js';
-import { abortError } from '../abort.js';
+import { abortError } from '../../async/abort-error.js';
 import { resolveDescriptorValue, type Secrets } from '../../secrets.js';
 import type { AuthOptions } from './openapi-options.js';
 

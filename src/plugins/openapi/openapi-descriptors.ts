@@ -1,5 +1,5 @@
 import { isPlainObject } from '../../plain-object.js';
-import { schemaArgument } from '../../tools/schema-argument.js';
+import { schemaArgument } from '../../arguments/schema-argument.js';
 import type { ArgumentBinding, AuthOptions, OpenApiToolOptions } from './openapi-options.js';
 import { operationName, type Operation, type SecurityScheme } from './operations.js';
 

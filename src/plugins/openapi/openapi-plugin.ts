@@ -1,11 +1,11 @@
 import { STATUS_CODES } from 'node:http';
 import { Agent, type Dispatcher } from 'undici';
-import type { Tool, ToolService } from '../../catalog/descriptors.js';
 import { ConfigError, ToolFailedError, ToolwireError, UnavailableError, TimeoutError, errorMessage } from '../../errors.js';
 import { resolveDescriptorValue } from '../../secrets.js';
 import { injectTraceContext } from '../../tracing/trace-context.js';
 import { AddressGuard, AddressRefusedError, type Resolver } from '../../net/address-guard.js';
-import { abortError, sleep } from '../abort.js';
+import { abortError } from '../../async/abort-error.js';
+import { sleep } from '../../async/sleep.js';
 import { blobSinkFor, type BlobSink } from '../blob-sink.js';
 import type { Plugin, PluginContext, PluginFactory, ToolCall } from '../plugin.js';
 import type { Reach } from '../../policy/exec-policy.js';
@@ -61,13 +61,14 @@ function requestFailure(err: unknown, signal: AbortSignal): ToolwireError {
 const TOKEN_READ_MS = 60_000;
 
 /** The operations of one HTTP API, called through one guarded connection pool. */
-export class OpenApiPlugin implements Plugin {
+export class OpenApiPlugin implements Plugin<OpenApiToolOptions> {
   readonly kind = OPENAPI_KIND;
   private readonly agent: Agent;
   private readonly auth: ServiceAuth;
   private readonly headers: Record<string, string>;
   /** Secret values this service sends, masked in anything an agent reads. */
   private readonly secretValues: readonly string[];
+  private closing: Promise<void> | undefined;
 
   constructor(
     private readonly options: OpenApiServiceOptions,
@@ -96,8 +97,8 @@ export class OpenApiPlugin implements Plugin {
   }
 
 
-  async invoke(call: ToolCall): Promise<string> {
-    const op = call.tool?.pluginOptions as OpenApiToolOptions | undefined;
+  async invoke(call: ToolCall<OpenApiToolOptions>): Promise<string> {
+    const op = call.tool?.pluginOptions;
     if (!op) throw new ConfigError([`service ${call.service.id}: an openapi service answers only the tools it declares`]);
     const request = buildRequest(this.options.server, op, call.arguments);
     const secrets = this.secretValues;
@@ -180,8 +181,6 @@ export class OpenApiPlugin implements Plugin {
     }
   }
 
-  private closing: Promise<void> | undefined;
-
   /** Idempotent: the worker closes a plugin on stop, and a reload may too. */
   close(): Promise<void> {
     // A token fetch is no call's: it would hold the pool's close until it ends.
@@ -205,16 +204,16 @@ export const openApiPluginFactory: PluginFactory<OpenApiServiceOptions, OpenApiT
      * operator's TOOLWIRE_ALLOW_PRIVATE must cover them, so a config writer cannot point the
      * worker at its own network. Within that, the service's guard holds it to `allow-private`.
      */
-    reaches(service: ToolService): Reach[] {
-      const o = service.plugin!.options as OpenApiServiceOptions;
+    reaches(service): Reach[] {
+      const o = service.plugin.options;
       const asked = o['allow-private'];
       const found: Reach[] = [{ where: `${service.source}: ${asked === false ? 'plugin.server' : 'plugin.allow-private'}`, url: o.server, allowPrivate: asked }];
       if (o.auth.type === 'oauth2-client-credentials') found.push({ where: `${service.source}: plugin.auth.token-url`, url: o.auth['token-url'], allowPrivate: false });
       return found;
     },
     /** Secrets resolve, and the server is a host and an address the service may reach. */
-    async check(service: ToolService, _tools: readonly Tool[], ctx: PluginContext): Promise<string[]> {
-      const o = service.plugin!.options as OpenApiServiceOptions;
+    async check(service, _tools, ctx): Promise<string[]> {
+      const o = service.plugin.options;
       const problems: string[] = [];
       try {
         new ServiceAuth(o.auth, ctx.secrets, () => Promise.reject(new Error('not used')), 0);
@@ -234,8 +233,8 @@ export const openApiPluginFactory: PluginFactory<OpenApiServiceOptions, OpenApiT
       }
       return problems;
     },
-    async create(service: ToolService, ctx: PluginContext): Promise<Plugin> {
-      const o = service.plugin!.options as OpenApiServiceOptions;
+    async create(service, ctx): Promise<OpenApiPlugin> {
+      const o = service.plugin.options;
       return new OpenApiPlugin(o, ctx, serviceGuard(o, ctx.resolve), blobSink(ctx), await trustedCas(ctx.settings));
     },
 };

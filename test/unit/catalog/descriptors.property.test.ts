@@ -7,13 +7,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { buildCatalog } from '../../../src/catalog/build-catalog.js';
+import { buildCatalog } from '../../../src/assembly/build-catalog.js';
 import type { Catalog } from '../../../src/catalog/catalog.js';
 import { toolSchema, toolServiceSchema } from '../../../src/catalog/descriptors.js';
 import type { ConfigEntry } from '../../../src/config/config-store.js';
 import { ConfigError } from '../../../src/errors.js';
 import { defaultRegistry } from '../../../src/plugins/default-registry.js';
-import { ParameterType } from '../../../src/tools/parameter.js';
+import { ParameterType } from '../../../src/arguments/parameter.js';
 import { captureLogger, pluginContext } from '../../support/harness.js';
 import { anyText, checkAsyncProperty, checkProperty, PROPERTY_TIMEOUT_MS } from '../../support/properties.js';
 

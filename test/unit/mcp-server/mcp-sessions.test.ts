@@ -8,7 +8,7 @@ import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startApp, type App } from '../../../src/app.js';
+import { startApp, type App } from '../../../src/assembly/app.js';
 import type { FleetDeps } from '../../../src/mcp-server/fleet-mcp-server.js';
 import { McpHttpServer } from '../../../src/mcp-server/mcp-http.js';
 import { McpSession } from '../../../src/mcp-server/mcp-sessions.js';

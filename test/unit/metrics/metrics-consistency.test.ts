@@ -6,12 +6,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { TOOL_PROPERTY } from '../../../src/envelope/properties.js';
 import { TransportError } from '../../../src/errors.js';
-import { WorkerMetrics } from '../../../src/metrics/worker-metrics.js';
+import { metricsInterceptor, WorkerMetrics } from '../../../src/metrics/worker-metrics.js';
 import type { ToolCall } from '../../../src/plugins/plugin.js';
 import { MemoryTransport } from '../../../src/transport/memory-transport.js';
 import type { IncomingMessage, Producer, SubscribeOptions, Subscription, Transport } from '../../../src/transport/transport.js';
 import { Worker } from '../../../src/worker/worker.js';
-import { captureLogger, catalogOf, entry, pluginsOf, service, testRegistry } from '../../support/harness.js';
+import { captureLogger, catalogOf, entry, pluginMaker, service, testRegistry } from '../../support/harness.js';
 import { ResponseCollector } from '../../support/worker-fixture.js';
 
 const RES = 'non-persistent://tg/response/consistency';
@@ -107,7 +107,16 @@ async function start(entries: Parameters<typeof catalogOf>[0]) {
   const transport = new HeldTransport();
   const metrics = new WorkerMetrics({ processMetrics: false });
   const catalog = await catalogOf(entries, registry);
-  const worker = new Worker({ transport, catalog, plugins: await pluginsOf(catalog, registry), log, metrics, limits: { nackDelayMs: 10 } });
+  // Wired as the app wires them (assembly/app.ts).
+  const worker = await Worker.create({
+    transport,
+    catalog,
+    createPlugin: pluginMaker(registry),
+    log,
+    interceptors: (s) => [metricsInterceptor(metrics.forService(s.id))],
+    events: metrics.workerEvents(),
+    limits: { nackDelayMs: 10 },
+  });
   await worker.start();
   const answers = await ResponseCollector.on(transport.inner, RES);
   close = async () => {
@@ -163,7 +172,7 @@ describe('a scrape', () => {
     const before = await metrics.text();
     expect(before).toMatch(/tool="dropped"/);
     expect(before).toMatch(/service="goes"/);
-    await worker.apply(await catalogOf([svc('stays'), tool('kept', 'stays')], registry), async (s) => pluginsOf(await catalogOf([svc(s.id)], registry), registry).then((m) => m.get(s.id)));
+    await worker.apply(await catalogOf([svc('stays'), tool('kept', 'stays')], registry));
     const after = await metrics.text();
     expect(after).not.toMatch(/tool="dropped"/);
     expect(after).not.toMatch(/service="goes"/);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type App } from '../../../src/app.js';
+import { startApp, type App } from '../../../src/assembly/app.js';
 import { Catalog } from '../../../src/catalog/catalog.js';
 import type { ToolService } from '../../../src/catalog/descriptors.js';
 import { ToolResponseError } from '../../../src/client/tool-client.js';

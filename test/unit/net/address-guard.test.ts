@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AddressGuard, AddressRefusedError } from '../../../src/net/address-guard.js';
-import { readFileUrlPolicy } from '../../../src/plugins/dify/file-urls.js';
-import { SettingsReader } from '../../../src/plugins/dify/settings-reader.js';
+import { readFileUrlPolicy } from '../../../src/plugins/dify-common/file-urls.js';
+import { SettingsReader } from '../../../src/plugins/settings-reader.js';
 import { loadSecrets } from '../../../src/secrets.js';
 
 const names: Record<string, string[]> = {

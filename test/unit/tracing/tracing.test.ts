@@ -14,7 +14,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { fleetMcpServer, InFlight } from '../../../src/mcp-server/fleet-mcp-server.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type App } from '../../../src/app.js';
+import { startApp, type App } from '../../../src/assembly/app.js';
 import { loadSecrets } from '../../../src/secrets.js';
 import { readSettings } from '../../../src/settings.js';
 import { startTracing, type Tracing } from '../../../src/tracing/start-tracing.js';

@@ -2,7 +2,7 @@ import pino from 'pino';
 import { captureLogger } from '../../support/harness.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, TransportError } from '../../../src/errors.js';
-import { createTransport } from '../../../src/transport/create-transport.js';
+import { createTransport } from '../../../src/assembly/create-transport.js';
 import { loadPulsarClient } from '../../../src/transport/pulsar-native-client.js';
 import { BATCH_MAX, BATCH_WAIT_MS } from '../../../src/transport/pulsar-native-consumer.js';
 import type { Transport } from '../../../src/transport/transport.js';

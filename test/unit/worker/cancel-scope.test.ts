@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CANCEL_PROPERTY, TOOL_PROPERTY } from '../../../src/envelope/properties.js';
 import type { ToolCall } from '../../../src/plugins/plugin.js';
 import { cancelTopic } from '../../../src/transport/topic-name.js';
-import { catalogOf, entry, pluginsOf, testRegistry } from '../../support/harness.js';
+import { catalogOf, entry, testRegistry } from '../../support/harness.js';
 import { startFixture, type Fixture } from '../../support/worker-fixture.js';
 
 const RES = 'non-persistent://tg/response/scope';
@@ -92,13 +92,12 @@ describe('the cancel subscription of a namespace', () => {
     const both = await catalogOf([svc('kept', kept), svc('churned', churned), entry('tool', 'kept', { name: 'kept', service: 'kept' }), entry('tool', 'churned', { name: 'churned', service: 'churned' })], registry);
     const keptOnly = await catalogOf([svc('kept', kept), entry('tool', 'kept', { name: 'kept', service: 'kept' })], registry);
     fx = await startFixture(both, { wait: w.behaviour }, RES);
-    const create = async (s: { id: string }) => (await pluginsOf(both, registry)).get(s.id);
     const readers = () => fx!.transport.subscriptionNames(cancelTopic(churned)!).length;
     expect(readers()).toBe(1);
-    await fx.worker.apply(keptOnly, create);
+    await fx.worker.apply(keptOnly);
     await until(() => readers() === 0, 'the cancel subscription closed');
     expect(fx.transport.subscriptionNames(cancelTopic(kept)!)).toHaveLength(1);
-    await fx.worker.apply(both, create);
+    await fx.worker.apply(both);
     expect(readers()).toBe(1);
     await fx.send(churned, JSON.stringify({ config: {}, arguments: {} }), { id: 'back' });
     await until(() => w.started.length === 1, 'the call started');

@@ -18,7 +18,7 @@ import { DEFAULT_LIMITS } from '../../../src/worker/limits.js';
 import { DEAD_LETTER_REASON_PROPERTY } from '../../../src/envelope/properties.js';
 import { Outcome } from '../../../src/worker/outcome.js';
 import { RequestHandler } from '../../../src/worker/request-handler.js';
-import { captureLogger, catalogOf, entry, pluginsOf, service, testRegistry, type Behaviour } from '../../support/harness.js';
+import { captureLogger, catalogOf, entry, pluginMaker, service, testRegistry, type Behaviour } from '../../support/harness.js';
 import { startFixture, type Fixture } from '../../support/worker-fixture.js';
 
 const REQ = 'persistent://tg/flow/lim-request';
@@ -111,11 +111,11 @@ async function redeliverableHandler(behaviour: Behaviour): Promise<{ handler: Re
   const catalog = await catalogOf([entry('tool-service', 'lim', service('lim', { plugin: { kind: 'test', behaviour: 'it' } }))], registry);
   const transport = new MemoryTransport();
   const { log } = captureLogger();
-  const plugins = await pluginsOf(catalog, registry, log);
+  const lim = catalog.services.get('lim')!;
   const handler = new RequestHandler({
-    service: catalog.services.get('lim')!,
+    service: lim,
     catalog: () => catalog,
-    plugin: plugins.get('lim')!,
+    plugin: (await pluginMaker(registry, log)(lim))!,
     transport,
     limits: DEFAULT_LIMITS,
     log,

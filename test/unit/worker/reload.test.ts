@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Catalog } from '../../../src/catalog/catalog.js';
 import type { ToolService } from '../../../src/catalog/descriptors.js';
 import type { Plugin } from '../../../src/plugins/plugin.js';
-import { catalogOf, entry, pluginContext, captureLogger, testRegistry, type Behaviour } from '../../support/harness.js';
+import { asServed, catalogOf, entry, pluginContext, captureLogger, testRegistry, type Behaviour } from '../../support/harness.js';
 import { startFixture, type Fixture } from '../../support/worker-fixture.js';
 
 let fx: Fixture | undefined;
@@ -59,20 +59,30 @@ for (const kind of ['persistent', 'non-persistent'] as const) {
       const created: string[] = [];
       const closed: string[] = [];
       const { log } = captureLogger();
+      // The plugins of the first catalog are not watched: only those a reload makes.
+      let watching = false;
+      let refusal: Error | undefined;
       const createPlugin = async (s: ToolService): Promise<Plugin | undefined> => {
-        const p = await registry.get(s.plugin!.kind)!.create(s, pluginContext(log));
+        if (refusal) throw refusal;
+        const p = await registry.get(s.plugin!.kind)!.create(asServed(s), pluginContext(log));
+        if (!watching) return p;
         const label = `${s.id}:${(s.plugin!.options as { behaviour: string }).behaviour}`;
         created.push(label);
         return { ...p, invoke: p.invoke.bind(p), close: async () => void closed.push(label) };
       };
       const catalog = await catalogOf(entries, registry);
-      fx = await startFixture(catalog, behaviours, RES);
+      fx = await startFixture(catalog, behaviours, RES, {}, undefined, createPlugin);
+      watching = true;
       const apply = async (next: ReturnType<typeof entry>[]): Promise<Catalog> => {
         const c = await catalogOf(next, registry);
-        await fx!.worker.apply(c, createPlugin);
+        await fx!.worker.apply(c);
         return c;
       };
-      return { fx, apply, created, closed };
+      /** From now on, every plugin the worker asks for fails to be made. */
+      const refuseWith = (err: Error): void => {
+        refusal = err;
+      };
+      return { fx, apply, created, closed, refuseWith };
     }
 
     it('serves a tool added by a reload at once, without a new subscription or plugin', async () => {
@@ -155,13 +165,10 @@ for (const kind of ['persistent', 'non-persistent'] as const) {
     });
 
     it('changes nothing when a new service cannot get its plugin', async () => {
-      const { fx } = await setup({ q: quick('q') }, [svc('s', 'q'), tool('a', 's', 'a')]);
+      const { fx, refuseWith } = await setup({ q: quick('q') }, [svc('s', 'q'), tool('a', 's', 'a')]);
       const next = await catalogOf([svc('s', 'q'), tool('a', 's', 'a'), svc('t', 'q'), tool('c', 't', 'c')], testRegistry({ q: quick('q') }));
-      await expect(
-        fx.worker.apply(next, async () => {
-          throw new Error('no binary here');
-        }),
-      ).rejects.toThrow(/no binary here/);
+      refuseWith(new Error('no binary here'));
+      await expect(fx.worker.apply(next)).rejects.toThrow(/no binary here/);
       expect(fx.worker.current().tools.has('c')).toBe(false);
       expect(fx.transport.subscriptionNames(topicOf('t'))).toEqual([]);
       const id = await fx.request(topicOf('s'), {}, { kind: 'a' });

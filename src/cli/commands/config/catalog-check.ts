@@ -1,4 +1,4 @@
-import { buildCatalog } from '../../../catalog/build-catalog.js';
+import { buildCatalog } from '../../../assembly/build-catalog.js';
 import { DESCRIPTOR_TYPES } from '../../../config/config-source.js';
 import type { ConfigEntry } from '../../../config/config-store.js';
 import { ConfigError } from '../../../errors.js';

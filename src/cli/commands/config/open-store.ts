@@ -7,7 +7,7 @@ import { createLogger } from '../../../logging.js';
 import type { Settings } from '../../../settings.js';
 import { UsageError } from '../../args.js';
 import type { CommandIo } from '../../command.js';
-import { openTransport } from '../../open-transport.js';
+import { openTransport } from '../../../assembly/open-transport.js';
 import type { ConfigValues } from './config-flags.js';
 
 const STORE_KINDS = ['directory', 'trustgraph', 'pulsar'] as const;

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Tool, ToolService } from '../../../../src/catalog/descriptors.js';
 import { difyAgentPluginFactory } from '../../../../src/plugins/dify-agent/dify-agent-plugin.js';
 import { loadSecrets } from '../../../../src/secrets.js';
-import { captureLogger } from '../../../support/harness.js';
+import { asServed, asTools, captureLogger } from '../../../support/harness.js';
 
 describe('dify-agent validation', () => {
   it('refuses an agent whose tools name a tool of its own service (an agent calling an agent)', async () => {
@@ -11,7 +11,7 @@ describe('dify-agent validation', () => {
     const service = { id: 'research', source: 'research.json', plugin: { kind: 'dify-agent', options } } as unknown as ToolService;
     const tools = [{ name: 'research', service: 'research', source: 'research-tool.json', pluginOptions: undefined }] as unknown as Tool[];
     const ctx = { log: captureLogger().log, configDir: tmpdir(), secrets: loadSecrets({}), settings: {} };
-    const problems = await difyAgentPluginFactory.check!(service, tools, ctx);
+    const problems = await difyAgentPluginFactory.check!(asServed(service), asTools(tools), ctx);
     expect(problems).toContain('research-tool.json: tools: research is a tool of this dify-agent service; an agent may not call an agent');
     expect(problems.join('\n')).not.toMatch(/calculator/);
   });
@@ -21,7 +21,7 @@ describe('dify-agent validation', () => {
     const options = { plugin_id: 'langgenius/agent', provider: 'agent', strategy, tools: ['calculator'], ...(model ? { model } : {}) };
     const service = { id: 'research', source: 'research.json', plugin: { kind: 'dify-agent', options } } as unknown as ToolService;
     const tools = [{ name: 'research', service: 'research', source: 'research-tool.json', pluginOptions: undefined }] as unknown as Tool[];
-    return difyAgentPluginFactory.check!(service, tools, { log: captureLogger().log, configDir: tmpdir(), secrets: loadSecrets({}), settings: textCompletion });
+    return difyAgentPluginFactory.check!(asServed(service), asTools(tools), { log: captureLogger().log, configDir: tmpdir(), secrets: loadSecrets({}), settings: textCompletion });
   };
 
   it('refuses a function-calling strategy on the text-only TrustGraph model, with what to use instead', async () => {

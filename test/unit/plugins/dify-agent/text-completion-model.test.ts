@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ToolClient } from '../../../../src/client/tool-client.js';
-import { fleetOn } from '../../../../src/client/fleet.js';
+import { fleetOn } from '../../../../src/assembly/fleet.js';
 import { AbortedError } from '../../../../src/errors.js';
 import { TextCompletionModel } from '../../../../src/plugins/dify-agent/text-completion-model.js';
 import type { TokenUsage } from '../../../../src/plugins/dify-agent/llm-result.js';

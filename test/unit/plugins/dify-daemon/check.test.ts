@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../../src/errors.js';
 import { difyDaemonPluginFactory } from '../../../../src/plugins/dify-daemon/dify-daemon-plugin.js';
 import type { PluginFactory } from '../../../../src/plugins/plugin.js';
-import { loadCatalog } from '../dify/harness.js';
+import { loadCatalog } from '../dify-common/harness.js';
 
 const factory = difyDaemonPluginFactory as unknown as PluginFactory<never, never>;
 const settings = { DIFY_DAEMON_URL: 'http://127.0.0.1:1', DIFY_DAEMON_KEY: 'k'.repeat(16), DIFY_TENANT_ID: 't' };

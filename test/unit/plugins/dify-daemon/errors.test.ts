@@ -12,7 +12,7 @@ import {
 } from '../../../../src/errors.js';
 import { httpError, startFakeDifyDaemon, type FakeDifyDaemon } from '../../../fakes/fake-dify-daemon.js';
 import { daemonErrorEnvelope, pluginErrorEnvelope, text } from '../../../fakes/dify-wire.js';
-import { DAEMON_KEY_TEXT } from '../../../../src/plugins/dify/agent-error.js';
+import { DAEMON_KEY_TEXT } from '../../../../src/plugins/dify-common/agent-error.js';
 import type { PluginFaultBoard } from '../../../../src/plugins/plugin-faults.js';
 import { daemonHarness } from './setup.js';
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeDifyDaemon, type FakeDifyDaemon } from '../../../fakes/fake-dify-daemon.js';
 import { text } from '../../../fakes/dify-wire.js';
-import { deferred } from '../dify/harness.js';
+import { deferred } from '../dify-common/harness.js';
 import { CREDENTIAL, daemonHarness, webSearch } from './setup.js';
 
 describe('dify-daemon: the request', () => {

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AbortedError, InvalidArgumentsError, TimeoutError } from '../../../../src/errors.js';
 import { startFakeDifyDaemon, type FakeDifyDaemon } from '../../../fakes/fake-dify-daemon.js';
 import { pluginErrorEnvelope, text } from '../../../fakes/dify-wire.js';
-import { deferred } from '../dify/harness.js';
+import { deferred } from '../dify-common/harness.js';
 import { daemonHarness } from './setup.js';
 
 describe('dify-daemon: retries and aborts', () => {

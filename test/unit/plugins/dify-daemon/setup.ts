@@ -1,7 +1,7 @@
 import { difyDaemonPluginFactory } from '../../../../src/plugins/dify-daemon/dify-daemon-plugin.js';
 import type { PluginFactory } from '../../../../src/plugins/plugin.js';
 import type { FakeDifyDaemon } from '../../../fakes/fake-dify-daemon.js';
-import { harness, type Harness } from '../dify/harness.js';
+import { harness, type Harness } from '../dify-common/harness.js';
 
 export const CREDENTIAL = 'sk-live-credential-5f3e9a7c1b';
 

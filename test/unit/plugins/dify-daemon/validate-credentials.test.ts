@@ -3,7 +3,8 @@ import { difyDaemonPluginFactory } from '../../../../src/plugins/dify-daemon/dif
 import type { PluginFactory } from '../../../../src/plugins/plugin.js';
 import { goJson } from '../../../fakes/dify-wire.js';
 import { startFakeDifyDaemon, type FakeDifyDaemon } from '../../../fakes/fake-dify-daemon.js';
-import { loadCatalog } from '../dify/harness.js';
+import { loadCatalog } from '../dify-common/harness.js';
+import { asServed, asTools } from '../../../support/harness.js';
 import { CREDENTIAL, settingsFor, webSearch } from './setup.js';
 
 // The daemon's tool/validate_credentials (its route, request and {result} answer as in
@@ -30,7 +31,7 @@ describe('dify-daemon: checking credentials before the first call (validate --ch
     });
     const service = [...catalog.services.values()][0]!;
     const tools = [...catalog.tools.values()];
-    return difyDaemonPluginFactory.checkCredentials!(service, tools, ctx, AbortSignal.timeout(10_000));
+    return difyDaemonPluginFactory.checkCredentials!(asServed(service), asTools(tools), ctx, AbortSignal.timeout(10_000));
   }
 
   it('passes good credentials, asking once per provider, with the provider and the resolved values', async () => {

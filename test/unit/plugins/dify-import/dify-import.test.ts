@@ -8,7 +8,7 @@ import { difyDaemonPluginFactory } from '../../../../src/plugins/dify-daemon/dif
 import type { PluginFactory } from '../../../../src/plugins/plugin.js';
 import { startFakeDifyDaemon, type FakeDifyDaemon } from '../../../fakes/fake-dify-daemon.js';
 import { goJson } from '../../../fakes/dify-wire.js';
-import { loadCatalog } from '../dify/harness.js';
+import { loadCatalog } from '../dify-common/harness.js';
 
 const FIXTURE = join(dirname(fileURLToPath(import.meta.url)), 'fixtures/web_search.yaml');
 

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { difySlimPluginFactory } from '../../../../src/plugins/dify-slim/dify-slim-plugin.js';
 import type { PluginFactory } from '../../../../src/plugins/plugin.js';
-import { harness, type Harness } from '../dify/harness.js';
+import { harness, type Harness } from '../dify-common/harness.js';
 
 export const FAKE_SLIM = join(dirname(fileURLToPath(import.meta.url)), '../../../fakes/fake-slim.mjs');
 export const CREDENTIAL = 'slim-credential-93be1f0a77';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DiscardingBlobSink } from '../../../../src/plugins/blob-sink.js';
-import { observe, reportDifyError } from '../../../../src/plugins/dify/observe-stream.js';
-import { parsePluginJson } from '../../../../src/plugins/dify/plugin-json.js';
+import { observe, reportDifyError } from '../../../../src/plugins/dify-common/observe-stream.js';
+import { parsePluginJson } from '../../../../src/plugins/dify-common/plugin-json.js';
 import { readDifySlimSettings } from '../../../../src/plugins/dify-slim/settings.js';
 import { slimItems } from '../../../../src/plugins/dify-slim/slim-items.js';
 import type { SlimOutput } from '../../../../src/plugins/dify-slim/slim-process.js';

@@ -15,7 +15,7 @@ import {
   UnavailableError,
   UnknownToolError,
 } from '../../../../src/errors.js';
-import { DAEMON_KEY_TEXT } from '../../../../src/plugins/dify/agent-error.js';
+import { DAEMON_KEY_TEXT } from '../../../../src/plugins/dify-common/agent-error.js';
 import { alive, CREDENTIAL, DAEMON_KEY, slimHarness, type SlimHarness } from './setup.js';
 
 describe('dify-slim', () => {

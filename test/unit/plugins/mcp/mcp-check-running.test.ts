@@ -6,12 +6,12 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildCatalog } from '../../../../src/catalog/build-catalog.js';
+import { buildCatalog } from '../../../../src/assembly/build-catalog.js';
 import type { Catalog } from '../../../../src/catalog/catalog.js';
 import { defaultRegistry } from '../../../../src/plugins/default-registry.js';
 import type { PluginContext } from '../../../../src/plugins/plugin.js';
 import { loadSecrets } from '../../../../src/secrets.js';
-import { captureLogger, entry } from '../../../support/harness.js';
+import { asServed, captureLogger, entry } from '../../../support/harness.js';
 import { EVERYTHING } from '../../../support/mcp-everything.js';
 
 const mcp = defaultRegistry().get('mcp')!;
@@ -35,7 +35,7 @@ describe('the mcp check beside a running plugin', () => {
   });
 
   it('lists the tools over the running session, and over its own connection once that session is closed', async () => {
-    const s = catalog.services.get('e')!;
+    const s = asServed(catalog.services.get('e'));
     const tools = catalog.toolsOf('e');
     const running = await mcp.create(s, ctx);
     expect(await starts()).toBe(1);

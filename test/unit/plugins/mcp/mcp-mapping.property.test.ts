@@ -8,13 +8,13 @@ import { ToolSchema, type Tool as McpTool } from '@modelcontextprotocol/sdk/type
 import { Ajv } from 'ajv';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { buildCatalog } from '../../../../src/catalog/build-catalog.js';
+import { buildCatalog } from '../../../../src/assembly/build-catalog.js';
 import type { ConfigEntry } from '../../../../src/config/config-store.js';
 import { ConfigError } from '../../../../src/errors.js';
 import { defaultRegistry } from '../../../../src/plugins/default-registry.js';
 import { toolDescriptors } from '../../../../src/plugins/mcp/mcp-descriptors.js';
-import { toolInputSchema } from '../../../../src/tools/json-schema.js';
-import { prepareArguments } from '../../../../src/tools/prepare-arguments.js';
+import { toolInputSchema } from '../../../../src/arguments/json-schema.js';
+import { prepareArguments } from '../../../../src/arguments/prepare-arguments.js';
 import { captureLogger, pluginContext } from '../../../support/harness.js';
 import { checkAsyncProperty, checkProperty, PROPERTY_TIMEOUT_MS } from '../../../support/properties.js';
 

@@ -5,9 +5,9 @@
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { argumentsOf } from '../../../../src/plugins/mcp/mcp-descriptors.js';
-import { parameterSchema } from '../../../../src/tools/parameter.js';
-import { prepareArguments } from '../../../../src/tools/prepare-arguments.js';
-import { toolInputSchema } from '../../../../src/tools/json-schema.js';
+import { parameterSchema } from '../../../../src/arguments/parameter.js';
+import { prepareArguments } from '../../../../src/arguments/prepare-arguments.js';
+import { toolInputSchema } from '../../../../src/arguments/json-schema.js';
 
 function prepared(properties: Record<string, unknown>, args: Record<string, unknown>): Record<string, unknown> {
   const declared = argumentsOf({ name: 't', inputSchema: { type: 'object', properties } } as McpTool).map((a) => parameterSchema.parse(a));

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Catalog } from '../../../../src/catalog/catalog.js';
-import { buildCatalog } from '../../../../src/catalog/build-catalog.js';
+import { buildCatalog } from '../../../../src/assembly/build-catalog.js';
 import { encodeRequest } from '../../../../src/envelope/request.js';
 import type { ToolResponse } from '../../../../src/envelope/response.js';
 import { defaultRegistry } from '../../../../src/plugins/default-registry.js';
@@ -20,7 +20,7 @@ import { ExecPolicy } from '../../../../src/policy/exec-policy.js';
 import { MemoryTransport } from '../../../../src/transport/memory-transport.js';
 import { STREAM_PROPERTY, TOOL_PROPERTY } from '../../../../src/envelope/properties.js';
 import { Worker } from '../../../../src/worker/worker.js';
-import { captureLogger, entry } from '../../../support/harness.js';
+import { asServed, captureLogger, entry } from '../../../support/harness.js';
 import { everythingStdio, startEverythingHttp } from '../../../support/mcp-everything.js';
 import { ResponseCollector } from '../../../support/worker-fixture.js';
 
@@ -62,10 +62,10 @@ beforeAll(async () => {
     ctx,
     { policy: new ExecPolicy('directory') },
   );
-  for (const s of catalog.services.values()) plugins.set(s.id, await registry.get('mcp')!.create(s, withEvents(s.id)));
+  for (const s of catalog.services.values()) plugins.set(s.id, await registry.get('mcp')!.create(asServed(s), withEvents(s.id)));
   transport = new MemoryTransport();
   responses = await ResponseCollector.on(transport, 'non-persistent://tg/response/mcp');
-  worker = new Worker({ transport, catalog, plugins, log, limits: { shutdownGraceMs: 2000 } });
+  worker = await Worker.create({ transport, catalog, createPlugin: async (s) => plugins.get(s.id), log, limits: { shutdownGraceMs: 2000 } });
   await worker.start();
 }, 60_000);
 
@@ -148,8 +148,8 @@ describe('the mcp plugin’s deadline', () => {
     const answers = await ResponseCollector.on(own, 'non-persistent://tg/response/mcp');
     // A plugin of its own: stopping this worker closes the plugins it serves.
     const ctx: PluginContext = { log, configDir: tmpdir(), secrets: loadSecrets({ EVERYTHING_TEST_TOKEN: 'not-checked-by-the-server' }), settings: {} };
-    const ownPlugins = new Map([['http', await defaultRegistry().get('mcp')!.create(catalog.services.get('http')!, ctx)]]);
-    const w = new Worker({ transport: own, catalog, plugins: ownPlugins, log, limits: { shutdownGraceMs: 2000, timeoutMs: 300_000 } });
+    const ownPlugin = await defaultRegistry().get('mcp')!.create(asServed(catalog.services.get('http')), ctx);
+    const w = await Worker.create({ transport: own, catalog, createPlugin: async (s) => (s.id === 'http' ? ownPlugin : undefined), log, limits: { shutdownGraceMs: 2000, timeoutMs: 300_000 } });
     const callTool = vi.spyOn(Client.prototype, 'callTool');
     try {
       await w.start();

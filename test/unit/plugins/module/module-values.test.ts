@@ -6,7 +6,7 @@ import type { ToolService } from '../../../../src/catalog/descriptors.js';
 import { modulePluginFactory } from '../../../../src/plugins/module/module-plugin.js';
 import type { Plugin, ToolCall } from '../../../../src/plugins/plugin.js';
 import { isAsyncIterable } from '../../../../src/plugins/plugin.js';
-import { captureLogger } from '../../../support/harness.js';
+import { asServed, captureLogger } from '../../../support/harness.js';
 
 // One rule for a module tool's values, whole or streamed (envelope/response.ts observationText).
 const MODULE = `
@@ -27,7 +27,7 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 async function pluginFor(exportName: string): Promise<Plugin> {
   const { log } = captureLogger();
   const service = { id: 'values', source: 'test', plugin: { kind: 'module', options: { module: './values.mjs', export: exportName } } } as unknown as ToolService;
-  return modulePluginFactory.create(service, { log, configDir: dir, secrets: new Map() as never, settings: {} });
+  return modulePluginFactory.create(asServed(service), { log, configDir: dir, secrets: new Map() as never, settings: {} });
 }
 
 async function textsOf(plugin: Plugin): Promise<string[]> {
@@ -60,9 +60,9 @@ describe('a module plugin named as a package', () => {
     await writeFile(join(pkg, 'index.js'), "export const greet = ({ arguments: a }) => `hello ${a.name}`;\n");
     const { log } = captureLogger();
     const service = { id: 'pkg', source: 'test', plugin: { kind: 'module', options: { module: 'operator-tools', export: 'greet' } } } as unknown as ToolService;
-    const plugin = await modulePluginFactory.create(service, { log, configDir: dir, secrets: new Map() as never, settings: {} });
+    const plugin: Plugin = await modulePluginFactory.create(asServed(service), { log, configDir: dir, secrets: new Map() as never, settings: {} });
     const call = { requestId: 'r', service, tool: undefined, config: {}, arguments: { name: 'ops' }, stream: false, timeoutMs: 120_000, signal: new AbortController().signal, log } as ToolCall;
     expect(await plugin.invoke(call)).toBe('hello ops');
-    await expect(modulePluginFactory.create({ ...service, plugin: { kind: 'module', options: { module: 'not-installed-anywhere', export: 'default' } } } as unknown as ToolService, { log, configDir: dir, secrets: new Map() as never, settings: {} })).rejects.toThrow(/cannot find package "not-installed-anywhere" from/);
+    await expect(modulePluginFactory.create(asServed({ ...service, plugin: { kind: 'module', options: { module: 'not-installed-anywhere', export: 'default' } } } as unknown as ToolService), { log, configDir: dir, secrets: new Map() as never, settings: {} })).rejects.toThrow(/cannot find package "not-installed-anywhere" from/);
   });
 });

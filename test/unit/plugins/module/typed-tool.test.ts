@@ -7,10 +7,10 @@ import { ConfigError, ErrorCode, InvalidArgumentsError } from '../../../../src/e
 import { defineTool } from '../../../../src/plugins/module/module-tool.js';
 import { modulePluginFactory } from '../../../../src/plugins/module/module-plugin.js';
 import { parseArguments, typedToolArguments } from '../../../../src/plugins/module/typed-tool.js';
-import type { ToolCall } from '../../../../src/plugins/plugin.js';
-import { buildCatalog } from '../../../../src/catalog/build-catalog.js';
+import type { Plugin, ToolCall } from '../../../../src/plugins/plugin.js';
+import { buildCatalog } from '../../../../src/assembly/build-catalog.js';
 import { ExecPolicy } from '../../../../src/policy/exec-policy.js';
-import { captureLogger, entry, pluginContext, service } from '../../../support/harness.js';
+import { asServed, captureLogger, entry, pluginContext, service } from '../../../support/harness.js';
 import { defaultRegistry } from '../../../../src/plugins/default-registry.js';
 import type { Catalog } from '../../../../src/catalog/catalog.js';
 
@@ -80,7 +80,7 @@ describe('a TypeScript module of typed tools', () => {
 
   it('loads without a build step and calls each tool with validated arguments', async () => {
     const catalog = await build(descriptors('./weather.ts', FORECAST_ARGS));
-    const plugin = await modulePluginFactory.create(catalog.services.get('weather')!, ctx);
+    const plugin: Plugin = await modulePluginFactory.create(asServed(catalog.services.get('weather')), ctx);
     expect(await plugin.invoke(call(catalog, 'forecast', { city: 'Oslo', days: 2 }))).toBe('Oslo: 21°C in 2 day(s)');
     await expect(plugin.invoke(call(catalog, 'forecast', { city: '' }))).rejects.toMatchObject({ code: ErrorCode.InvalidArguments, message: expect.stringContaining('city: Too small') as string });
   });
@@ -114,7 +114,7 @@ describe('a TypeScript module that does not compile', () => {
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
   it('is refused at the check, saying where', async () => {
-    const problems = await modulePluginFactory.check!((await buildCatalog([entry('tool-service', 'b', service('b', { plugin: { kind: 'module', module: './broken.ts' } }))], defaultRegistry(), pluginContext(captureLogger().log, dir), { portable: true })).services.get('b')!, [], pluginContext(captureLogger().log, dir));
+    const problems = await modulePluginFactory.check!(asServed((await buildCatalog([entry('tool-service', 'b', service('b', { plugin: { kind: 'module', module: './broken.ts' } }))], defaultRegistry(), pluginContext(captureLogger().log, dir), { portable: true })).services.get('b')), [], pluginContext(captureLogger().log, dir));
     expect(problems.join('\n')).toMatch(/broken\.ts:1:\d+/);
   });
 });

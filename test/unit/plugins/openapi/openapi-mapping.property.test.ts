@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { buildCatalog } from '../../../../src/catalog/build-catalog.js';
+import { buildCatalog } from '../../../../src/assembly/build-catalog.js';
 import type { Catalog } from '../../../../src/catalog/catalog.js';
 import type { Tool } from '../../../../src/catalog/descriptors.js';
 import type { ConfigEntry } from '../../../../src/config/config-store.js';
@@ -16,7 +16,7 @@ import { toolDescriptors } from '../../../../src/plugins/openapi/openapi-descrip
 import type { OpenApiToolOptions } from '../../../../src/plugins/openapi/openapi-options.js';
 import { apiModel } from '../../../../src/plugins/openapi/operations.js';
 import { ownValue } from '../../../../src/plain-object.js';
-import { prepareArguments } from '../../../../src/tools/prepare-arguments.js';
+import { prepareArguments } from '../../../../src/arguments/prepare-arguments.js';
 import { captureLogger, pluginContext } from '../../../support/harness.js';
 import { anyText, checkAsyncProperty, checkProperty, PROPERTY_TIMEOUT_MS } from '../../../support/properties.js';
 

@@ -1,0 +1,83 @@
+import type { Logger } from 'pino';
+import { ConfigError, errorMessage } from '../errors.js';
+import { MemoryTransport } from '../transport/memory-transport.js';
+import type { ModuleImporter } from '../transport/pulsar-native-client.js';
+import { PulsarNativeTransport, type PulsarNativeTransportSettings } from '../transport/pulsar-native-transport.js';
+import { PulsarWsTransport, type PulsarWsTransportSettings } from '../transport/pulsar-ws-transport.js';
+import type { Transport } from '../transport/transport.js';
+import { adminUrlOf, resolveBrokerUrls, serviceUrlOf } from '../transport/broker-urls.js';
+import type { SubscriptionAdmin } from '../transport/pulsar-ws-consumer.js';
+import { webSocketBase } from '../transport/pulsar-ws-endpoint.js';
+import { PulsarAdminClient } from '../pulsar/admin-client.js';
+
+/** Tuning passed through to the transport that is chosen (see each settings type). */
+export type PulsarWsOptions = Omit<PulsarWsTransportSettings, 'kind' | 'url' | 'token' | 'log' | 'admin'>;
+export type PulsarNativeOptions = Omit<PulsarNativeTransportSettings, 'kind' | 'serviceUrl' | 'token' | 'log' | 'importer'>;
+
+export interface PulsarSettings {
+  readonly kind: 'pulsar' | 'pulsar-ws' | 'auto';
+  /** Binary protocol: `pulsar://host:6650` or `pulsar+ssl://host:6651` (native client). */
+  readonly serviceUrl?: string;
+  /** Web port: `http://host:8080` or `https://host:8443` (WebSocket API and admin REST). */
+  readonly adminUrl?: string;
+  readonly token?: string;
+  readonly log: Logger;
+  readonly ws?: PulsarWsOptions;
+  readonly native?: PulsarNativeOptions;
+  /** For tests: how `pulsar-client` is imported. */
+  readonly importer?: ModuleImporter;
+}
+
+export type TransportSettings = { readonly kind: 'memory'; readonly log?: Logger } | PulsarSettings;
+
+/**
+ * The composition root's one way to make a Transport.
+ * - `memory`: in-process (tests, single-process setups).
+ * - `pulsar`: the native client; throws ConfigError naming `pulsar-ws` when `pulsar-client`
+ *   is not installed.
+ * - `pulsar-ws`: the broker's WebSocket API (pure JS) on the web/admin URL.
+ * - `auto`: native when `pulsar-client` loads, otherwise WebSocket (logged at info).
+ */
+export async function createTransport(settings: TransportSettings): Promise<Transport> {
+  switch (settings.kind) {
+    case 'memory':
+      return new MemoryTransport();
+    case 'pulsar':
+      return PulsarNativeTransport.create(nativeSettings(settings, serviceUrlOf(settings.serviceUrl, settings.adminUrl)));
+    case 'pulsar-ws':
+      return new PulsarWsTransport(wsSettings(settings, adminUrlOf(settings.serviceUrl, settings.adminUrl)));
+    case 'auto': {
+      // Both checked up front: a URL mistake should not hide behind the fallback.
+      const urls = resolveBrokerUrls(settings.serviceUrl, settings.adminUrl);
+      try {
+        return await PulsarNativeTransport.create(nativeSettings(settings, urls.serviceUrl));
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        settings.log.info({ component: 'transport', reason: errorMessage(err), url: urls.adminUrl }, 'native pulsar-client unavailable; using the WebSocket API');
+        return new PulsarWsTransport(wsSettings(settings, urls.adminUrl));
+      }
+    }
+  }
+}
+
+function nativeSettings(s: PulsarSettings, serviceUrl: string): PulsarNativeTransportSettings {
+  return { ...s.native, kind: 'pulsar', serviceUrl, token: s.token, log: s.log, importer: s.importer };
+}
+
+function wsSettings(s: PulsarSettings, adminUrl: string): PulsarWsTransportSettings {
+  return { ...s.ws, kind: 'pulsar-ws', url: adminUrl, token: s.token, log: s.log, admin: subscriptionAdmin(adminUrl, s.token) };
+}
+
+/**
+ * The admin call the WebSocket consumer needs, on the web port it already uses (the admin
+ * API answers there: ws(s)://h:p is http(s)://h:p). The client is made at the call, so a
+ * transport that never subscribes at earliest never parses the URL for it.
+ */
+export function subscriptionAdmin(url: string, token: string | undefined): SubscriptionAdmin {
+  return {
+    createSubscriptionAtEarliest(topic, subscription, signal) {
+      const http = webSocketBase(url).replace(/^ws(s?):\/\//, 'http$1://');
+      return new PulsarAdminClient(http, { token }).createSubscriptionAtEarliest(topic, subscription, signal);
+    },
+  };
+}

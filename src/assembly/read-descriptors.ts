@@ -1,0 +1,168 @@
+import type { z } from 'zod';
+import { missingRuntimeParameters } from '../arguments/prepare-arguments.js';
+import { ConfigType, toolSchema, toolServiceSchema, type Tool, type ToolService } from '../catalog/descriptors.js';
+import type { ConfigEntry } from '../config/config-store.js';
+import { ownValue } from '../plain-object.js';
+import type { PluginRegistry } from '../plugins/registry.js';
+import type { ExecPolicy } from '../policy/exec-policy.js';
+import { parseTopic } from '../transport/topic-name.js';
+
+/** A zod error as problems, each naming the file and the field. */
+function issues(source: string, prefix: string, error: z.ZodError): string[] {
+  return error.issues.map((i) => {
+    const path = [prefix, ...i.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))]
+      .filter(Boolean)
+      .join('.')
+      .replace(/\.\[/g, '[');
+    return `${source}: ${path || '(root)'}: ${i.message}`;
+  });
+}
+
+function topic(source: string, field: string, value: string, problems: string[]): string {
+  const t = parseTopic(value);
+  if ('error' in t) {
+    problems.push(`${source}: ${field}: ${t.error}`);
+    return value;
+  }
+  return t.full;
+}
+
+/**
+ * The tool-service descriptors, validated against their schema and against the plugin kind
+ * each names (known here, allowed by `policy`, its options parsed by the kind's own schema).
+ * Problems are added to `problems`; a service that has some may still be returned.
+ */
+export function readServices(entries: readonly ConfigEntry[], registry: PluginRegistry, policy: ExecPolicy | undefined, problems: string[]): ToolService[] {
+  const services: ToolService[] = [];
+  for (const e of entries.filter((x) => x.type === ConfigType.ToolService)) {
+    if (e.error) {
+      problems.push(`${e.source}: ${e.error}`);
+      continue;
+    }
+    const r = toolServiceSchema.safeParse(e.value);
+    if (!r.success) {
+      problems.push(...issues(e.source, '', r.error));
+      continue;
+    }
+    const d = r.data;
+    const plugin = d.plugin ? pluginOf(e.source, d.plugin, registry, policy, problems) : undefined;
+    if (services.some((s) => s.id === d.id)) problems.push(`${e.source}: id: duplicate tool-service id "${d.id}"`);
+    services.push({
+      id: d.id,
+      requestQueue: topic(e.source, 'request-queue', d['request-queue'], problems),
+      responseQueue: topic(e.source, 'response-queue', d['response-queue'], problems),
+      configParams: d['config-params'],
+      plugin,
+      concurrency: d.concurrency,
+      timeoutMs: d['timeout-ms'],
+      stream: d.stream,
+      subscription: d.subscription ?? `${d.id}-request`,
+      maxRedeliveries: d['max-redeliveries'],
+      raw: e.value as Record<string, unknown>,
+      source: e.source,
+    });
+  }
+  return services;
+}
+
+/** A service's `plugin` object, its options parsed by its kind; undefined (and a problem) when that cannot be. */
+function pluginOf(source: string, written: { kind: string }, registry: PluginRegistry, policy: ExecPolicy | undefined, problems: string[]): ToolService['plugin'] {
+  const { kind, ...rest } = written;
+  const factory = registry.get(kind);
+  const refused = policy?.refusePlugin(kind);
+  if (!factory) {
+    problems.push(`${source}: plugin.kind: unknown plugin "${kind}" (available: ${registry.kinds().join(', ')})`);
+  } else if (refused) {
+    problems.push(`${source}: plugin.kind: ${refused}`);
+  } else {
+    const o = factory.serviceOptions.safeParse(rest);
+    if (o.success) return { kind, options: o.data };
+    problems.push(...issues(source, 'plugin', o.error));
+  }
+  return undefined;
+}
+
+/**
+ * The tool descriptors of the kind toolwire serves, validated against their schema, their
+ * service (its config values, told apart from its other tools'), their hidden parameters and
+ * their service's plugin kind (`plugin-options`). Problems are added to `problems`.
+ */
+export function readTools(entries: readonly ConfigEntry[], services: readonly ToolService[], registry: PluginRegistry, problems: string[]): Tool[] {
+  const byId = new Map(services.map((s) => [s.id, s]));
+  const names = new Map<string, string>();
+  const seenConfig = new Map<string, string>();
+  const tools: Tool[] = [];
+  for (const e of entries.filter((x) => x.type === ConfigType.Tool)) {
+    if (e.error) {
+      problems.push(`${e.source}: ${e.error}`);
+      continue;
+    }
+    const r = toolSchema.safeParse(e.value);
+    if (!r.success) {
+      problems.push(...issues(e.source, '', r.error));
+      continue;
+    }
+    const d = r.data;
+    if (d.type !== 'tool-service') continue; // other TrustGraph tool kinds (mcp-tool, prompt...) are not ours
+    const prior = names.get(d.name);
+    if (prior) problems.push(`${e.source}: name: duplicate tool name "${d.name}" (also in ${prior})`);
+    names.set(d.name, e.source);
+
+    const service = byId.get(d.service);
+    if (!service) {
+      problems.push(`${e.source}: service: unknown tool-service "${d.service}" (known: ${[...byId.keys()].join(', ') || 'none'})`);
+      continue;
+    }
+    const raw = e.value as Record<string, unknown>;
+    const config = configValues(e.source, raw, service, seenConfig, problems);
+    // A config value can also fill a declared hidden parameter of the same name.
+    const runtime: Record<string, unknown> = {};
+    for (const p of d.arguments) if (p.form !== 'llm' && config[p.name] !== undefined) runtime[p.name] = config[p.name];
+    Object.assign(runtime, d['runtime-parameters']);
+    const missing = missingRuntimeParameters(d.arguments, runtime);
+    if (missing.length > 0) {
+      problems.push(`${e.source}: runtime-parameters: Tool '${d.name}' requires non-LLM runtime_parameters for: ${missing.join(', ')}.`);
+    }
+    tools.push({
+      name: d.name,
+      description: d.description,
+      service: d.service,
+      config,
+      parameters: d.arguments,
+      runtimeParameters: runtime,
+      pluginOptions: toolPluginOptions(e.source, d['plugin-options'], service, registry, problems),
+      timeoutMs: d['timeout-ms'],
+      raw,
+      source: e.source,
+    });
+  }
+  return tools;
+}
+
+/**
+ * A tool's values for its service's config-params, which must be there when required and
+ * must tell it apart from the service's other tools (`seen`: the sources by values so far).
+ */
+function configValues(source: string, raw: Record<string, unknown>, service: ToolService, seen: Map<string, string>, problems: string[]): Record<string, unknown> {
+  const config: Record<string, unknown> = {};
+  for (const p of service.configParams) {
+    const value = ownValue(raw, p.name);
+    if (value !== undefined) config[p.name] = value;
+    else if (p.required) problems.push(`${source}: ${p.name}: required by the config-params of service ${service.id}, but missing`);
+  }
+  const key = `${service.id}\u0000${JSON.stringify(service.configParams.map((p) => config[p.name] ?? null))}`;
+  const twin = seen.get(key);
+  if (twin) problems.push(`${source}: ${service.configParams.length ? service.configParams.map((p) => p.name).join(', ') : 'service'}: same config values as ${twin}; service ${service.id} could not tell their requests apart`);
+  seen.set(key, source);
+  return config;
+}
+
+/** `plugin-options` parsed by the service's kind when it has tool options (absent ones as `{}`), else as written. */
+function toolPluginOptions(source: string, written: Record<string, unknown> | undefined, service: ToolService, registry: PluginRegistry, problems: string[]): unknown {
+  const factory = service.plugin ? registry.get(service.plugin.kind) : undefined;
+  if (!factory?.toolOptions) return written;
+  const o = factory.toolOptions.safeParse(written ?? {});
+  if (o.success) return o.data;
+  problems.push(...issues(source, 'plugin-options', o.error));
+  return written;
+}

@@ -1,0 +1,67 @@
+import { hasUserinfo } from '../net/http-url.js';
+import type { Secrets } from '../secrets.js';
+
+/** Reads worker settings, collecting every problem instead of stopping at the first. */
+export class SettingsReader {
+  readonly problems: string[] = [];
+
+  constructor(
+    private readonly settings: Readonly<Record<string, string | undefined>>,
+    private readonly secrets: Secrets,
+  ) {}
+
+  optional(key: string): string | undefined {
+    const v = this.settings[key]?.trim();
+    return v ? v : undefined;
+  }
+
+  required(key: string, why: string): string {
+    const v = this.optional(key);
+    if (v === undefined) this.problems.push(`setting ${key} is not set (${why})`);
+    return v ?? '';
+  }
+
+  /** A secret may be given as a value or as a reference (`env:NAME`, `file:key`). */
+  secret(key: string, why: string): string {
+    const v = this.required(key, why);
+    if (!/^(env|file):/.test(v)) return v;
+    // The worker's own setting (the daemon key): not limited by TOOLWIRE_SECRET_ENV.
+    const resolved = this.secrets.resolveOwn(v);
+    if (!resolved) this.problems.push(`setting ${key}: cannot resolve ${v}`);
+    return resolved ?? '';
+  }
+
+  url(key: string, why: string): string {
+    const v = this.required(key, why);
+    if (v === '') return v;
+    try {
+      const u = new URL(v);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') this.problems.push(`setting ${key}: must be an http(s) URL`);
+      if (hasUserinfo(u)) this.problems.push(`setting ${key}: must not hold a user name or password`);
+    } catch {
+      this.problems.push(`setting ${key}: not a URL`);
+    }
+    return v.replace(/\/+$/, '');
+  }
+
+  int(key: string, fallback: number, min: number): number {
+    const v = this.optional(key);
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min) {
+      this.problems.push(`setting ${key}: must be an integer >= ${min}, got ${JSON.stringify(v)}`);
+      return fallback;
+    }
+    return n;
+  }
+
+  oneOf<T extends string>(key: string, values: readonly T[], fallback: T): T {
+    const v = this.optional(key);
+    if (v === undefined) return fallback;
+    if (!(values as readonly string[]).includes(v)) {
+      this.problems.push(`setting ${key}: must be one of ${values.join(', ')}, got ${JSON.stringify(v)}`);
+      return fallback;
+    }
+    return v as T;
+  }
+}

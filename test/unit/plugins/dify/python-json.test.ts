@@ -1,8 +1,0 @@
-import { describe, expect, it } from 'vitest';
-import { pythonJsonDumps } from '../../../../src/plugins/dify/python-json.js';
-
-describe('pythonJsonDumps', () => {
-  it('writes JSON with Python separators and unescaped non-ASCII', () => {
-    expect(pythonJsonDumps({ a: [1, 'é', null, true], b: {}, c: [] })).toBe('{"a": [1, "é", null, true], "b": {}, "c": []}');
-  });
-});
