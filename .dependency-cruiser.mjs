@@ -36,7 +36,11 @@ const placed = anyOf(LAYERS.flatMap((l) => l.paths));
 /** One rule per layer: nothing in it imports a layer above it. */
 const downhill = LAYERS.slice(1).map((layer, i) => ({
   name: `${layer.name}-imports-nothing-above`,
-  comment: `${layer.name} may import only the layers below it (${LAYERS.slice(i + 2).map((l) => l.name).join(', ') || 'none'})`,
+  comment: `${layer.name} may import only the layers below it (${
+    LAYERS.slice(i + 2)
+      .map((l) => l.name)
+      .join(', ') || 'none'
+  })`,
   severity: 'error',
   from: { path: anyOf(layer.paths) },
   to: { path: anyOf(LAYERS.slice(0, i + 1).flatMap((l) => l.paths)) },

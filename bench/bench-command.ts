@@ -78,7 +78,10 @@ async function serveFloorCommand(io: CommandIo): Promise<number> {
     return v;
   };
   const transport = (values.transport ?? 'pulsar-ws') as BenchTransportKind;
-  const broker = values['admin-url'] && values['pulsar-url'] ? { pulsarUrl: values['pulsar-url'], adminUrl: values['admin-url'], ...(io.env['PULSAR_TOKEN'] ? { token: io.env['PULSAR_TOKEN'] } : {}) } : undefined;
+  const broker =
+    values['admin-url'] && values['pulsar-url']
+      ? { pulsarUrl: values['pulsar-url'], adminUrl: values['admin-url'], ...(io.env['PULSAR_TOKEN'] ? { token: io.env['PULSAR_TOKEN'] } : {}) }
+      : undefined;
   return serveFloor(io, {
     transport,
     broker,
@@ -158,7 +161,12 @@ Defaults: 1000 sequential, K 64, 5000 concurrent calls, 3 rounds.
 /** The flags of the in-process call benches (mcp, openapi). */
 const CALL_BENCH_FLAGS = { sequential: { type: 'string' }, concurrency: { type: 'string' }, calls: { type: 'string' }, rounds: { type: 'string' } } as const;
 
-function callBenchOptions(values: { sequential?: string | undefined; concurrency?: string | undefined; calls?: string | undefined; rounds?: string | undefined }): CallBenchOptions {
+function callBenchOptions(values: {
+  sequential?: string | undefined;
+  concurrency?: string | undefined;
+  calls?: string | undefined;
+  rounds?: string | undefined;
+}): CallBenchOptions {
   return {
     sequential: num(values.sequential, '--sequential', 1) ?? 1000,
     concurrency: num(values.concurrency, '--concurrency', 1) ?? 64,
@@ -176,7 +184,9 @@ async function mcpBenchCommand(io: CommandIo): Promise<number> {
   const { runMcpBench } = await import('./mcp-bench.js');
   const r = await runMcpBench(callBenchOptions(values));
   const round = (x: number) => Math.round(x * 100) / 100;
-  io.stdout.write(`${JSON.stringify({ direct: roundedFigures(r.direct), plugin: roundedFigures(r.plugin), serve: roundedFigures(r.serve), p50Ratio: round(r.p50Ratio), throughputRatio: round(r.throughputRatio) })}\n`);
+  io.stdout.write(
+    `${JSON.stringify({ direct: roundedFigures(r.direct), plugin: roundedFigures(r.plugin), serve: roundedFigures(r.serve), p50Ratio: round(r.p50Ratio), throughputRatio: round(r.throughputRatio) })}\n`,
+  );
   return 0;
 }
 
@@ -198,7 +208,9 @@ async function openApiBenchCommand(io: CommandIo): Promise<number> {
   const { runOpenApiBench } = await import('./openapi-bench.js');
   const r = await runOpenApiBench({ ...callBenchOptions(values), apiDelayMs: num(values['api-delay-ms'], '--api-delay-ms', 0) ?? 0 });
   const round = (x: number) => Math.round(x * 100) / 100;
-  io.stdout.write(`${JSON.stringify({ direct: roundedFigures(r.direct), plugin: roundedFigures(r.plugin), worker: roundedFigures(r.worker), p50Ratio: round(r.p50Ratio), throughputRatio: round(r.throughputRatio) })}\n`);
+  io.stdout.write(
+    `${JSON.stringify({ direct: roundedFigures(r.direct), plugin: roundedFigures(r.plugin), worker: roundedFigures(r.worker), p50Ratio: round(r.p50Ratio), throughputRatio: round(r.throughputRatio) })}\n`,
+  );
   return 0;
 }
 
@@ -225,7 +237,9 @@ async function dashboardCommand(io: CommandIo): Promise<number> {
 async function profileSummaryCommand(io: CommandIo): Promise<number> {
   const { positionals, values } = parse(io.argv, { top: { type: 'string' } });
   if (values.help || positionals.length === 0) {
-    io.stdout.write('Usage: npm run bench -- profile-summary FILE.cpuprofile... [--top N]\n\nSelf time by area and by function of a V8 CPU profile (npm run bench -- --cpu-prof writes them).\n');
+    io.stdout.write(
+      'Usage: npm run bench -- profile-summary FILE.cpuprofile... [--top N]\n\nSelf time by area and by function of a V8 CPU profile (npm run bench -- --cpu-prof writes them).\n',
+    );
     return values.help ? 0 : 2;
   }
   const { summarizeCpuProfile, formatProfileSummary } = await import('./cpu-profile-summary.js');
@@ -290,9 +304,11 @@ export const benchCommand: Command = {
     const persistence = values['request-topics'] ?? BENCH_DEFAULTS.requestPersistence;
     if (persistence !== 'persistent' && persistence !== 'non-persistent') throw new UsageError('--request-topics must be persistent or non-persistent');
     const responsePersistence = values['response-topics'] ?? BENCH_DEFAULTS.responsePersistence;
-    if (responsePersistence !== 'persistent' && responsePersistence !== 'non-persistent') throw new UsageError('--response-topics must be persistent or non-persistent');
+    if (responsePersistence !== 'persistent' && responsePersistence !== 'non-persistent')
+      throw new UsageError('--response-topics must be persistent or non-persistent');
     const targetNames = (values.targets ?? (transport === 'memory' ? 'floor,toolwire' : 'floor,toolwire,python')).split(',').map((t) => t.trim());
-    for (const t of targetNames) if (!Object.values(TargetName).includes(t as TargetName)) throw new UsageError(`unknown target "${t}" (${Object.values(TargetName).join(', ')})`);
+    for (const t of targetNames)
+      if (!Object.values(TargetName).includes(t as TargetName)) throw new UsageError(`unknown target "${t}" (${Object.values(TargetName).join(', ')})`);
     const agentTransport = values['agent-transport'];
     if (agentTransport !== undefined && (transport === 'memory' || (agentTransport !== 'pulsar-ws' && agentTransport !== 'pulsar'))) {
       throw new UsageError('--agent-transport must be pulsar-ws or pulsar, in a run on a broker');
@@ -301,14 +317,16 @@ export const benchCommand: Command = {
     if (baselineDir !== undefined) {
       if (transport === 'memory') throw new UsageError('--baseline runs the other build as its own process: it needs a broker');
       for (const f of ['bin/toolwire.js', 'dist/cli/main.js']) {
-        if (!existsSync(join(baselineDir, f))) throw new UsageError(`--baseline ${values.baseline}: no ${f} there (a toolwire checkout, built with npm run build)`);
+        if (!existsSync(join(baselineDir, f)))
+          throw new UsageError(`--baseline ${values.baseline}: no ${f} there (a toolwire checkout, built with npm run build)`);
       }
       if (!targetNames.includes('baseline')) targetNames.splice(targetNames.indexOf('toolwire') + 1, 0, 'baseline');
     } else if (targetNames.includes('baseline')) {
       throw new UsageError('the baseline target needs --baseline DIR');
     }
     for (const t of ['python', 'ws-floor']) {
-      if (transport === 'memory' && targetNames.includes(t)) throw new UsageError(`target ${t} needs a broker: drop it from --targets or use --transport pulsar-ws`);
+      if (transport === 'memory' && targetNames.includes(t))
+        throw new UsageError(`target ${t} needs a broker: drop it from --targets or use --transport pulsar-ws`);
     }
 
     const log = createLogger({ level: io.env['LOG_LEVEL'] ?? 'warn' });

@@ -13,7 +13,13 @@ import type { BenchTarget, TargetName, TargetTopics } from './targets/target.js'
 import { baselineTarget, toolwireTarget } from './targets/toolwire-target.js';
 import { adminOf, transportFor } from './transport-for.js';
 
-const TARGETS: Readonly<Record<TargetName, BenchTarget>> = { floor: floorTarget, toolwire: toolwireTarget, baseline: baselineTarget, 'ws-floor': wsFloorTarget, python: pythonTarget };
+const TARGETS: Readonly<Record<TargetName, BenchTarget>> = {
+  floor: floorTarget,
+  toolwire: toolwireTarget,
+  baseline: baselineTarget,
+  'ws-floor': wsFloorTarget,
+  python: pythonTarget,
+};
 
 /** One measured run of one target in one mode. */
 export interface Scenario {
@@ -98,7 +104,10 @@ export function allScenarios(o: BenchOptions): Scenario[] {
   }
   if (o.streamChunks > 0) {
     for (const t of o.targets.filter((x) => TARGETS[x].supports(true))) {
-      const purpose = t === 'floor' ? `one message per chunk, ${o.streamChunks} chunks (the plain way to stream)` : `streamed answer of ${o.streamChunks} chunks (same observation size)`;
+      const purpose =
+        t === 'floor'
+          ? `one message per chunk, ${o.streamChunks} chunks (the plain way to stream)`
+          : `streamed answer of ${o.streamChunks} chunks (same observation size)`;
       out.push({ id: `${t}-stream`, target: t, stream: true, chunks: o.streamChunks, ...bound, purpose });
     }
   }
@@ -228,7 +237,10 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
     await agentTransport?.close().catch(() => undefined);
     if (o.broker && o.transport !== 'memory') {
       // Best effort: a shared broker should not keep every run's topics.
-      for (const t of [topics.requestTopic, topics.responseTopic]) await adminOf(o.broker).deleteTopic(t).catch(() => undefined);
+      for (const t of [topics.requestTopic, topics.responseTopic])
+        await adminOf(o.broker)
+          .deleteTopic(t)
+          .catch(() => undefined);
     }
   }
   const resources = load ? summarizeResources(series, load.answered) : undefined;

@@ -39,7 +39,11 @@ export async function measureCalls(call: (n: number) => Promise<void>, o: CallBe
 
 /** The best round of each figure (the least disturbed by the neighbours). */
 export function bestRound(rounds: Figures[]): Figures {
-  return { p50Ms: Math.min(...rounds.map((r) => r.p50Ms)), p90Ms: Math.min(...rounds.map((r) => r.p90Ms)), callsPerSec: Math.max(...rounds.map((r) => r.callsPerSec)) };
+  return {
+    p50Ms: Math.min(...rounds.map((r) => r.p50Ms)),
+    p90Ms: Math.min(...rounds.map((r) => r.p90Ms)),
+    callsPerSec: Math.max(...rounds.map((r) => r.callsPerSec)),
+  };
 }
 
 /** Figures rounded for a report line. */

@@ -95,14 +95,19 @@ export class ManagedChild {
       };
       const onAbort = () => done(() => reject(new ToolwireError(ErrorCode.Aborted, `aborted waiting for ${this.spec.label}`)));
       const timer = setTimeout(
-        () => done(() => reject(new ToolwireError(ErrorCode.Timeout, `${this.spec.label} did not print ${pattern} within ${timeoutMs} ms:\n${this.tail.slice(-2000)}`))),
+        () =>
+          done(() =>
+            reject(new ToolwireError(ErrorCode.Timeout, `${this.spec.label} did not print ${pattern} within ${timeoutMs} ms:\n${this.tail.slice(-2000)}`)),
+          ),
         timeoutMs,
       );
       signal?.addEventListener('abort', onAbort, { once: true });
       this.lineListeners.push(listener);
       if (this.tail.split('\n').some((l) => pattern.test(l))) done(() => resolve(''));
       void this.exited.then((code) =>
-        done(() => reject(new ToolwireError(ErrorCode.Unavailable, `${this.spec.label} exited (${code}) before printing ${pattern}:\n${this.tail.slice(-2000)}`))),
+        done(() =>
+          reject(new ToolwireError(ErrorCode.Unavailable, `${this.spec.label} exited (${code}) before printing ${pattern}:\n${this.tail.slice(-2000)}`)),
+        ),
       );
     });
   }

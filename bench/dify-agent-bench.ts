@@ -48,10 +48,13 @@ async function bareHopMs(n: number): Promise<number> {
     for (let i = 0; i < n + 5; i++) {
       const t0 = performance.now();
       await new Promise<void>((resolve, reject) => {
-        const req = httpRequest({ host: '127.0.0.1', port, path: '/inner/api/invoke/tool', method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Inner-Api-Key': 'k' } }, (res) => {
-          res.on('data', () => undefined);
-          res.on('end', () => resolve());
-        });
+        const req = httpRequest(
+          { host: '127.0.0.1', port, path: '/inner/api/invoke/tool', method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Inner-Api-Key': 'k' } },
+          (res) => {
+            res.on('data', () => undefined);
+            res.on('end', () => resolve());
+          },
+        );
         req.on('error', reject);
         req.end(JSON.stringify({ user_id: 'u', tool: 'calc', provider: 'toolwire', tool_parameters: {} }));
       });
@@ -77,7 +80,9 @@ async function freePort(): Promise<number> {
 }
 
 export async function runDifyAgentBench(calls: number): Promise<Record<string, number>> {
-  const python = execFileSync('bash', [join(REPO_ROOT, 'scripts/python-env.sh'), join(REPO_ROOT, 'test/interop/dify-agent/requirements.txt')], { encoding: 'utf8' }).trim();
+  const python = execFileSync('bash', [join(REPO_ROOT, 'scripts/python-env.sh'), join(REPO_ROOT, 'test/interop/dify-agent/requirements.txt')], {
+    encoding: 'utf8',
+  }).trim();
   // The inner API logs each round's time (debug): what toolwire spent on it, from request in to answer out.
   const served: { route: string; elapsedMs: number }[] = [];
   const log = pino(
@@ -111,15 +116,40 @@ export async function runDifyAgentBench(calls: number): Promise<Record<string, n
   await mkdir(join(dir, 'tool'));
   const fleetQ = { 'request-queue': 'persistent://tg/flow/fleet-bench', 'response-queue': 'non-persistent://tg/response/fleet-bench' };
   const agentQ = { 'request-queue': 'persistent://tg/flow/agent-bench', 'response-queue': 'non-persistent://tg/response/agent-bench' };
-  await writeFile(join(dir, 'tool-service', 'fleet.json'), JSON.stringify({ id: 'fleet', ...fleetQ, 'config-params': ['op'], plugin: { kind: 'module', module: 'builtin:echo' } }));
-  for (const [name, arg] of [['population', 'city'], ['weather', 'city'], ['calc', 'expression']] as const) {
-    await writeFile(join(dir, 'tool', `${name}.json`), JSON.stringify({ name, description: name, service: 'fleet', op: name, arguments: [{ name: arg, type: 'string', required: true, description: arg }] }));
+  await writeFile(
+    join(dir, 'tool-service', 'fleet.json'),
+    JSON.stringify({ id: 'fleet', ...fleetQ, 'config-params': ['op'], plugin: { kind: 'module', module: 'builtin:echo' } }),
+  );
+  for (const [name, arg] of [
+    ['population', 'city'],
+    ['weather', 'city'],
+    ['calc', 'expression'],
+  ] as const) {
+    await writeFile(
+      join(dir, 'tool', `${name}.json`),
+      JSON.stringify({ name, description: name, service: 'fleet', op: name, arguments: [{ name: arg, type: 'string', required: true, description: arg }] }),
+    );
   }
   await writeFile(
     join(dir, 'tool-service', 'agent.json'),
-    JSON.stringify({ id: 'agent', ...agentQ, plugin: { kind: 'dify-agent', plugin_id: 'toolwire/test_agent', provider: 'agent', strategy: 'function_calling', model: 'bench', instruction: 'Use the tools.', tools: ['population', 'weather', 'calc'] } }),
+    JSON.stringify({
+      id: 'agent',
+      ...agentQ,
+      plugin: {
+        kind: 'dify-agent',
+        plugin_id: 'toolwire/test_agent',
+        provider: 'agent',
+        strategy: 'function_calling',
+        model: 'bench',
+        instruction: 'Use the tools.',
+        tools: ['population', 'weather', 'calc'],
+      },
+    }),
   );
-  await writeFile(join(dir, 'tool', 'research.json'), JSON.stringify({ name: 'research', description: 'research', service: 'agent', arguments: [{ name: 'query', type: 'string', required: true }] }));
+  await writeFile(
+    join(dir, 'tool', 'research.json'),
+    JSON.stringify({ name: 'research', description: 'research', service: 'agent', arguments: [{ name: 'query', type: 'string', required: true }] }),
+  );
   let app: App | undefined;
   try {
     const settings = readSettings({ TOOLWIRE_CONFIG_DIR: dir, TOOLWIRE_HTTP_PORT: 'off', LOG_LEVEL: 'silent' });
@@ -145,11 +175,24 @@ export async function runDifyAgentBench(calls: number): Promise<Record<string, n
       const servedBefore = served.length;
       const modelReqs = model.requests.length;
       const t0 = performance.now();
-      const out = await app.client.call({ requestQueue: agentQ['request-queue'], responseQueue: agentQ['response-queue'], config: {}, tool: 'research', arguments: { query: `q${i}` } });
+      const out = await app.client.call({
+        requestQueue: agentQ['request-queue'],
+        responseQueue: agentQ['response-queue'],
+        config: {},
+        tool: 'research',
+        arguments: { query: `q${i}` },
+      });
       const t1 = performance.now();
       if (!out.startsWith('Answer:')) throw new Error(`unexpected answer ${out}`);
       const p0 = performance.now();
-      await app.client.call({ requestQueue: fleetQ['request-queue'], responseQueue: fleetQ['response-queue'], config: { op: 'calc' }, tool: 'calc', arguments: { expression: '2+3' }, stream: true });
+      await app.client.call({
+        requestQueue: fleetQ['request-queue'],
+        responseQueue: fleetQ['response-queue'],
+        config: { op: 'calc' },
+        tool: 'calc',
+        arguments: { expression: '2+3' },
+        stream: true,
+      });
       const p1 = performance.now();
       if (i < 3) continue; // warm-up: first Python imports, connections
       agentCall.push(t1 - t0);

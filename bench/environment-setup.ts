@@ -23,7 +23,13 @@ export function runScript(name: string, args: string[], env: NodeJS.ProcessEnv, 
  * else (for the default local address only) one started by scripts/pulsar-broker.sh,
  * which downloads Pulsar once and is a no-op when a broker already answers.
  */
-export async function ensureBroker(broker: BrokerEndpoints, env: NodeJS.ProcessEnv, log: Logger, signal: AbortSignal, onStderr: (s: string) => void): Promise<void> {
+export async function ensureBroker(
+  broker: BrokerEndpoints,
+  env: NodeJS.ProcessEnv,
+  log: Logger,
+  signal: AbortSignal,
+  onStderr: (s: string) => void,
+): Promise<void> {
   try {
     await waitForBroker(broker.adminUrl, { token: broker.token, waitMs: 3_000, intervalMs: 1_000, signal });
   } catch (err) {

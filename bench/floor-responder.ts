@@ -85,7 +85,7 @@ async function answer(msg: IncomingMessage, producer: Producer): Promise<void> {
   let chunks = 0;
   try {
     const env = JSON.parse(msg.data.toString('utf8')) as { arguments?: unknown };
-    const args = (typeof env.arguments === 'string' ? JSON.parse(env.arguments) : env.arguments ?? {}) as Record<string, unknown>;
+    const args = (typeof env.arguments === 'string' ? JSON.parse(env.arguments) : (env.arguments ?? {})) as Record<string, unknown>;
     text = typeof args['text'] === 'string' ? args['text'] : JSON.stringify(args);
     if (typeof args['chunks'] === 'number') chunks = Math.max(1, Math.min(10_000, Math.trunc(args['chunks'])));
   } catch (err) {

@@ -67,9 +67,27 @@ export async function measureHotPath(o: HotPathOptions): Promise<HotPathResult> 
   const tool = o.tool ?? 'builtin';
   const config =
     tool === 'builtin'
-      ? await writeServiceConfig([{ id, requestQueue: requestTopic, responseQueue: responseTopic, module: 'builtin:echo', concurrency: o.concurrency, tools: [{ name: 'echo', arguments: ECHO_ARGUMENTS }] }])
+      ? await writeServiceConfig([
+          {
+            id,
+            requestQueue: requestTopic,
+            responseQueue: responseTopic,
+            module: 'builtin:echo',
+            concurrency: o.concurrency,
+            tools: [{ name: 'echo', arguments: ECHO_ARGUMENTS }],
+          },
+        ])
       : await writeServiceConfig(
-          [{ id, requestQueue: requestTopic, responseQueue: responseTopic, module: './echo.mjs', concurrency: o.concurrency, tools: [{ name: 'echo', arguments: MODULE_ECHO_ARGUMENTS }] }],
+          [
+            {
+              id,
+              requestQueue: requestTopic,
+              responseQueue: responseTopic,
+              module: './echo.mjs',
+              concurrency: o.concurrency,
+              tools: [{ name: 'echo', arguments: MODULE_ECHO_ARGUMENTS }],
+            },
+          ],
           { 'echo.mjs': ECHO_MODULES[tool] },
         );
   const transport = new MemoryTransport();

@@ -23,7 +23,9 @@ function run(cmd: string, args: string[]): Promise<string | undefined> {
 }
 
 export async function machineInfo(broker: BrokerEndpoints | undefined, python: string | undefined): Promise<MachineInfo> {
-  const py = python ? await run(python, ['-c', 'import sys, importlib.metadata as m; print("%d.%d.%d" % sys.version_info[:3], m.version("trustgraph-base"))']) : undefined;
+  const py = python
+    ? await run(python, ['-c', 'import sys, importlib.metadata as m; print("%d.%d.%d" % sys.version_info[:3], m.version("trustgraph-base"))'])
+    : undefined;
   const [pyVersion, tgVersion] = py ? py.split(' ') : [undefined, undefined];
   return {
     cpus: availableParallelism(),
@@ -32,7 +34,11 @@ export async function machineInfo(broker: BrokerEndpoints | undefined, python: s
     freeMemoryGiB: Math.round((freemem() / 2 ** 30) * 10) / 10,
     os: `${platform()} ${release()}`,
     node: process.version,
-    pulsar: broker ? await adminOf(broker).brokerVersion().catch(() => 'unknown') : 'n/a (memory transport)',
+    pulsar: broker
+      ? await adminOf(broker)
+          .brokerVersion()
+          .catch(() => 'unknown')
+      : 'n/a (memory transport)',
     python: pyVersion,
     trustgraphBase: tgVersion,
     loadAverage: loadavg()[0] ?? 0,

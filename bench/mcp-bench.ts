@@ -47,13 +47,26 @@ export async function runMcpBench(o: McpBenchOptions): Promise<McpBenchResult> {
       concurrency: o.concurrency,
       tools: [{ name: 'echo', arguments: [{ name: 'message', type: 'string' }] }],
     },
-    { id: 'local-echo', requestQueue: 'persistent://tg/flow/local-echo-request', responseQueue: 'non-persistent://tg/response/local-echo', module: 'builtin:echo', concurrency: o.concurrency, tools: [{ name: 'say', arguments: [{ name: 'text', type: 'string' }] }] },
+    {
+      id: 'local-echo',
+      requestQueue: 'persistent://tg/flow/local-echo-request',
+      responseQueue: 'non-persistent://tg/response/local-echo',
+      module: 'builtin:echo',
+      concurrency: o.concurrency,
+      tools: [{ name: 'say', arguments: [{ name: 'text', type: 'string' }] }],
+    },
   ]);
   let app: App | undefined;
   let http: McpHttpServer | undefined;
   let served: Client | undefined;
   try {
-    const settings = readSettings({ TOOLWIRE_CONFIG_DIR: config.dir, TOOLWIRE_HTTP_PORT: 'off', TOOLWIRE_CONCURRENCY: String(o.concurrency * 2), LOG_LEVEL: 'silent', PATH: process.env['PATH'] });
+    const settings = readSettings({
+      TOOLWIRE_CONFIG_DIR: config.dir,
+      TOOLWIRE_HTTP_PORT: 'off',
+      TOOLWIRE_CONCURRENCY: String(o.concurrency * 2),
+      LOG_LEVEL: 'silent',
+      PATH: process.env['PATH'],
+    });
     app = await startApp({ settings, transport: new MemoryTransport(), secrets: loadSecrets({}), log });
     const viaWorker = app.client;
     const directRounds: Figures[] = [];
@@ -66,12 +79,25 @@ export async function runMcpBench(o: McpBenchOptions): Promise<McpBenchResult> {
       );
       pluginRounds.push(
         await measureCalls(async (n) => {
-          await viaWorker.call({ requestQueue: 'persistent://tg/flow/everything-request', responseQueue: 'non-persistent://tg/response/everything', config: {}, arguments: { message: `m${n}` }, tool: 'echo' });
+          await viaWorker.call({
+            requestQueue: 'persistent://tg/flow/everything-request',
+            responseQueue: 'non-persistent://tg/response/everything',
+            config: {},
+            arguments: { message: `m${n}` },
+            tool: 'echo',
+          });
         }, o),
       );
     }
     const a = app;
-    const deps: FleetDeps = { catalog: () => a.catalog, onCatalogChange: (l) => a.onCatalogChange(l), client: a.client, log, maxInFlight: o.concurrency * 2, callTimeoutMs: 60_000 };
+    const deps: FleetDeps = {
+      catalog: () => a.catalog,
+      onCatalogChange: (l) => a.onCatalogChange(l),
+      client: a.client,
+      log,
+      maxInFlight: o.concurrency * 2,
+      callTimeoutMs: 60_000,
+    };
     http = new McpHttpServer(deps, { host: '127.0.0.1', port: 0, token: undefined });
     const at = await http.start();
     served = new Client({ name: 'bench', version: '1' });

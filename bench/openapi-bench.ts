@@ -51,13 +51,31 @@ export async function runOpenApiBench(o: CallBenchOptions & { readonly apiDelayM
       responseQueue: 'non-persistent://tg/response/echo-api',
       plugin: { kind: 'openapi', server: api.base, 'allow-private': ['127.0.0.0/8'] },
       concurrency: o.concurrency,
-      tools: [{ name: 'echo', arguments: [{ name: 'message', type: 'string' }], extra: { 'plugin-options': { method: 'get', path: '/echo', parameters: [{ argument: 'message', name: 'message', in: 'query' }] } } }],
+      tools: [
+        {
+          name: 'echo',
+          arguments: [{ name: 'message', type: 'string' }],
+          extra: { 'plugin-options': { method: 'get', path: '/echo', parameters: [{ argument: 'message', name: 'message', in: 'query' }] } },
+        },
+      ],
     },
-    { id: 'echo-module', requestQueue: 'persistent://tg/flow/echo-module-request', responseQueue: 'non-persistent://tg/response/echo-module', module: 'builtin:echo', concurrency: o.concurrency, tools: [{ name: 'say', arguments: [{ name: 'text', type: 'string' }] }] },
+    {
+      id: 'echo-module',
+      requestQueue: 'persistent://tg/flow/echo-module-request',
+      responseQueue: 'non-persistent://tg/response/echo-module',
+      module: 'builtin:echo',
+      concurrency: o.concurrency,
+      tools: [{ name: 'say', arguments: [{ name: 'text', type: 'string' }] }],
+    },
   ]);
   let app: App | undefined;
   try {
-    const settings = readSettings({ TOOLWIRE_CONFIG_DIR: config.dir, TOOLWIRE_HTTP_PORT: 'off', TOOLWIRE_CONCURRENCY: String(o.concurrency * 2), LOG_LEVEL: 'silent' });
+    const settings = readSettings({
+      TOOLWIRE_CONFIG_DIR: config.dir,
+      TOOLWIRE_HTTP_PORT: 'off',
+      TOOLWIRE_CONCURRENCY: String(o.concurrency * 2),
+      LOG_LEVEL: 'silent',
+    });
     app = await startApp({ settings, transport: new MemoryTransport(), secrets: loadSecrets({}), log });
     const client = app.client;
     const directRounds: Figures[] = [];
@@ -72,12 +90,24 @@ export async function runOpenApiBench(o: CallBenchOptions & { readonly apiDelayM
       );
       pluginRounds.push(
         await measureCalls(async (n) => {
-          await client.call({ requestQueue: 'persistent://tg/flow/echo-api-request', responseQueue: 'non-persistent://tg/response/echo-api', config: {}, arguments: { message: `m${n}` }, tool: 'echo' });
+          await client.call({
+            requestQueue: 'persistent://tg/flow/echo-api-request',
+            responseQueue: 'non-persistent://tg/response/echo-api',
+            config: {},
+            arguments: { message: `m${n}` },
+            tool: 'echo',
+          });
         }, o),
       );
       workerRounds.push(
         await measureCalls(async (n) => {
-          await client.call({ requestQueue: 'persistent://tg/flow/echo-module-request', responseQueue: 'non-persistent://tg/response/echo-module', config: {}, arguments: { text: `m${n}` }, tool: 'say' });
+          await client.call({
+            requestQueue: 'persistent://tg/flow/echo-module-request',
+            responseQueue: 'non-persistent://tg/response/echo-module',
+            config: {},
+            arguments: { text: `m${n}` },
+            tool: 'say',
+          });
         }, o),
       );
     }

@@ -26,7 +26,12 @@ export class OwnBroker {
     const port = await freePort();
     let webPort = await freePort();
     while (webPort === port) webPort = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, TOOLWIRE_PULSAR_RUN: runDir, TOOLWIRE_PULSAR_PORT: String(port), TOOLWIRE_PULSAR_WEB_PORT: String(webPort) };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      TOOLWIRE_PULSAR_RUN: runDir,
+      TOOLWIRE_PULSAR_PORT: String(port),
+      TOOLWIRE_PULSAR_WEB_PORT: String(webPort),
+    };
     delete env['TOOLWIRE_PULSAR_KEEP_DATA'];
     // standalone.conf lines of this broker's own (a limit a test needs), or none.
     if (confExtra === undefined) delete env['TOOLWIRE_PULSAR_CONF_EXTRA'];

@@ -23,7 +23,14 @@ abstract class BaseSampler implements ResourceSampler {
   protected readonly raw: RawSample[] = [];
   abstract stop(): void;
   series(zeroAtMs: number): ResourceSample[] {
-    return this.raw.map((r) => ({ tMs: r.atMs - zeroAtMs, rssBytes: r.rssBytes, heapUsedBytes: r.heapUsedBytes, cpuMs: r.cpuMs, eldP99Ms: r.eldP99Ms, eldMaxMs: r.eldMaxMs }));
+    return this.raw.map((r) => ({
+      tMs: r.atMs - zeroAtMs,
+      rssBytes: r.rssBytes,
+      heapUsedBytes: r.heapUsedBytes,
+      cpuMs: r.cpuMs,
+      eldP99Ms: r.eldP99Ms,
+      eldMaxMs: r.eldMaxMs,
+    }));
   }
 }
 

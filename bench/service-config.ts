@@ -13,7 +13,12 @@ export interface ServiceSpec {
   readonly plugin?: Readonly<Record<string, unknown>>;
   readonly concurrency: number;
   readonly timeoutMs?: number;
-  readonly tools: readonly { readonly name: string; readonly arguments?: readonly unknown[]; readonly timeoutMs?: number; readonly extra?: Record<string, unknown> }[];
+  readonly tools: readonly {
+    readonly name: string;
+    readonly arguments?: readonly unknown[];
+    readonly timeoutMs?: number;
+    readonly extra?: Record<string, unknown>;
+  }[];
   readonly configParams?: readonly string[];
 }
 

@@ -38,7 +38,6 @@ const SENSITIVE_KEYS = new Set([
   'serverkey',
 ]);
 
-
 /**
  * A copy of `value` with every sensitive field blanked, at any depth (errors included, as
  * plain objects). Returns the value itself when nothing needed blanking, so clean log lines

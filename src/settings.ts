@@ -7,7 +7,6 @@ import { DEFAULT_LIMITS, type WorkerLimits } from './worker/limits.js';
 import { DEFAULT_SESSION_LIMITS } from './mcp-server/mcp-sessions.js';
 import { CHILD_BASICS, slimEnvNames } from './plugins/dify-slim/child-env.js';
 
-
 /**
  * A whole number given as digits. Not z.coerce.number(): it reads an empty variable as 0, so
  * TOOLWIRE_HTTP_PORT= would bind a random port and TOOLWIRE_TIMEOUT_MS= time every call out.
@@ -18,7 +17,12 @@ const int = (def: number) => digits.default(def);
 const list = z
   .string()
   .default('')
-  .transform((v) => v.split(',').map((s) => s.trim()).filter((s) => s !== ''));
+  .transform((v) =>
+    v
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+  );
 /** A page's origin as a browser sends it: scheme, host and port, nothing else. */
 const origins = list.refine((os) => os.every((o) => /^https?:\/\/[^/?#@]+$/i.test(o)), 'must be origins, comma-separated: http(s)://host[:port]');
 
@@ -54,7 +58,10 @@ const envSchema = z.object({
   TOOLWIRE_HTTP_ALLOWED_ORIGINS: origins,
   TOOLWIRE_MCP_MAX_SESSIONS: int(DEFAULT_SESSION_LIMITS.maxSessions),
   TOOLWIRE_MCP_SESSION_IDLE_MS: int(DEFAULT_SESSION_LIMITS.idleMs),
-  TOOLWIRE_HTTP_TOKEN: z.string().regex(/^(env|file):.+$/, 'must be a secret reference: env:NAME or file:key').optional(),
+  TOOLWIRE_HTTP_TOKEN: z
+    .string()
+    .regex(/^(env|file):.+$/, 'must be a secret reference: env:NAME or file:key')
+    .optional(),
   TOOLWIRE_CONCURRENCY: int(DEFAULT_LIMITS.concurrency),
   TOOLWIRE_SERVICE_CONCURRENCY: int(DEFAULT_LIMITS.serviceConcurrency),
   TOOLWIRE_TIMEOUT_MS: int(DEFAULT_LIMITS.timeoutMs),

@@ -48,7 +48,9 @@ function panel(p: PanelData, x: number, y: number, w: number, h: number): string
   out.push(`<text x="${plot.x + plot.w}" y="${plot.y + plot.h + 14}" text-anchor="end" font-size="10">${Math.round(t1 - t0)} s</text>`);
   p.lines.forEach((l, i) => {
     const color = PALETTE[i % PALETTE.length]!;
-    out.push(`<polyline fill="none" stroke="${color}" stroke-width="1.6" points="${l.points.map(([t, v]) => `${px(t).toFixed(1)},${py(v).toFixed(1)}`).join(' ')}"/>`);
+    out.push(
+      `<polyline fill="none" stroke="${color}" stroke-width="1.6" points="${l.points.map(([t, v]) => `${px(t).toFixed(1)},${py(v).toFixed(1)}`).join(' ')}"/>`,
+    );
     const lx = x + 10 + (i % 2) * (w / 2);
     const ly = y + h - 98 + Math.floor(i / 2) * 14;
     if (ly < y + h - 4) {
@@ -67,7 +69,10 @@ export function dashboardSvg(title: string, panels: readonly PanelData[], column
   const rows = Math.ceil(panels.length / columns);
   const width = columns * w + 20;
   const height = rows * h + 50;
-  const out = [`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11">`, `<rect width="100%" height="100%" fill="white"/>`];
+  const out = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11">`,
+    `<rect width="100%" height="100%" fill="white"/>`,
+  ];
   out.push(`<text x="${width / 2}" y="24" text-anchor="middle" font-size="16" font-weight="bold">${esc(title)}</text>`);
   panels.forEach((p, i) => out.push(...panel(p, 10 + (i % columns) * w, 40 + Math.floor(i / columns) * h, w - 10, h - 10)));
   out.push('</svg>');

@@ -14,12 +14,17 @@ import { prometheusBinary, startPrometheus } from './prometheus.js';
 
 interface Dashboard {
   readonly title: string;
-  readonly panels: readonly { readonly title: string; readonly fieldConfig?: { defaults?: { unit?: string } }; readonly targets: readonly { readonly expr: string; readonly legendFormat?: string }[] }[];
+  readonly panels: readonly {
+    readonly title: string;
+    readonly fieldConfig?: { defaults?: { unit?: string } };
+    readonly targets: readonly { readonly expr: string; readonly legendFormat?: string }[];
+  }[];
 }
 
 /** Grafana's variables as this run sets them: every service, a 10 s rate window. */
 const expand = (expr: string) => expr.replaceAll('$__rate_interval', '10s').replaceAll('$service', '.*');
-const legend = (format: string | undefined, metric: Record<string, string>) => (format ?? JSON.stringify(metric)).replace(/\{\{\s*(\w+)\s*\}\}/g, (_, k: string) => metric[k] ?? '');
+const legend = (format: string | undefined, metric: Record<string, string>) =>
+  (format ?? JSON.stringify(metric)).replace(/\{\{\s*(\w+)\s*\}\}/g, (_, k: string) => metric[k] ?? '');
 
 /**
  * Tools that make the panels worth reading: one slow with a spread of times, and one that fails
@@ -41,12 +46,24 @@ export async function renderDashboard(o: { seconds: number; out: string }): Prom
   await cp(join(REPO_ROOT, 'config'), dir, { recursive: true });
   await writeFile(join(dir, 'slow.mjs'), SLOW);
   await writeFile(join(dir, 'flaky.mjs'), FLAKY);
-  const svc = (id: string, module: string) => JSON.stringify({ id, 'request-queue': `persistent://tg/flow/${id}`, 'response-queue': `non-persistent://tg/response/${id}`, plugin: { kind: 'module', module }, concurrency: 8 });
+  const svc = (id: string, module: string) =>
+    JSON.stringify({
+      id,
+      'request-queue': `persistent://tg/flow/${id}`,
+      'response-queue': `non-persistent://tg/response/${id}`,
+      plugin: { kind: 'module', module },
+      concurrency: 8,
+    });
   await writeFile(join(dir, 'tool-service', 'slow-service.json'), svc('slow-service', './slow.mjs'));
   await writeFile(join(dir, 'tool-service', 'flaky-service.json'), svc('flaky-service', './flaky.mjs'));
   await writeFile(join(dir, 'tool', 'slow.json'), JSON.stringify({ name: 'slow', service: 'slow-service' }));
   await writeFile(join(dir, 'tool', 'flaky.json'), JSON.stringify({ name: 'flaky', service: 'flaky-service', arguments: [{ name: 'n', type: 'number' }] }));
-  const app = await startApp({ settings: readSettings({ TOOLWIRE_CONFIG_DIR: dir, TOOLWIRE_HTTP_PORT: '0' }), transport: new MemoryTransport(), secrets: loadSecrets({}), log: pino({ level: 'silent' }) });
+  const app = await startApp({
+    settings: readSettings({ TOOLWIRE_CONFIG_DIR: dir, TOOLWIRE_HTTP_PORT: '0' }),
+    transport: new MemoryTransport(),
+    secrets: loadSecrets({}),
+    log: pino({ level: 'silent' }),
+  });
   const prometheus = await startPrometheus(bin, `127.0.0.1:${app.http!.port}`);
   try {
     const calls: [string, Record<string, unknown>][] = [
@@ -94,7 +111,10 @@ export async function renderDashboard(o: { seconds: number; out: string }): Prom
       const lines = [];
       for (const t of p.targets) {
         for (const series of await prometheus.queryRange(expand(t.expr), start, Date.now() / 1000, 2)) {
-          lines.push({ label: legend(t.legendFormat, series.metric), points: series.values.map(([ts, v]) => [ts, Number(v)] as const).filter(([, v]) => Number.isFinite(v)) });
+          lines.push({
+            label: legend(t.legendFormat, series.metric),
+            points: series.values.map(([ts, v]) => [ts, Number(v)] as const).filter(([, v]) => Number.isFinite(v)),
+          });
         }
       }
       panels.push({ title: p.title, unit: p.fieldConfig?.defaults?.unit ?? '', lines });

@@ -125,7 +125,15 @@ export class AnswerLedger {
       duplicates += e.finals.length - 1;
       if (e.finals[0]!.error) errorAnswers++;
     }
-    return { tracked: this.tracked.size, answered, missing: this.tracked.size - answered, duplicates, errorAnswers, stray: this.stray, redelivered: this.redelivered };
+    return {
+      tracked: this.tracked.size,
+      answered,
+      missing: this.tracked.size - answered,
+      duplicates,
+      errorAnswers,
+      stray: this.stray,
+      redelivered: this.redelivered,
+    };
   }
 
   missingIds(): string[] {

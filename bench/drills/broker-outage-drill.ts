@@ -31,7 +31,17 @@ const RECOVERED = 'broker connection recovered';
 /** Service and tool descriptors of the drill, as TrustGraph's config holds them. */
 function descriptors(t: DrillTopics, tool: string): { type: string; key: string; value: string }[] {
   return [
-    { type: 'tool-service', key: t.id, value: JSON.stringify({ id: t.id, 'request-queue': t.requestTopic, 'response-queue': t.responseTopic, plugin: { kind: 'module', module: 'builtin:echo' }, concurrency: 16 }) },
+    {
+      type: 'tool-service',
+      key: t.id,
+      value: JSON.stringify({
+        id: t.id,
+        'request-queue': t.requestTopic,
+        'response-queue': t.responseTopic,
+        plugin: { kind: 'module', module: 'builtin:echo' },
+        concurrency: 16,
+      }),
+    },
     { type: 'tool', key: tool, value: JSON.stringify({ name: tool, service: t.id, arguments: [{ name: 'text', type: 'string' }] }) },
   ];
 }
@@ -94,7 +104,12 @@ export async function brokerOutageDrill(ctx: DrillContext, o: BrokerOutageDrillO
     };
     const gateway = new FrontDoorLane('gateway', gatewayCall(a.baseUrl, 60_000), ['p-echo', 'np-echo']);
     const mcpLane = new FrontDoorLane('mcp', session.call, ['p-echo', 'np-echo']);
-    stops.push(() => gateway.stop(), () => mcpLane.stop(), () => direct.persistent.stop(), () => direct.nonPersistent.stop());
+    stops.push(
+      () => gateway.stop(),
+      () => mcpLane.stop(),
+      () => direct.persistent.stop(),
+      () => direct.nonPersistent.stop(),
+    );
     await waitUntil(() => direct.persistent.tally().answered >= 20 && direct.nonPersistent.tally().answered >= 20, 60_000, ctx.signal);
 
     const outages: { downMs: number; brokerStartMs: number; recoveryMs: Record<string, number | undefined> }[] = [];
@@ -118,7 +133,11 @@ export async function brokerOutageDrill(ctx: DrillContext, o: BrokerOutageDrillO
       const mcpAt = await mcpBack;
       recoveryMs['mcp-serve'] = mcpAt === undefined ? undefined : mcpAt - upAt;
       outages.push({ downMs: upAt - downAt, brokerStartMs: upAt - startAt, recoveryMs });
-      say(`outage ${n}: ready again after ${Object.entries(recoveryMs).map(([k, v]) => `${k} ${v ?? 'never'} ms`).join(', ')}`);
+      say(
+        `outage ${n}: ready again after ${Object.entries(recoveryMs)
+          .map(([k, v]) => `${k} ${v ?? 'never'} ms`)
+          .join(', ')}`,
+      );
       // Calls flow again before the next step.
       const answered = direct.persistent.tally().answered;
       await waitUntil(() => direct.persistent.tally().answered >= answered + 40, 120_000, ctx.signal).catch(() => undefined);
@@ -130,7 +149,11 @@ export async function brokerOutageDrill(ctx: DrillContext, o: BrokerOutageDrillO
     const { version } = await retry(() => store.read(['tool']), 30_000, ctx.signal);
     let changeServed = true;
     try {
-      await waitUntil(async () => (await Promise.all([a, b].map((m) => configVersion(m.baseUrl)))).every((v) => v !== undefined && Number(v) >= version), 60_000, ctx.signal);
+      await waitUntil(
+        async () => (await Promise.all([a, b].map((m) => configVersion(m.baseUrl)))).every((v) => v !== undefined && Number(v) >= version),
+        60_000,
+        ctx.signal,
+      );
       await waitUntil(async () => (await session.tools()).includes('fresh-echo'), 60_000, ctx.signal);
       if ((await gatewayCall(a.baseUrl, 60_000)('fresh-echo', 'fresh-gw')) !== 'answered') changeServed = false;
       if ((await gatewayCall(b.baseUrl, 60_000)('fresh-echo', 'fresh-gw-b')) !== 'answered') changeServed = false;
@@ -155,7 +178,8 @@ export async function brokerOutageDrill(ctx: DrillContext, o: BrokerOutageDrillO
     const counts: Record<string, number> = { outages: o.outages, processesExited: exited.length, changeServed: changeServed ? 1 : 0 };
     addTally(counts, 'persistent', p);
     addTally(counts, 'nonPersistent', np);
-    for (const lane of [gateway, mcpLane]) for (const [tool, t] of lane.tallies) addTally(counts, `${lane.name}${tool === 'p-echo' ? 'Persistent' : 'NonPersistent'}`, t);
+    for (const lane of [gateway, mcpLane])
+      for (const [tool, t] of lane.tallies) addTally(counts, `${lane.name}${tool === 'p-echo' ? 'Persistent' : 'NonPersistent'}`, t);
     const figures: Record<string, number> = { changeServedMs };
     let readyInTime = true;
     outages.forEach((out, i) => {
@@ -180,7 +204,12 @@ export async function brokerOutageDrill(ctx: DrillContext, o: BrokerOutageDrillO
     }
     const passed = exited.length === 0 && readyInTime && changeServed && p.unanswered === 0 && p.failed === 0 && p.sent > 0 && np.answered > 0 && logsOnce;
     if (exited.length > 0) notes.push(`exited: ${exited.join(', ')}`);
-    for (const [name, errors] of [['direct persistent', direct.persistent.errors()], ['direct non-persistent', direct.nonPersistent.errors()], ['gateway', gateway.errors], ['mcp', mcpLane.errors]] as const) {
+    for (const [name, errors] of [
+      ['direct persistent', direct.persistent.errors()],
+      ['direct non-persistent', direct.nonPersistent.errors()],
+      ['gateway', gateway.errors],
+      ['mcp', mcpLane.errors],
+    ] as const) {
       if (errors.length > 0) notes.push(`${name} errors (first ${errors.length}): ${errors.join(' | ')}`);
     }
     return drillResult(

@@ -24,7 +24,6 @@ export const RESTART_DRILL = {
   long: { requests: 5_000, concurrency: 64, toolDelayMs: 5, stopAfter: 0.3, downMs: 5_000 },
 } as const;
 
-
 /**
  * Stop and restart the broker under load. Agents keep sending (a send waits out the outage
  * and is retried if it fails); the worker reconnects and the broker redelivers what it had
@@ -34,7 +33,7 @@ export const RESTART_DRILL = {
  */
 export async function brokerRestartDrill(ctx: DrillContext, o: BrokerRestartDrillOptions): Promise<DrillResult> {
   const started = Date.now();
-  ctx.say('broker-restart: starting a broker of the drill\'s own (scripts/pulsar-broker.sh, own run dir and ports)');
+  ctx.say("broker-restart: starting a broker of the drill's own (scripts/pulsar-broker.sh, own run dir and ports)");
   const broker = await OwnBroker.start(ctx.signal);
   const topics = drillTopics('restart', true);
   const { id, requestTopic, responseTopic } = topics;
@@ -42,7 +41,8 @@ export async function brokerRestartDrill(ctx: DrillContext, o: BrokerRestartDril
   let agent: Awaited<ReturnType<typeof transportFor>> | undefined;
   let ledger: AnswerLedger | undefined;
   try {
-    worker = await DrillWorker.create({ transport: ctx.transport,
+    worker = await DrillWorker.create({
+      transport: ctx.transport,
       broker: broker.endpoints,
       log: ctx.log,
       services: [slowEchoService(topics, o.concurrency)],
@@ -121,7 +121,13 @@ export async function brokerRestartDrill(ctx: DrillContext, o: BrokerRestartDril
 }
 
 /** Publish until the broker confirms; a failed send (outage longer than the send timeout) is sent again. */
-async function publish(producer: Producer, rid: string, delayMs: number, counts: { published: number; sendRetries: number }, signal: AbortSignal): Promise<void> {
+async function publish(
+  producer: Producer,
+  rid: string,
+  delayMs: number,
+  counts: { published: number; sendRetries: number },
+  signal: AbortSignal,
+): Promise<void> {
   const data = JSON.stringify({ config: '{}', arguments: JSON.stringify({ text: rid, delay_ms: delayMs }) });
   for (;;) {
     try {

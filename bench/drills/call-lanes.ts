@@ -66,7 +66,12 @@ export class DirectLanes {
    * `waitMs`: how long an agent waits for one answer before it counts it unanswered and goes
    * on; `paceMs`: the least time between one agent's requests (steady calls, not a flood).
    */
-  static async start(agent: Transport, topics: DrillTopics, o: { lanes: number; waitMs: number; paceMs: number; watchRequests?: boolean }, signal: AbortSignal): Promise<DirectLanes> {
+  static async start(
+    agent: Transport,
+    topics: DrillTopics,
+    o: { lanes: number; waitMs: number; paceMs: number; watchRequests?: boolean },
+    signal: AbortSignal,
+  ): Promise<DirectLanes> {
     const ledger = await AnswerLedger.open(agent, topics.responseTopic, `${topics.id}-agents`);
     const producer = await agent.producer(topics.requestTopic, signal);
     const d = new DirectLanes(topics, ledger, producer, o.waitMs, o.paceMs);
@@ -77,7 +82,10 @@ export class DirectLanes {
 
   /** Read the request topic on a subscription of its own: how many times each request was stored. */
   private async watchRequests(agent: Transport, signal: AbortSignal): Promise<void> {
-    const sub = await agent.subscribe({ topic: this.topics.requestTopic, subscription: `${this.topics.id}-request-watch`, type: 'Exclusive', unsubscribeOnClose: true }, signal);
+    const sub = await agent.subscribe(
+      { topic: this.topics.requestTopic, subscription: `${this.topics.id}-request-watch`, type: 'Exclusive', unsubscribeOnClose: true },
+      signal,
+    );
     this.watcher = sub;
     void (async () => {
       for await (const m of sub) {
@@ -143,7 +151,16 @@ export class DirectLanes {
       const a = this.ledger.answer(rid);
       if (a !== undefined && (a.final.error || a.text !== rid)) wrong++;
     }
-    return { sent: this.sent, answered: c.answered - wrong, failed: wrong, unanswered: c.missing, duplicates: c.duplicates, sendRetries: this.sendRetries, redelivered: c.redelivered, requestCopies: [...this.stored.values()].reduce((n, s) => n + s.size - 1, 0) };
+    return {
+      sent: this.sent,
+      answered: c.answered - wrong,
+      failed: wrong,
+      unanswered: c.missing,
+      duplicates: c.duplicates,
+      sendRetries: this.sendRetries,
+      redelivered: c.redelivered,
+      requestCopies: [...this.stored.values()].reduce((n, s) => n + s.size - 1, 0),
+    };
   }
 
   async close(): Promise<void> {

@@ -36,7 +36,8 @@ export async function clusterDrill(ctx: DrillContext, o: Omit<UnloadDrillOptions
     () => ['docker', 'compose'],
     () => ['docker-compose'],
   );
-  const compose = (...args: string[]) => run(cmd!, [...pre, '-f', COMPOSE_FILE, '-p', 'toolwire-drill-cluster', ...args], { signal: ctx.signal, maxBuffer: 16 * 1024 * 1024 });
+  const compose = (...args: string[]) =>
+    run(cmd!, [...pre, '-f', COMPOSE_FILE, '-p', 'toolwire-drill-cluster', ...args], { signal: ctx.signal, maxBuffer: 16 * 1024 * 1024 });
   ctx.say(`cluster: ${[cmd, ...pre].join(' ')} up (${COMPOSE_FILE})`);
   await compose('up', '-d');
   try {

@@ -72,7 +72,11 @@ export async function configChurnDrill(ctx: DrillContext, o: ConfigChurnOptions)
   const steady = drillTopics('churn-steady', false, true);
   const tag = steady.id.slice(-8);
   const namespaces = { p: `tg/churn-p-${tag}`, n: `tg/churn-n-${tag}` };
-  const topics = { p: `persistent://${namespaces.p}/churn-request`, n: `non-persistent://${namespaces.n}/churn-request`, response: `non-persistent://tg/response/churn-${tag}` };
+  const topics = {
+    p: `persistent://${namespaces.p}/churn-request`,
+    n: `non-persistent://${namespaces.n}/churn-request`,
+    response: `non-persistent://tg/response/churn-${tag}`,
+  };
   const watched = [topics.p, topics.n, cancelTopic(topics.p)!, cancelTopic(topics.n)!];
   const admin = adminOf(ctx.broker);
   const json = (v: unknown) => JSON.stringify(v);
@@ -81,7 +85,11 @@ export async function configChurnDrill(ctx: DrillContext, o: ConfigChurnOptions)
     key: id,
     value: json({ id, 'request-queue': requestQueue, 'response-queue': topics.response, 'config-params': ['op'], plugin: { kind: 'module', module } }),
   });
-  const tool = (toolName: string, service: string, args: readonly { name: string; type: string }[]): ConfigItem => ({ type: 'tool', key: toolName, value: json({ name: toolName, service, op: toolName, arguments: args }) });
+  const tool = (toolName: string, service: string, args: readonly { name: string; type: string }[]): ConfigItem => ({
+    type: 'tool',
+    key: toolName,
+    value: json({ name: toolName, service, op: toolName, arguments: args }),
+  });
   const text = [{ name: 'text', type: 'string' }];
   const expr = [{ name: 'expression', type: 'string' }];
 
@@ -111,11 +119,27 @@ export async function configChurnDrill(ctx: DrillContext, o: ConfigChurnOptions)
     };
     if (o.source === 'trustgraph') {
       const short = { request: `request:tg:${tag}-config`, response: `response:tg:${tag}-config`, push: `notify:tg:${tag}-config` };
-      const queues = { request: `non-persistent://tg/request/${tag}-config`, response: `non-persistent://tg/response/${tag}-config`, push: `non-persistent://tg/notify/${tag}-config` };
+      const queues = {
+        request: `non-persistent://tg/request/${tag}-config`,
+        response: `non-persistent://tg/response/${tag}-config`,
+        push: `non-persistent://tg/notify/${tag}-config`,
+      };
       const python = await ensurePython(process.env, ctx.signal, () => undefined);
       configService = new ManagedChild({
         command: python,
-        args: [CONFIG_SERVICE, '--pulsar-host', ctx.broker.pulsarUrl, '--config-request-queue', short.request, '--config-response-queue', short.response, '--config-push-queue', short.push, '--id', `${tag}-svc`],
+        args: [
+          CONFIG_SERVICE,
+          '--pulsar-host',
+          ctx.broker.pulsarUrl,
+          '--config-request-queue',
+          short.request,
+          '--config-response-queue',
+          short.response,
+          '--config-push-queue',
+          short.push,
+          '--id',
+          `${tag}-svc`,
+        ],
         env: { ...process.env, PYTHONUNBUFFERED: '1' },
         ipc: false,
         label: 'TrustGraph config service',
@@ -124,7 +148,13 @@ export async function configChurnDrill(ctx: DrillContext, o: ConfigChurnOptions)
       store = new TrustGraphConfigStore(new BrokerConfigApi(agent, ctx.log, { queues }), 'default');
       // A slow poll behind the pokes, as in a deployment (there 30 s): a poke is a non-persistent
       // message, and one in several hundred changes went unserved with pokes alone (old and new code alike).
-      Object.assign(env, { TOOLWIRE_CONFIG_SOURCE: 'trustgraph', TOOLWIRE_CONFIG_REQUEST_QUEUE: queues.request, TOOLWIRE_CONFIG_RESPONSE_QUEUE: queues.response, TOOLWIRE_CONFIG_PUSH_QUEUE: queues.push, TOOLWIRE_CONFIG_POLL_MS: String(SLOW_CHANGE_MS) });
+      Object.assign(env, {
+        TOOLWIRE_CONFIG_SOURCE: 'trustgraph',
+        TOOLWIRE_CONFIG_REQUEST_QUEUE: queues.request,
+        TOOLWIRE_CONFIG_RESPONSE_QUEUE: queues.response,
+        TOOLWIRE_CONFIG_PUSH_QUEUE: queues.push,
+        TOOLWIRE_CONFIG_POLL_MS: String(SLOW_CHANGE_MS),
+      });
     } else {
       store = new DirectoryConfigStore(dir);
     }
@@ -167,19 +197,55 @@ export async function configChurnDrill(ctx: DrillContext, o: ConfigChurnOptions)
       const echoes = async (t: string) => {
         if ((await call(topics.p, t, { text: t })) !== t) throw new Error(`${name}: wrong answer from ${t}`);
       };
-      await change('add P with p1, p2', () => s.put([svc(P, topics.p, 'builtin:echo'), tool(p1, P, text), tool(p2, P, text)]), () => serves(P) && has(p1) && has(p2));
+      await change(
+        'add P with p1, p2',
+        () => s.put([svc(P, topics.p, 'builtin:echo'), tool(p1, P, text), tool(p2, P, text)]),
+        () => serves(P) && has(p1) && has(p2),
+      );
       await echoes(p1);
       await echoes(p2);
-      await change('remove p2', () => s.delete('tool', p2), () => !has(p2));
-      await change('add N with n1', () => s.put([svc(N, topics.n, 'builtin:calculator'), tool(n1, N, expr)]), () => serves(N) && has(n1));
+      await change(
+        'remove p2',
+        () => s.delete('tool', p2),
+        () => !has(p2),
+      );
+      await change(
+        'add N with n1',
+        () => s.put([svc(N, topics.n, 'builtin:calculator'), tool(n1, N, expr)]),
+        () => serves(N) && has(n1),
+      );
       if ((await call(topics.n, n1, { expression: `${n}+1` })) !== String(n + 1)) throw new Error(`${name}: wrong answer from ${n1}`);
-      await change('add p3', () => s.put([tool(p3, P, text)]), () => has(p3));
+      await change(
+        'add p3',
+        () => s.put([tool(p3, P, text)]),
+        () => has(p3),
+      );
       await echoes(p3);
-      await change('remove p1', () => s.delete('tool', p1), () => !has(p1));
-      await change('remove p3', () => s.delete('tool', p3), () => !has(p3));
-      await change('remove P', () => s.delete('tool-service', P), () => !serves(P));
-      await change('remove n1', () => s.delete('tool', n1), () => !has(n1));
-      await change('remove N', () => s.delete('tool-service', N), () => !serves(N));
+      await change(
+        'remove p1',
+        () => s.delete('tool', p1),
+        () => !has(p1),
+      );
+      await change(
+        'remove p3',
+        () => s.delete('tool', p3),
+        () => !has(p3),
+      );
+      await change(
+        'remove P',
+        () => s.delete('tool-service', P),
+        () => !serves(P),
+      );
+      await change(
+        'remove n1',
+        () => s.delete('tool', n1),
+        () => !has(n1),
+      );
+      await change(
+        'remove N',
+        () => s.delete('tool-service', N),
+        () => !serves(N),
+      );
     };
 
     const sample = async (): Promise<ChurnSample> => {
@@ -230,7 +296,9 @@ export async function configChurnDrill(ctx: DrillContext, o: ConfigChurnOptions)
     await round(0);
     const warm = await settled(undefined);
     const rounds = Math.max(1, Math.ceil(o.changes / changesPerRound));
-    ctx.say(`${name}: ${rounds * changesPerRound} changes through ${o.source === 'trustgraph' ? "TrustGraph's config service" : 'the directory'}; warm: ${JSON.stringify(warm)}`);
+    ctx.say(
+      `${name}: ${rounds * changesPerRound} changes through ${o.source === 'trustgraph' ? "TrustGraph's config service" : 'the directory'}; warm: ${JSON.stringify(warm)}`,
+    );
     const churnStarted = Date.now();
     for (let n = 1; n <= rounds; n++) await round(n);
     const churnMs = Date.now() - churnStarted;
@@ -266,8 +334,20 @@ export async function configChurnDrill(ctx: DrillContext, o: ConfigChurnOptions)
         warmProcessListeners: warm.processListeners,
         afterProcessListeners: after.processListeners,
       },
-      { slowChanges, warmHeapMB: warm.heapBytes / 2 ** 20, afterHeapMB: after.heapBytes / 2 ** 20, warmRssMB: warm.rssBytes / 2 ** 20, afterRssMB: after.rssBytes / 2 ** 20, msPerChange: churnMs / (rounds * changesPerRound) },
-      [`in-process worker on ${ctx.transport}; module tools (builtin echo and calculator), nothing spawned`, o.source === 'trustgraph' ? `descriptors in TrustGraph's config service (its own Python code), pokes and a ${SLOW_CHANGE_MS} ms poll` : 'descriptors in a watched directory (no polling)'],
+      {
+        slowChanges,
+        warmHeapMB: warm.heapBytes / 2 ** 20,
+        afterHeapMB: after.heapBytes / 2 ** 20,
+        warmRssMB: warm.rssBytes / 2 ** 20,
+        afterRssMB: after.rssBytes / 2 ** 20,
+        msPerChange: churnMs / (rounds * changesPerRound),
+      },
+      [
+        `in-process worker on ${ctx.transport}; module tools (builtin echo and calculator), nothing spawned`,
+        o.source === 'trustgraph'
+          ? `descriptors in TrustGraph's config service (its own Python code), pokes and a ${SLOW_CHANGE_MS} ms poll`
+          : 'descriptors in a watched directory (no polling)',
+      ],
     );
   } finally {
     await app?.stop(2_000).catch(() => undefined);

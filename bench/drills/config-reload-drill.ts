@@ -45,7 +45,11 @@ export async function configReloadDrill(ctx: DrillContext, o: ConfigReloadDrillO
   const fresh = drillTopics('fresh', false, o.persistentRequests ?? false);
   // TrustGraph's short names (its processors take no other form); the same topics in full for ours.
   const short = { request: `request:tg:${steady.id}-config`, response: `response:tg:${steady.id}-config`, push: `notify:tg:${steady.id}-config` };
-  const queues = { request: `non-persistent://tg/request/${steady.id}-config`, response: `non-persistent://tg/response/${steady.id}-config`, push: `non-persistent://tg/notify/${steady.id}-config` };
+  const queues = {
+    request: `non-persistent://tg/request/${steady.id}-config`,
+    response: `non-persistent://tg/response/${steady.id}-config`,
+    push: `non-persistent://tg/notify/${steady.id}-config`,
+  };
   const service = (t: typeof steady, extra: Record<string, unknown>) => ({
     id: t.id,
     'request-queue': t.requestTopic,
@@ -66,12 +70,28 @@ export async function configReloadDrill(ctx: DrillContext, o: ConfigReloadDrillO
   let loading = true;
   const agents: Promise<void>[] = [];
   try {
-    const initial = [{ type: 'tool-service', key: steady.id, value: JSON.stringify(service(steady, {})) }, { type: 'tool', key: 'steady', value: JSON.stringify({ name: 'steady', service: steady.id, arguments: [{ name: 'text', type: 'string' }] }) }, ...descriptors(0)];
+    const initial = [
+      { type: 'tool-service', key: steady.id, value: JSON.stringify(service(steady, {})) },
+      { type: 'tool', key: 'steady', value: JSON.stringify({ name: 'steady', service: steady.id, arguments: [{ name: 'text', type: 'string' }] }) },
+      ...descriptors(0),
+    ];
     if (o.source === 'trustgraph') {
       const python = await ensurePython(process.env, ctx.signal, () => undefined);
       configService = new ManagedChild({
         command: python,
-        args: [CONFIG_SERVICE, '--pulsar-host', ctx.broker.pulsarUrl, '--config-request-queue', short.request, '--config-response-queue', short.response, '--config-push-queue', short.push, '--id', `${steady.id}-svc`],
+        args: [
+          CONFIG_SERVICE,
+          '--pulsar-host',
+          ctx.broker.pulsarUrl,
+          '--config-request-queue',
+          short.request,
+          '--config-response-queue',
+          short.response,
+          '--config-push-queue',
+          short.push,
+          '--id',
+          `${steady.id}-svc`,
+        ],
         env: { ...process.env, PYTHONUNBUFFERED: '1' },
         ipc: false,
         label: 'TrustGraph config service',
@@ -79,11 +99,18 @@ export async function configReloadDrill(ctx: DrillContext, o: ConfigReloadDrillO
       await configService.waitForLine(/"ready": true/, 120_000, ctx.signal);
       store = new TrustGraphConfigStore(new BrokerConfigApi(agent, ctx.log, { queues }), 'default');
       await store.put(initial);
-      worker = await DrillWorker.create({ transport: ctx.transport,
+      worker = await DrillWorker.create({
+        transport: ctx.transport,
         broker: ctx.broker,
         log: ctx.log,
         services: [],
-        env: { TOOLWIRE_CONFIG_SOURCE: 'trustgraph', TOOLWIRE_CONFIG_REQUEST_QUEUE: queues.request, TOOLWIRE_CONFIG_RESPONSE_QUEUE: queues.response, TOOLWIRE_CONFIG_PUSH_QUEUE: queues.push, TOOLWIRE_CONFIG_POLL_MS: '0' },
+        env: {
+          TOOLWIRE_CONFIG_SOURCE: 'trustgraph',
+          TOOLWIRE_CONFIG_REQUEST_QUEUE: queues.request,
+          TOOLWIRE_CONFIG_RESPONSE_QUEUE: queues.response,
+          TOOLWIRE_CONFIG_PUSH_QUEUE: queues.push,
+          TOOLWIRE_CONFIG_POLL_MS: '0',
+        },
       });
     } else {
       worker = await DrillWorker.create({ transport: ctx.transport, broker: ctx.broker, log: ctx.log, services: [], env: { TOOLWIRE_CONFIG_POLL_MS: '0' } });
@@ -149,7 +176,12 @@ export async function configReloadDrill(ctx: DrillContext, o: ConfigReloadDrillO
       passed,
       { reloads: o.reloads, served: latencies.length, unserved, probesLost, steadyAnswered: load.answered, steadyFailed: load.failed, steadyLost: load.lost },
       { putToAnswerMedianMs: percentile(sorted, 0.5), putToAnswerP90Ms: percentile(sorted, 0.9), putToAnswerWorstMs: sorted.at(-1) ?? NaN },
-      [worker.launcher.description, o.source === 'trustgraph' ? 'descriptors in TrustGraph’s config service (its own Python code, in-memory table), pokes only (no polling)' : 'descriptors in a watched directory (no polling)'],
+      [
+        worker.launcher.description,
+        o.source === 'trustgraph'
+          ? 'descriptors in TrustGraph’s config service (its own Python code, in-memory table), pokes only (no polling)'
+          : 'descriptors in a watched directory (no polling)',
+      ],
     );
   } finally {
     loading = false;

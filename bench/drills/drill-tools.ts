@@ -28,7 +28,15 @@ export function slowEchoService(t: DrillTopics, concurrency: number): ServiceSpe
     ...onTopics(t),
     module: './slow-echo.mjs',
     concurrency,
-    tools: [{ name: `${t.id}-echo`, arguments: [{ name: 'text', type: 'string' }, { name: 'delay_ms', type: 'number' }] }],
+    tools: [
+      {
+        name: `${t.id}-echo`,
+        arguments: [
+          { name: 'text', type: 'string' },
+          { name: 'delay_ms', type: 'number' },
+        ],
+      },
+    ],
   };
 }
 

@@ -48,7 +48,18 @@ export const drillsCommand: Command = {
   summary: 'fault drills against a real broker',
   help: HELP,
   async run(io) {
-    const { values } = parse(io.argv, { long: { type: 'boolean' }, only: { type: 'string' }, transport: { type: 'string', short: 'T' }, 'pulsar-url': { type: 'string' }, 'admin-url': { type: 'string' }, out: { type: 'string' } }, false);
+    const { values } = parse(
+      io.argv,
+      {
+        long: { type: 'boolean' },
+        only: { type: 'string' },
+        transport: { type: 'string', short: 'T' },
+        'pulsar-url': { type: 'string' },
+        'admin-url': { type: 'string' },
+        out: { type: 'string' },
+      },
+      false,
+    );
     if (values.help) {
       io.stdout.write(HELP);
       return 0;
@@ -73,8 +84,17 @@ export const drillsCommand: Command = {
       say(`== ${name} (${form}, ${transport})`);
       const r = await runDrill(name, { broker, transport, form, log, signal: io.signal, say });
       results.push(r);
-      say(`${r.passed ? 'PASS' : 'FAIL'} ${name}: ${Object.entries(r.counts).map(([k, v]) => `${k}=${v}`).join(' ')}`);
-      if (Object.keys(r.figures).length > 0) say(`     figures: ${Object.entries(r.figures).map(([k, v]) => `${k}=${Math.round(v * 100) / 100}`).join(' ')}`);
+      say(
+        `${r.passed ? 'PASS' : 'FAIL'} ${name}: ${Object.entries(r.counts)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' ')}`,
+      );
+      if (Object.keys(r.figures).length > 0)
+        say(
+          `     figures: ${Object.entries(r.figures)
+            .map(([k, v]) => `${k}=${Math.round(v * 100) / 100}`)
+            .join(' ')}`,
+        );
       for (const n of r.notes) say(`     note: ${n}`);
     }
     const out = values.out ?? 'bench/results';

@@ -36,7 +36,8 @@ export async function hostileEnvelopesDrill(ctx: DrillContext, o: HostileDrillOp
   const subscription = `${id}-request`;
   // The worker dead-letters to a persistent topic even from a non-persistent request topic.
   const dlqTopic = persistentTopic(defaultDeadLetterTopic(requestTopic, subscription));
-  const worker = await DrillWorker.create({ transport: ctx.transport,
+  const worker = await DrillWorker.create({
+    transport: ctx.transport,
     broker: ctx.broker,
     log: ctx.log,
     services: [
@@ -46,7 +47,15 @@ export async function hostileEnvelopesDrill(ctx: DrillContext, o: HostileDrillOp
         responseQueue: responseTopic,
         module: 'builtin:echo',
         concurrency: 64,
-        tools: [{ name: `${id}-echo`, arguments: [{ name: 'text', type: 'string' }, { name: 'chunks', type: 'number' }] }],
+        tools: [
+          {
+            name: `${id}-echo`,
+            arguments: [
+              { name: 'text', type: 'string' },
+              { name: 'chunks', type: 'number' },
+            ],
+          },
+        ],
       },
     ],
     env: { TOOLWIRE_MAX_PAYLOAD_BYTES: String(o.maxPayloadBytes), TOOLWIRE_CONCURRENCY: '64' },
@@ -71,7 +80,11 @@ export async function hostileEnvelopesDrill(ctx: DrillContext, o: HostileDrillOp
       byCategory[e.category] = (byCategory[e.category] ?? 0) + 1;
       if (e.properties['id']) ledger.track(e.properties['id']);
     }
-    ctx.say(`hostile-envelopes: ${worker.launcher.description}; sending ${envelopes.length} (${Object.entries(byCategory).map(([k, v]) => `${k} ${v}`).join(', ')})`);
+    ctx.say(
+      `hostile-envelopes: ${worker.launcher.description}; sending ${envelopes.length} (${Object.entries(byCategory)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')})`,
+    );
     const producer = await agent.producer(requestTopic, ctx.signal);
     const sendFailures = await sendAll(envelopes, (e) => producer.send({ data: e.data, properties: e.properties }));
     const expectedDead = envelopes.filter((e) => e.expect.kind === 'dead-letter').length;
@@ -120,7 +133,13 @@ export async function hostileEnvelopesDrill(ctx: DrillContext, o: HostileDrillOp
     const good = envelopes.filter((e) => e.expect.kind === 'answer').length;
     const bad = envelopes.filter((e) => e.expect.kind === 'error').length;
     const passed =
-      sendFailures === 0 && goodOk === good && badAnswered === bad && deadLetterMissing === 0 && unanswered === 0 && alive && rssMax - rssStart <= o.maxRssGrowthBytes;
+      sendFailures === 0 &&
+      goodOk === good &&
+      badAnswered === bad &&
+      deadLetterMissing === 0 &&
+      unanswered === 0 &&
+      alive &&
+      rssMax - rssStart <= o.maxRssGrowthBytes;
     return drillResult(
       'hostile-envelopes',
       ctx.form,

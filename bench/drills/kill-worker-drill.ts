@@ -15,7 +15,10 @@ export interface KillWorkerDrillOptions {
   readonly killAfter: number;
 }
 
-export const KILL_DRILL = { short: { requests: 200, toolDelayMs: 50, concurrency: 64, killAfter: 0.2 }, long: { requests: 1000, toolDelayMs: 50, concurrency: 64, killAfter: 0.2 } } as const;
+export const KILL_DRILL = {
+  short: { requests: 200, toolDelayMs: 50, concurrency: 64, killAfter: 0.2 },
+  long: { requests: 1000, toolDelayMs: 50, concurrency: 64, killAfter: 0.2 },
+} as const;
 
 /**
  * kill -9 the worker with requests in flight on a persistent request topic, start another:
@@ -28,7 +31,8 @@ export async function killWorkerDrill(ctx: DrillContext, o: KillWorkerDrillOptio
   const started = Date.now();
   const topics = drillTopics('kill', true);
   const { id, requestTopic, responseTopic } = topics;
-  const worker = await DrillWorker.create({ transport: ctx.transport,
+  const worker = await DrillWorker.create({
+    transport: ctx.transport,
     broker: ctx.broker,
     log: ctx.log,
     services: [slowEchoService(topics, o.concurrency)],

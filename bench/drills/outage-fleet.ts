@@ -17,7 +17,11 @@ export interface ConfigQueueNames {
 export function configQueues(id: string): ConfigQueueNames {
   return {
     short: { request: `request:tg:${id}-config`, response: `response:tg:${id}-config`, push: `notify:tg:${id}-config` },
-    full: { request: `non-persistent://tg/request/${id}-config`, response: `non-persistent://tg/response/${id}-config`, push: `non-persistent://tg/notify/${id}-config` },
+    full: {
+      request: `non-persistent://tg/request/${id}-config`,
+      response: `non-persistent://tg/response/${id}-config`,
+      push: `non-persistent://tg/notify/${id}-config`,
+    },
   };
 }
 
@@ -26,7 +30,19 @@ export async function startConfigService(broker: BrokerEndpoints, queues: Config
   const python = await ensurePython(process.env, signal, () => undefined);
   const child = new ManagedChild({
     command: python,
-    args: [CONFIG_SERVICE, '--pulsar-host', broker.pulsarUrl, '--config-request-queue', queues.short.request, '--config-response-queue', queues.short.response, '--config-push-queue', queues.short.push, '--id', `${id}-svc`],
+    args: [
+      CONFIG_SERVICE,
+      '--pulsar-host',
+      broker.pulsarUrl,
+      '--config-request-queue',
+      queues.short.request,
+      '--config-response-queue',
+      queues.short.response,
+      '--config-push-queue',
+      queues.short.push,
+      '--id',
+      `${id}-svc`,
+    ],
     env: { ...process.env, PYTHONUNBUFFERED: '1' },
     ipc: false,
     label: 'TrustGraph config service',
@@ -38,7 +54,13 @@ export async function startConfigService(broker: BrokerEndpoints, queues: Config
 /** The environment that puts a toolwire process on the TrustGraph config source of these queues. */
 export function trustGraphSourceEnv(queues: ConfigQueueNames): Record<string, string> {
   // Pokes only, no polling: a change after an outage is served only if the pokes came back too.
-  return { TOOLWIRE_CONFIG_SOURCE: 'trustgraph', TOOLWIRE_CONFIG_REQUEST_QUEUE: queues.full.request, TOOLWIRE_CONFIG_RESPONSE_QUEUE: queues.full.response, TOOLWIRE_CONFIG_PUSH_QUEUE: queues.full.push, TOOLWIRE_CONFIG_POLL_MS: '0' };
+  return {
+    TOOLWIRE_CONFIG_SOURCE: 'trustgraph',
+    TOOLWIRE_CONFIG_REQUEST_QUEUE: queues.full.request,
+    TOOLWIRE_CONFIG_RESPONSE_QUEUE: queues.full.response,
+    TOOLWIRE_CONFIG_PUSH_QUEUE: queues.full.push,
+    TOOLWIRE_CONFIG_POLL_MS: '0',
+  };
 }
 
 /** Every line a process printed that the drill counts, by message. */
@@ -76,7 +98,10 @@ export interface FleetMember {
 }
 
 /** A worker (`toolwire run`) on the TrustGraph config source, its HTTP server (probes, gateway) on a port of its own. */
-export async function startFleetWorker(name: string, o: { broker: BrokerEndpoints; transport: 'pulsar-ws' | 'pulsar'; queues: ConfigQueueNames; log: Logger; signal: AbortSignal }): Promise<{ member: FleetMember; worker: DrillWorker }> {
+export async function startFleetWorker(
+  name: string,
+  o: { broker: BrokerEndpoints; transport: 'pulsar-ws' | 'pulsar'; queues: ConfigQueueNames; log: Logger; signal: AbortSignal },
+): Promise<{ member: FleetMember; worker: DrillWorker }> {
   const port = await freePort();
   const worker = await DrillWorker.create({
     transport: o.transport,
@@ -92,7 +117,12 @@ export async function startFleetWorker(name: string, o: { broker: BrokerEndpoint
 }
 
 /** `toolwire mcp serve --http` on the TrustGraph config source. */
-export async function startMcpServe(o: { broker: BrokerEndpoints; transport: 'pulsar-ws' | 'pulsar'; queues: ConfigQueueNames; signal: AbortSignal }): Promise<FleetMember> {
+export async function startMcpServe(o: {
+  broker: BrokerEndpoints;
+  transport: 'pulsar-ws' | 'pulsar';
+  queues: ConfigQueueNames;
+  signal: AbortSignal;
+}): Promise<FleetMember> {
   const port = await freePort();
   const child = new ManagedChild({
     command: process.execPath,
@@ -128,7 +158,10 @@ export class ReadinessWatch {
   private running = true;
   private readonly loop: Promise<void>;
 
-  constructor(private readonly url: string, private readonly everyMs = 200) {
+  constructor(
+    private readonly url: string,
+    private readonly everyMs = 200,
+  ) {
     this.loop = this.poll();
   }
 

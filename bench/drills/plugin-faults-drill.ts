@@ -39,7 +39,6 @@ const FAULTS = [
   { fault: 'daemon-dropped-connection', tool: 'daemon-crash', mode: '', expect: undefined },
 ] as const;
 
-
 /**
  * Tools that hang, throw, crash their process or return 50 MB, beside a healthy echo tool on
  * the same worker. Rule: every fault request gets an error answer (of the expected type for
@@ -63,11 +62,19 @@ export async function pluginFaultsDrill(ctx: DrillContext, o: PluginFaultsDrillO
     'daemon-crash': drillTopics('faults-daemon', true),
   };
   const daemon = await CrashingDaemon.start();
-  const worker = await DrillWorker.create({ transport: ctx.transport,
+  const worker = await DrillWorker.create({
+    transport: ctx.transport,
     broker: ctx.broker,
     log: ctx.log,
     services: [
-      { id, requestQueue: healthyTopic, responseQueue: healthyResponses, module: 'builtin:echo', concurrency: 32, tools: [{ name: `${id}-echo`, arguments: [{ name: 'text', type: 'string' }] }] },
+      {
+        id,
+        requestQueue: healthyTopic,
+        responseQueue: healthyResponses,
+        module: 'builtin:echo',
+        concurrency: 32,
+        tools: [{ name: `${id}-echo`, arguments: [{ name: 'text', type: 'string' }] }],
+      },
       {
         ...onTopics(faultTopics.fault),
         plugin: { kind: 'module', module: './faults.mjs', export: 'fault' },
@@ -183,7 +190,13 @@ export async function pluginFaultsDrill(ctx: DrillContext, o: PluginFaultsDrillO
     }
     const typesSeen = [...new Set(faultRuns.map((r) => `${r.fault} -> ${r.got ?? 'no answer'}`))].sort();
     const passed =
-      alive && unanswered === 0 && notError === 0 && wrongType === 0 && alone.wrong === 0 && beside.wrong === 0 && FAULTS.every((f) => (perFault[`fault:${f.fault}`] ?? 0) > 0);
+      alive &&
+      unanswered === 0 &&
+      notError === 0 &&
+      wrongType === 0 &&
+      alone.wrong === 0 &&
+      beside.wrong === 0 &&
+      FAULTS.every((f) => (perFault[`fault:${f.fault}`] ?? 0) > 0);
     return drillResult(
       'plugin-faults',
       ctx.form,

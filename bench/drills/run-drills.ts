@@ -10,7 +10,19 @@ import { HOSTILE_DRILL, hostileEnvelopesDrill } from './hostile-envelopes-drill.
 import { KILL_DRILL, killWorkerDrill } from './kill-worker-drill.js';
 import { FAULTS_DRILL, pluginFaultsDrill } from './plugin-faults-drill.js';
 
-export const DRILL_NAMES = ['kill-worker', 'broker-restart', 'hostile-envelopes', 'hostile-envelopes-np', 'plugin-faults', 'config-reload', 'config-reload-dir', 'broker-outage', 'unload', 'config-churn', 'config-churn-dir'] as const;
+export const DRILL_NAMES = [
+  'kill-worker',
+  'broker-restart',
+  'hostile-envelopes',
+  'hostile-envelopes-np',
+  'plugin-faults',
+  'config-reload',
+  'config-reload-dir',
+  'broker-outage',
+  'unload',
+  'config-churn',
+  'config-churn-dir',
+] as const;
 /** Drills run only when named (`--only`): they need more than a broker (cluster: Docker). */
 export const NAMED_ONLY_DRILLS = ['cluster'] as const;
 export type NamedOnlyDrill = (typeof NAMED_ONLY_DRILLS)[number];

@@ -66,7 +66,13 @@ export async function unloadDrill(ctx: DrillContext, o: UnloadDrillOptions): Pro
         transport: ctx.transport,
         broker: brokers[w % brokers.length]!,
         log: ctx.log,
-        services: tools.map((t) => ({ id: t.id, requestQueue: t.requestTopic, responseQueue: t.responseTopic, concurrency: 16, tools: [{ name: t.id, arguments: [{ name: 'text', type: 'string' }] }] })),
+        services: tools.map((t) => ({
+          id: t.id,
+          requestQueue: t.requestTopic,
+          responseQueue: t.responseTopic,
+          concurrency: 16,
+          tools: [{ name: t.id, arguments: [{ name: 'text', type: 'string' }] }],
+        })),
         env: { TOOLWIRE_NACK_DELAY_MS: '1000' },
       });
       workers.push(worker);
@@ -77,10 +83,19 @@ export async function unloadDrill(ctx: DrillContext, o: UnloadDrillOptions): Pro
       const agent = await transportFor(ctx.transport, brokers[(i + 1) % brokers.length]!, ctx.log);
       agents.push(agent);
       const persistentTopic = t === persistent;
-      lanes.push(await DirectLanes.start(agent, t, { lanes: o.agentsPerKind, waitMs: persistentTopic ? 600_000 : 3_000, paceMs: 50, watchRequests: persistentTopic }, ctx.signal));
+      lanes.push(
+        await DirectLanes.start(
+          agent,
+          t,
+          { lanes: o.agentsPerKind, waitMs: persistentTopic ? 600_000 : 3_000, paceMs: 50, watchRequests: persistentTopic },
+          ctx.signal,
+        ),
+      );
     }
     const [p, np] = lanes as [DirectLanes, DirectLanes];
-    ctx.say(`unload: ${namespace} on ${brokers.map((b) => b.adminUrl).join(', ')}; ${o.rounds} rounds under ${o.agentsPerKind} agents per topic kind (${ctx.transport})`);
+    ctx.say(
+      `unload: ${namespace} on ${brokers.map((b) => b.adminUrl).join(', ')}; ${o.rounds} rounds under ${o.agentsPerKind} agents per topic kind (${ctx.transport})`,
+    );
     const flowing = async (more: number): Promise<void> => {
       const target = p.tally().answered + more;
       const deadline = Date.now() + 120_000;

@@ -12,7 +12,9 @@ export function markdownReport(r: BenchReport, chartFile: string | undefined): s
   const lines: string[] = [];
   lines.push(`# npm run bench -- ${r.runId}`, '');
   lines.push(`${r.startedAt} to ${r.finishedAt}  `);
-  lines.push(`Machine: ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.os}; load average ${m.loadAverage.toFixed(2)} at start, ${r.loadAverageEnd.toFixed(2)} at the end  `);
+  lines.push(
+    `Machine: ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.os}; load average ${m.loadAverage.toFixed(2)} at start, ${r.loadAverageEnd.toFixed(2)} at the end  `,
+  );
   lines.push(`Node ${m.node}; Pulsar ${m.pulsar}; Python ${m.python ?? 'n/a'}, trustgraph-base ${m.trustgraphBase ?? 'n/a'}  `);
   lines.push(
     `Transport ${o.transport} (agents and floor/toolwire), concurrency ${o.concurrency}, ${o.argumentBytes} B arguments, ` +
@@ -20,7 +22,9 @@ export function markdownReport(r: BenchReport, chartFile: string | undefined): s
       `${o.requestPersistence} request and ${o.responsePersistence} response topics, answers lost after ${o.answerTimeoutMs / 1000} s, worker log level ${o.workerLogLevel}  `,
   );
   lines.push(`Reproduce: \`${r.command}\``, '');
-  lines.push('| scenario | served by | answered | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | RSS start/end MB | CPU µs/req | ELD p99 max ms |');
+  lines.push(
+    '| scenario | served by | answered | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | RSS start/end MB | CPU µs/req | ELD p99 max ms |',
+  );
   lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const s of r.scenarios) {
     const l = s.load;
@@ -48,8 +52,13 @@ export function markdownReport(r: BenchReport, chartFile: string | undefined): s
     }
   }
   lines.push('', '## Ratios', '');
-  const perRound = ra.rounds > 1 ? ` (median of ${ra.rounds} rounds: ${ra.perRound.map((x) => `${x.throughputVsFloor.toFixed(3)} / ${x.p99AddedMs.toFixed(2)} ms`).join(', ')})` : '';
-  lines.push(`- toolwire/floor throughput: ${ra.throughputVsFloor?.toFixed(3) ?? 'n/a'}; p99 added ${ra.p99AddedMs?.toFixed(2) ?? 'n/a'} ms, p99.9 added ${ra.p999AddedMs?.toFixed(2) ?? 'n/a'} ms${perRound}`);
+  const perRound =
+    ra.rounds > 1
+      ? ` (median of ${ra.rounds} rounds: ${ra.perRound.map((x) => `${x.throughputVsFloor.toFixed(3)} / ${x.p99AddedMs.toFixed(2)} ms`).join(', ')})`
+      : '';
+  lines.push(
+    `- toolwire/floor throughput: ${ra.throughputVsFloor?.toFixed(3) ?? 'n/a'}; p99 added ${ra.p99AddedMs?.toFixed(2) ?? 'n/a'} ms, p99.9 added ${ra.p999AddedMs?.toFixed(2) ?? 'n/a'} ms${perRound}`,
+  );
   const versus = (label: string, f: BaselineFigures | undefined) => {
     if (!f) return;
     const each = f.perRound.map((x) => `${x.throughput.toFixed(3)} / ${signed(x.p99DiffMs)}`).join(', ');
@@ -62,9 +71,12 @@ export function markdownReport(r: BenchReport, chartFile: string | undefined): s
     `- stream (${o.streamChunks} chunks) vs single, per request: worker CPU ${ra.streamCpuVsSingle?.toFixed(2) ?? 'n/a'}x, throughput cost ${ra.streamCostVsSingle?.toFixed(2) ?? 'n/a'}x, p50 ${ra.streamP50VsSingle?.toFixed(2) ?? 'n/a'}x`,
   );
   const long = r.scenarios.find((s) => s.scenario.id === 'toolwire-long')?.resources;
-  const heap = long?.heapStartBytes !== undefined && long.heapEndBytes !== undefined ? `; V8 heap in use ${mb(long.heapStartBytes)} -> ${mb(long.heapEndBytes)} MB` : '';
+  const heap =
+    long?.heapStartBytes !== undefined && long.heapEndBytes !== undefined ? `; V8 heap in use ${mb(long.heapStartBytes)} -> ${mb(long.heapEndBytes)} MB` : '';
   const warm = long ? `, ${mb(long.rssFirstBytes)} MB at the first sample of its warm-up` : '';
-  lines.push(`- RSS over the long run: ${ra.longRunRssGrowth !== undefined ? `${(ra.longRunRssGrowth * 100).toFixed(1)}%${long ? ` (${mb(long.rssStartBytes)} -> ${mb(long.rssEndBytes)} MB${warm})` : ''}` : 'n/a'}${heap}`);
+  lines.push(
+    `- RSS over the long run: ${ra.longRunRssGrowth !== undefined ? `${(ra.longRunRssGrowth * 100).toFixed(1)}%${long ? ` (${mb(long.rssStartBytes)} -> ${mb(long.rssEndBytes)} MB${warm})` : ''}` : 'n/a'}${heap}`,
+  );
   if (chartFile) lines.push('', `![latency, throughput and RSS](${chartFile})`);
   lines.push('');
   return lines.join('\n');

@@ -84,7 +84,10 @@ function pairs(results: readonly ScenarioResult[], ref: 'floor' | 'baseline' | '
 }
 
 function baselineFigures(results: readonly ScenarioResult[], ref: 'baseline' | 'ws-floor'): BaselineFigures | undefined {
-  const perRound = pairs(results, ref).map((r) => ({ throughput: r.tw.throughputPerSec / r.floor.throughputPerSec, p99DiffMs: r.tw.latency.p99Ms - r.floor.latency.p99Ms }));
+  const perRound = pairs(results, ref).map((r) => ({
+    throughput: r.tw.throughputPerSec / r.floor.throughputPerSec,
+    p99DiffMs: r.tw.latency.p99Ms - r.floor.latency.p99Ms,
+  }));
   if (perRound.length === 0) return undefined;
   return { rounds: perRound.length, throughput: median(perRound.map((r) => r.throughput))!, p99DiffMs: median(perRound.map((r) => r.p99DiffMs))!, perRound };
 }
@@ -110,7 +113,10 @@ export function computeRatios(results: readonly ScenarioResult[]): Ratios {
     throughputVsFloor: median(rounds.map((r) => r.tw.throughputPerSec / r.floor.throughputPerSec)),
     p99AddedMs: median(rounds.map((r) => r.tw.latency.p99Ms - r.floor.latency.p99Ms)),
     p999AddedMs: median(rounds.map((r) => r.tw.latency.p999Ms - r.floor.latency.p999Ms)),
-    perRound: rounds.map((r) => ({ throughputVsFloor: r.tw.throughputPerSec / r.floor.throughputPerSec, p99AddedMs: r.tw.latency.p99Ms - r.floor.latency.p99Ms })),
+    perRound: rounds.map((r) => ({
+      throughputVsFloor: r.tw.throughputPerSec / r.floor.throughputPerSec,
+      p99AddedMs: r.tw.latency.p99Ms - r.floor.latency.p99Ms,
+    })),
     vsWsFloor: baselineFigures(results, 'ws-floor'),
     vsBaseline: baselineFigures(results, 'baseline'),
     throughputVsPeer: tw && py ? tw.throughputPerSec / py.throughputPerSec : undefined,
@@ -150,9 +156,19 @@ function oneCallChecks(r: Ratios): TargetCheck[] {
 export function checkTargets(r: Ratios, longRequests: number | undefined): TargetCheck[] {
   const judge = (v: number | undefined, ok: (x: number) => boolean) => (v === undefined ? undefined : ok(v));
   return [
-    { id: 'throughput-vs-floor', goal: 'toolwire throughput >= 0.9x the floor', measured: fmt(r.throughputVsFloor, 3, 'x'), met: judge(r.throughputVsFloor, (x) => x >= 0.9) },
+    {
+      id: 'throughput-vs-floor',
+      goal: 'toolwire throughput >= 0.9x the floor',
+      measured: fmt(r.throughputVsFloor, 3, 'x'),
+      met: judge(r.throughputVsFloor, (x) => x >= 0.9),
+    },
     { id: 'p99-added', goal: 'toolwire-added p99 <= 2 ms over the floor', measured: fmt(r.p99AddedMs, 2, ' ms'), met: judge(r.p99AddedMs, (x) => x <= 2) },
-    { id: 'throughput-vs-peer', goal: ">= 5x the Python peer's throughput", measured: fmt(r.throughputVsPeer, 2, 'x'), met: judge(r.throughputVsPeer, (x) => x >= 5) },
+    {
+      id: 'throughput-vs-peer',
+      goal: ">= 5x the Python peer's throughput",
+      measured: fmt(r.throughputVsPeer, 2, 'x'),
+      met: judge(r.throughputVsPeer, (x) => x >= 5),
+    },
     {
       id: 'rss-flat',
       goal: `RSS flat within 10% across ${longRequests ? longRequests.toLocaleString('en-US') : '200,000'} requests`,
@@ -162,7 +178,8 @@ export function checkTargets(r: Ratios, longRequests: number | undefined): Targe
     {
       id: 'stream-cost',
       goal: 'streaming 100 chunks costs <= 2x the single answer per request (worker CPU per request)',
-      measured: r.streamCpuVsSingle === undefined ? 'not measured' : `${r.streamCpuVsSingle.toFixed(2)}x CPU (throughput ratio ${fmt(r.streamCostVsSingle, 2, 'x')})`,
+      measured:
+        r.streamCpuVsSingle === undefined ? 'not measured' : `${r.streamCpuVsSingle.toFixed(2)}x CPU (throughput ratio ${fmt(r.streamCostVsSingle, 2, 'x')})`,
       met: judge(r.streamCpuVsSingle, (x) => x <= 2),
     },
     ...oneCallChecks(r),

@@ -46,7 +46,12 @@ function toolwireBuild(name: 'toolwire' | 'baseline', bin: (ctx: TargetContext) 
       try {
         if (ctx.transport === 'memory') {
           if (name === 'baseline') throw new Error('the baseline build runs only as a process of its own, on a broker');
-          const env = { TOOLWIRE_CONFIG_DIR: config.dir, TOOLWIRE_HTTP_PORT: 'off', TOOLWIRE_CONCURRENCY: String(ctx.concurrency), LOG_LEVEL: ctx.workerLogLevel };
+          const env = {
+            TOOLWIRE_CONFIG_DIR: config.dir,
+            TOOLWIRE_HTTP_PORT: 'off',
+            TOOLWIRE_CONCURRENCY: String(ctx.concurrency),
+            LOG_LEVEL: ctx.workerLogLevel,
+          };
           const settings = readSettings(env);
           // Lines are formatted as in production but thrown away: they would garble the progress bar.
           const log = createLogger({ level: ctx.workerLogLevel, destination: pino.destination({ dest: '/dev/null', sync: false }) });

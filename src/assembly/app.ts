@@ -81,7 +81,9 @@ export async function startApp(deps: AppDeps): Promise<App> {
   const { settings, log } = deps;
   // Watching follows the modules descriptors name, before the policy rules on them: only the operator's directory may name them.
   if (deps.watchModules && settings.configSource !== 'directory') {
-    throw new ConfigError([`run --watch watches modules of a config directory only, and TOOLWIRE_CONFIG_SOURCE is ${settings.configSource}: leave out --watch, or use TOOLWIRE_CONFIG_SOURCE=directory`]);
+    throw new ConfigError([
+      `run --watch watches modules of a config directory only, and TOOLWIRE_CONFIG_SOURCE is ${settings.configSource}: leave out --watch, or use TOOLWIRE_CONFIG_SOURCE=directory`,
+    ]);
   }
   const token = httpToken(settings, deps.secrets);
   let first: Catalog | undefined;
@@ -133,14 +135,30 @@ function makeParts(deps: AppDeps, live: Live): Parts {
   // What descriptors may make this worker execute: bounded by where they come from.
   const policy = new ExecPolicy(settings.configSource, settings.execRules);
   const client = new ToolClient(deps.transport, log.child({ component: 'client' }));
-  const ctx: PluginContext = { log: log.child({ component: 'plugins' }), configDir: settings.configDir, secrets, settings: settings.pluginSettings, faults, policy, fleet: fleetOn(client, live.served) };
+  const ctx: PluginContext = {
+    log: log.child({ component: 'plugins' }),
+    configDir: settings.configDir,
+    secrets,
+    settings: settings.pluginSettings,
+    faults,
+    policy,
+    fleet: fleetOn(client, live.served),
+  };
   // Recorded whether or not anything scrapes them (the HTTP surface serves them); Node's
   // process and event-loop metrics only where they can be read.
   const metrics = new WorkerMetrics({ processMetrics: settings.httpPort !== undefined });
-  const follower = createConfigFollower(settings, deps.transport, log, (entries, previous) => buildCatalog(entries, registry, ctx, { policy, previous, running: live.running }), deps.watchModules);
+  const follower = createConfigFollower(
+    settings,
+    deps.transport,
+    log,
+    (entries, previous) => buildCatalog(entries, registry, ctx, { policy, previous, running: live.running }),
+    deps.watchModules,
+  );
   const createPlugin = async (s: ToolService): Promise<Plugin | undefined> => {
     if (!hasPlugin(s)) return undefined;
-    return registry.get(s.plugin.kind)!.create(s, { ...ctx, log: log.child({ component: 'plugin', service: s.id }), events: metrics.pluginEvents(s.id, s.plugin.kind) });
+    return registry
+      .get(s.plugin.kind)!
+      .create(s, { ...ctx, log: log.child({ component: 'plugin', service: s.id }), events: metrics.pluginEvents(s.id, s.plugin.kind) });
   };
   return { faults, client, metrics, follower, createPlugin };
 }

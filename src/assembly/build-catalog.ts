@@ -56,7 +56,8 @@ export async function buildCatalog(entries: readonly ConfigEntry[], registry: Pl
     // refuses starts and imports nothing, not even for the services it allows.
     for (const s of services) problems.push(...(await refusals(s, toolsOf(s), registry, ruled, options.policy)));
     for (const s of problems.length === 0 ? services : []) {
-      if (!unchanged(options.previous, s, toolsOf(s))) problems.push(...(await check(s, toolsOf(s), registry, ruled, sameService(options.previous, s) ? options.running?.(s.id) : undefined)));
+      if (!unchanged(options.previous, s, toolsOf(s)))
+        problems.push(...(await check(s, toolsOf(s), registry, ruled, sameService(options.previous, s) ? options.running?.(s.id) : undefined)));
     }
   }
   if (problems.length > 0) throw new ConfigError(problems);
@@ -80,7 +81,13 @@ async function refusals(service: ToolService, tools: readonly Tool[], registry: 
 }
 
 /** The load-time check of the service's plugin kind, if it has one. */
-async function check(service: ToolService, tools: readonly Tool[], registry: PluginRegistry, ctx: PluginContext, running: Plugin | undefined): Promise<string[]> {
+async function check(
+  service: ToolService,
+  tools: readonly Tool[],
+  registry: PluginRegistry,
+  ctx: PluginContext,
+  running: Plugin | undefined,
+): Promise<string[]> {
   if (!hasPlugin(service)) return [];
   const factory = registry.get(service.plugin.kind);
   return factory?.check ? factory.check(service, tools, ctx, running) : [];

@@ -7,12 +7,19 @@ import type { PluginRegistry } from '../plugins/registry.js';
  * service's credentials are good (a kind that cannot ask is skipped), within `timeoutMs` a
  * service. Problems, each naming its descriptor.
  */
-export async function credentialProblems(catalog: Catalog, registry: PluginRegistry, ctx: PluginContext, timeoutMs: number, signal: AbortSignal): Promise<string[]> {
+export async function credentialProblems(
+  catalog: Catalog,
+  registry: PluginRegistry,
+  ctx: PluginContext,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<string[]> {
   const problems: string[] = [];
   for (const s of catalog.services.values()) {
     if (!hasPlugin(s)) continue;
     const factory = registry.get(s.plugin.kind);
-    if (factory?.checkCredentials) problems.push(...(await factory.checkCredentials(s, catalog.toolsOf(s.id), ctx, AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]))));
+    if (factory?.checkCredentials)
+      problems.push(...(await factory.checkCredentials(s, catalog.toolsOf(s.id), ctx, AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]))));
   }
   return problems;
 }

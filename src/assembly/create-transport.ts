@@ -53,7 +53,10 @@ export async function createTransport(settings: TransportSettings): Promise<Tran
         return await PulsarNativeTransport.create(nativeSettings(settings, urls.serviceUrl));
       } catch (err) {
         if (!(err instanceof ConfigError)) throw err;
-        settings.log.info({ component: 'transport', reason: errorMessage(err), url: urls.adminUrl }, 'native pulsar-client unavailable; using the WebSocket API');
+        settings.log.info(
+          { component: 'transport', reason: errorMessage(err), url: urls.adminUrl },
+          'native pulsar-client unavailable; using the WebSocket API',
+        );
         return new PulsarWsTransport(wsSettings(settings, urls.adminUrl));
       }
     }

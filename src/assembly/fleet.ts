@@ -31,7 +31,8 @@ export function fleetOn(client: ToolClient, catalog: () => Catalog | undefined):
       }
     },
     async *exchange(topics, body, options) {
-      for await (const answer of client.exchange.request({ requestQueue: topics.request, responseQueue: topics.response, data: body, signal: options.signal })) yield answer.data;
+      for await (const answer of client.exchange.request({ requestQueue: topics.request, responseQueue: topics.response, data: body, signal: options.signal }))
+        yield answer.data;
     },
   };
 }

@@ -10,10 +10,7 @@ import { parseTopic } from '../transport/topic-name.js';
 /** A zod error as problems, each naming the file and the field. */
 function issues(source: string, prefix: string, error: z.ZodError): string[] {
   return error.issues.map((i) => {
-    const path = [prefix, ...i.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))]
-      .filter(Boolean)
-      .join('.')
-      .replace(/\.\[/g, '[');
+    const path = [prefix, ...i.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))].filter(Boolean).join('.').replace(/\.\[/g, '[');
     return `${source}: ${path || '(root)'}: ${i.message}`;
   });
 }
@@ -66,7 +63,13 @@ export function readServices(entries: readonly ConfigEntry[], registry: PluginRe
 }
 
 /** A service's `plugin` object, its options parsed by its kind; undefined (and a problem) when that cannot be. */
-function pluginOf(source: string, written: { kind: string }, registry: PluginRegistry, policy: ExecPolicy | undefined, problems: string[]): ToolService['plugin'] {
+function pluginOf(
+  source: string,
+  written: { kind: string },
+  registry: PluginRegistry,
+  policy: ExecPolicy | undefined,
+  problems: string[],
+): ToolService['plugin'] {
   const { kind, ...rest } = written;
   const factory = registry.get(kind);
   const refused = policy?.refusePlugin(kind);
@@ -143,7 +146,13 @@ export function readTools(entries: readonly ConfigEntry[], services: readonly To
  * A tool's values for its service's config-params, which must be there when required and
  * must tell it apart from the service's other tools (`seen`: the sources by values so far).
  */
-function configValues(source: string, raw: Record<string, unknown>, service: ToolService, seen: Map<string, string>, problems: string[]): Record<string, unknown> {
+function configValues(
+  source: string,
+  raw: Record<string, unknown>,
+  service: ToolService,
+  seen: Map<string, string>,
+  problems: string[],
+): Record<string, unknown> {
   const config: Record<string, unknown> = {};
   for (const p of service.configParams) {
     const value = ownValue(raw, p.name);
@@ -152,13 +161,22 @@ function configValues(source: string, raw: Record<string, unknown>, service: Too
   }
   const key = `${service.id}\u0000${JSON.stringify(service.configParams.map((p) => config[p.name] ?? null))}`;
   const twin = seen.get(key);
-  if (twin) problems.push(`${source}: ${service.configParams.length ? service.configParams.map((p) => p.name).join(', ') : 'service'}: same config values as ${twin}; service ${service.id} could not tell their requests apart`);
+  if (twin)
+    problems.push(
+      `${source}: ${service.configParams.length ? service.configParams.map((p) => p.name).join(', ') : 'service'}: same config values as ${twin}; service ${service.id} could not tell their requests apart`,
+    );
   seen.set(key, source);
   return config;
 }
 
 /** `plugin-options` parsed by the service's kind when it has tool options (absent ones as `{}`), else as written. */
-function toolPluginOptions(source: string, written: Record<string, unknown> | undefined, service: ToolService, registry: PluginRegistry, problems: string[]): unknown {
+function toolPluginOptions(
+  source: string,
+  written: Record<string, unknown> | undefined,
+  service: ToolService,
+  registry: PluginRegistry,
+  problems: string[],
+): unknown {
   const factory = service.plugin ? registry.get(service.plugin.kind) : undefined;
   if (!factory?.toolOptions) return written;
   const o = factory.toolOptions.safeParse(written ?? {});

@@ -15,7 +15,10 @@ export class Backoff {
   readonly initialDelayMs: number;
   readonly maxDelayMs: number;
 
-  constructor(options: BackoffOptions = {}, private readonly random: () => number = Math.random) {
+  constructor(
+    options: BackoffOptions = {},
+    private readonly random: () => number = Math.random,
+  ) {
     this.initialDelayMs = Math.max(1, options.initialDelayMs ?? 100);
     this.maxDelayMs = Math.max(this.initialDelayMs, options.maxDelayMs ?? 10_000);
   }

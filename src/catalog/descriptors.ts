@@ -6,7 +6,10 @@ export const StreamMode = { Single: 'single', Stream: 'stream' } as const;
 export type StreamMode = (typeof StreamMode)[keyof typeof StreamMode];
 
 // An agent's `__proto__` key is dropped on decoding (envelope/agent-json.ts), so no request could carry that value.
-const configParamName = z.string().min(1).refine((name) => name !== '__proto__', 'a config-param cannot be named __proto__');
+const configParamName = z
+  .string()
+  .min(1)
+  .refine((name) => name !== '__proto__', 'a config-param cannot be named __proto__');
 
 // A plain string is a name, not required. One object schema (not a union) so a problem names its field.
 const configParamSchema = z

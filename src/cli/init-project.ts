@@ -51,7 +51,15 @@ describe('greet', () => {
 `;
 
 const TSCONFIG = {
-  compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, allowImportingTsExtensions: true, skipLibCheck: true },
+  compilerOptions: {
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    strict: true,
+    noEmit: true,
+    allowImportingTsExtensions: true,
+    skipLibCheck: true,
+  },
   include: ['tools', 'test'],
 };
 
@@ -79,7 +87,13 @@ npm test
 }
 
 /** Every file of a new tool project, by path. */
-export function projectFiles(project: { readonly name: string; readonly service: string; readonly toolwire: string; readonly vitest: string; readonly typescript: string }): Record<string, string> {
+export function projectFiles(project: {
+  readonly name: string;
+  readonly service: string;
+  readonly toolwire: string;
+  readonly vitest: string;
+  readonly typescript: string;
+}): Record<string, string> {
   const service = {
     id: project.service,
     'request-queue': `non-persistent://tg/request/${project.service}`,

@@ -11,12 +11,28 @@ export const COMMANDS: readonly { readonly name: string; readonly summary: strin
   { name: 'run', summary: 'run the worker (embedded by default, or on Pulsar)', load: async () => (await import('./commands/run.js')).runCommand },
   { name: 'validate', summary: 'check every descriptor in a config directory', load: async () => (await import('./commands/validate.js')).validateCommand },
   { name: 'call', summary: 'call a tool as an agent does and print its observation', load: async () => (await import('./commands/call.js')).callCommand },
-  { name: 'config', summary: 'put, get, list, delete or import descriptors (tg-put-config-item flags)', load: async () => (await import('./commands/config.js')).configCommand },
-  { name: 'pulsar', summary: "broker chores: create TrustGraph's tenant and namespaces (bootstrap)", load: async () => (await import('./commands/pulsar-bootstrap.js')).pulsarCommand },
+  {
+    name: 'config',
+    summary: 'put, get, list, delete or import descriptors (tg-put-config-item flags)',
+    load: async () => (await import('./commands/config.js')).configCommand,
+  },
+  {
+    name: 'pulsar',
+    summary: "broker chores: create TrustGraph's tenant and namespaces (bootstrap)",
+    load: async () => (await import('./commands/pulsar-bootstrap.js')).pulsarCommand,
+  },
   { name: 'dify', summary: 'Dify plugin chores: build tool descriptors (import)', load: async () => (await import('./commands/dify-import.js')).difyCommand },
-  { name: 'mcp', summary: "MCP both ways: import an MCP server's tools, serve the fleet as an MCP server", load: async () => (await import('./commands/mcp.js')).mcpCommand },
+  {
+    name: 'mcp',
+    summary: "MCP both ways: import an MCP server's tools, serve the fleet as an MCP server",
+    load: async () => (await import('./commands/mcp.js')).mcpCommand,
+  },
   { name: 'init', summary: 'a new tool project: one typed tool, its descriptors, a test', load: async () => (await import('./commands/init.js')).initCommand },
-  { name: 'module', summary: 'typed tools in TypeScript or JavaScript: write their descriptors (import)', load: async () => (await import('./commands/module-import.js')).moduleCommand },
+  {
+    name: 'module',
+    summary: 'typed tools in TypeScript or JavaScript: write their descriptors (import)',
+    load: async () => (await import('./commands/module-import.js')).moduleCommand,
+  },
   { name: 'openapi', summary: 'HTTP APIs as tools: import an OpenAPI document', load: async () => (await import('./commands/openapi.js')).openApiCommand },
 ];
 

@@ -17,7 +17,12 @@ export const DESCRIPTOR_FLAGS = {
  * An imported tool-service descriptor: TrustGraph's default queues for `id` unless the flags
  * name others, one required config param that picks the tool, and the plugin object.
  */
-export function importedService(id: string, values: { 'request-queue'?: string | undefined; 'response-queue'?: string | undefined }, configParam: string, plugin: Record<string, unknown>): Record<string, unknown> {
+export function importedService(
+  id: string,
+  values: { 'request-queue'?: string | undefined; 'response-queue'?: string | undefined },
+  configParam: string,
+  plugin: Record<string, unknown>,
+): Record<string, unknown> {
   return {
     id,
     'request-queue': values['request-queue'] ?? `non-persistent://tg/request/${id}`,
@@ -29,14 +34,27 @@ export function importedService(id: string, values: { 'request-queue'?: string |
 
 /** A comma-separated flag value as a set; undefined when the flag was not given. */
 export function listFlag(flagValue: string | undefined): Set<string> | undefined {
-  return flagValue === undefined ? undefined : new Set(flagValue.split(',').map((item) => item.trim()).filter(Boolean));
+  return flagValue === undefined
+    ? undefined
+    : new Set(
+        flagValue
+          .split(',')
+          .map((item) => item.trim())
+          .filter(Boolean),
+      );
 }
 
 /**
  * An import's result: one JSON document on stdout, or with `out` the descriptor files
  * (`out/tool-service/<id>.json`, `out/tool/<name>.json`), ready for `toolwire config import`.
  */
-export async function writeDescriptors(io: CommandIo, out: string | undefined, service: Record<string, unknown>, tools: readonly Record<string, unknown>[], offered: number): Promise<void> {
+export async function writeDescriptors(
+  io: CommandIo,
+  out: string | undefined,
+  service: Record<string, unknown>,
+  tools: readonly Record<string, unknown>[],
+  offered: number,
+): Promise<void> {
   if (!out) {
     io.stdout.write(`${JSON.stringify({ 'tool-service': service, tools }, null, 2)}\n`);
     return;

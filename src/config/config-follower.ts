@@ -149,7 +149,10 @@ export class ConfigFollower {
     const delay = this.retryBackoff.next();
     if (this.failingSince === undefined) {
       this.failingSince = Date.now();
-      this.deps.log.warn({ err: errorMessage(err), source: this.deps.source.description }, 'cannot read the config; retrying, the last good catalog keeps serving');
+      this.deps.log.warn(
+        { err: errorMessage(err), source: this.deps.source.description },
+        'cannot read the config; retrying, the last good catalog keeps serving',
+      );
     } else {
       this.deps.log.debug({ err: errorMessage(err), retryInMs: delay }, 'config read failed again');
     }
@@ -223,7 +226,10 @@ export class ConfigFollower {
     this.reloads.rejected++;
     this.refusedPrint = print;
     this.rejected = { version, at: new Date().toISOString(), problems };
-    this.deps.log.warn({ version, problems, serving: this.version ?? 'nothing' }, `config version ${version} refused: ${problems.length} problem(s); the last good catalog keeps serving`);
+    this.deps.log.warn(
+      { version, problems, serving: this.version ?? 'nothing' },
+      `config version ${version} refused: ${problems.length} problem(s); the last good catalog keeps serving`,
+    );
   }
 
   /** Stop reloading; a reload under way is let finish. */

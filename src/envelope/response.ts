@@ -63,10 +63,7 @@ export function boundedText(text: string, max = MAX_ERROR_TEXT): string {
 /** An error response; always final. Never `"error": {}` (TrustGraph reads it as an error with no text). */
 export function encodeError(type: ErrorCodeT | string, message: string): Buffer {
   const text = message === '' ? type : boundedText(message);
-  return Buffer.from(
-    `{"error":{"type":${JSON.stringify(type)},"message":${JSON.stringify(text)}},"response":"","end_of_stream":true}`,
-    'utf8',
-  );
+  return Buffer.from(`{"error":{"type":${JSON.stringify(type)},"message":${JSON.stringify(text)}},"response":"","end_of_stream":true}`, 'utf8');
 }
 
 /**
@@ -81,8 +78,7 @@ export function wireError(err: unknown): WireError {
 export function decodeResponse(data: Buffer): ToolResponse {
   const body = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
   const e = body['error'] as Record<string, unknown> | null | undefined;
-  const error: WireError | null =
-    e && typeof e === 'object' ? { type: String(e['type'] ?? ''), message: String(e['message'] ?? '') } : null;
+  const error: WireError | null = e && typeof e === 'object' ? { type: String(e['type'] ?? ''), message: String(e['message'] ?? '') } : null;
   const r = body['response'];
   return {
     error,

@@ -29,56 +29,56 @@ export interface GatewaySources {
  * and stream the response messages as Server-Sent Events.
  */
 export async function invokeTool(name: string, req: IncomingMessage, res: ServerResponse, o: GatewaySources): Promise<void> {
-    const catalog = o.catalog();
-    const tool = catalog.tools.get(name);
-    const service = tool ? catalog.services.get(tool.service) : undefined;
-    if (!tool || !service) return json(res, 404, { error: `there is no tool named ${JSON.stringify(name)}` });
-    const text = await readBody(req, o.maxBodyBytes ?? 1024 * 1024);
-    let parsed: unknown;
+  const catalog = o.catalog();
+  const tool = catalog.tools.get(name);
+  const service = tool ? catalog.services.get(tool.service) : undefined;
+  if (!tool || !service) return json(res, 404, { error: `there is no tool named ${JSON.stringify(name)}` });
+  const text = await readBody(req, o.maxBodyBytes ?? 1024 * 1024);
+  let parsed: unknown;
+  try {
+    parsed = text.trim() === '' ? {} : JSON.parse(text);
+  } catch {
+    return json(res, 400, { error: 'body must be JSON: {"arguments": {...}, "stream": false}' });
+  }
+  const checked = invokeBodySchema.safeParse(parsed);
+  if (!checked.success) {
+    const i = checked.error.issues[0]!;
+    return json(res, 400, { error: i.path.length ? `"${i.path.join('.')}": ${i.message}` : `body must be a JSON object: ${i.message}` });
+  }
+  const body = checked.data;
+  const args = body.arguments ?? {};
+  try {
+    // The worker's own check, made here too so that arguments it would refuse get an HTTP 400.
+    prepareArguments(tool.parameters, tool.runtimeParameters, args);
+  } catch (err) {
+    if (err instanceof InvalidArgumentsError) return json(res, 400, { error: err.message });
+    throw err;
+  }
+  const abort = new AbortController();
+  res.on('close', () => abort.abort());
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  // A caller's `traceparent` header becomes the parent of the worker's span.
+  const parent = tracingEnabled() ? propagation.extract(context.active(), req.headers) : undefined;
+  const call = async (): Promise<void> => {
     try {
-      parsed = text.trim() === '' ? {} : JSON.parse(text);
-    } catch {
-      return json(res, 400, { error: 'body must be JSON: {"arguments": {...}, "stream": false}' });
-    }
-    const checked = invokeBodySchema.safeParse(parsed);
-    if (!checked.success) {
-      const i = checked.error.issues[0]!;
-      return json(res, 400, { error: i.path.length ? `"${i.path.join('.')}": ${i.message}` : `body must be a JSON object: ${i.message}` });
-    }
-    const body = checked.data;
-    const args = body.arguments ?? {};
-    try {
-      // The worker's own check, made here too so that arguments it would refuse get an HTTP 400.
-      prepareArguments(tool.parameters, tool.runtimeParameters, args);
-    } catch (err) {
-      if (err instanceof InvalidArgumentsError) return json(res, 400, { error: err.message });
-      throw err;
-    }
-    const abort = new AbortController();
-    res.on('close', () => abort.abort());
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    // A caller's `traceparent` header becomes the parent of the worker's span.
-    const parent = tracingEnabled() ? propagation.extract(context.active(), req.headers) : undefined;
-    const call = async (): Promise<void> => {
-      try {
-        for await (const r of o.client.stream({
-          requestQueue: service.requestQueue,
-          responseQueue: service.responseQueue,
-          config: tool.config as Record<string, unknown>,
-          arguments: args,
-          ...(body.user !== undefined ? { user: body.user } : {}),
-          stream: body.stream === true,
-          tool: tool.name,
-          signal: abort.signal,
-        })) {
-          res.write(`data: ${JSON.stringify({ error: r.error, response: r.response, end_of_stream: r.endOfStream })}\n\n`);
-        }
-      } catch (err) {
-        if (!abort.signal.aborted) {
-          res.write(`data: ${JSON.stringify({ error: { type: GATEWAY_ERROR, message: (err as Error).message }, response: '', end_of_stream: true })}\n\n`);
-        }
+      for await (const r of o.client.stream({
+        requestQueue: service.requestQueue,
+        responseQueue: service.responseQueue,
+        config: tool.config as Record<string, unknown>,
+        arguments: args,
+        ...(body.user !== undefined ? { user: body.user } : {}),
+        stream: body.stream === true,
+        tool: tool.name,
+        signal: abort.signal,
+      })) {
+        res.write(`data: ${JSON.stringify({ error: r.error, response: r.response, end_of_stream: r.endOfStream })}\n\n`);
       }
-    };
-    await (parent ? context.with(parent, call) : call());
-    res.end();
+    } catch (err) {
+      if (!abort.signal.aborted) {
+        res.write(`data: ${JSON.stringify({ error: { type: GATEWAY_ERROR, message: (err as Error).message }, response: '', end_of_stream: true })}\n\n`);
+      }
+    }
+  };
+  await (parent ? context.with(parent, call) : call());
+  res.end();
 }

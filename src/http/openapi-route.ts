@@ -19,7 +19,9 @@ const event = {
         type: 'object',
         required: ['error', 'response', 'end_of_stream'],
         properties: {
-          error: { oneOf: [{ type: 'null' }, { type: 'object', required: ['type', 'message'], properties: { type: { type: 'string' }, message: { type: 'string' } } }] },
+          error: {
+            oneOf: [{ type: 'null' }, { type: 'object', required: ['type', 'message'], properties: { type: { type: 'string' }, message: { type: 'string' } } }],
+          },
           response: { type: 'string' },
           end_of_stream: { type: 'boolean' },
         },
@@ -85,7 +87,9 @@ function invokeOperation(summary: string, argumentsSchema: Json, guarded: boolea
           description: 'Server-Sent Events: one event per response message; a worker error or a gateway failure is an event too',
           content: { 'text/event-stream': { schema: { $ref: '#/components/schemas/Event' } } },
         },
-        '400': errorAnswer('the body is not an object of the fields below, or the tool refuses its arguments (a required one missing, a value that cannot be read as its type)'),
+        '400': errorAnswer(
+          'the body is not an object of the fields below, or the tool refuses its arguments (a required one missing, a value that cannot be read as its type)',
+        ),
         ...(guarded ? { '401': errorAnswer('no bearer token, or the wrong one') } : {}),
         '404': errorAnswer('no tool of that name (any more: the catalog may have changed since this document was read)'),
         '413': errorAnswer('the body is larger than the gateway accepts'),
@@ -104,25 +108,65 @@ export function surfaceDocument(catalog: Catalog, guarded: boolean, version: str
   const security = guarded ? { security: [{ bearer: [] }] } : {};
   const v1 = (o: Json): Json => Object.fromEntries(Object.entries(o).map(([m, op]) => [m, { ...(op as Json), ...security }]));
   const paths: Json = {
-    '/healthz': { get: { summary: 'liveness', responses: { '200': { description: 'alive', content: { 'application/json': { schema: { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } } } } } } } },
+    '/healthz': {
+      get: {
+        summary: 'liveness',
+        responses: {
+          '200': {
+            description: 'alive',
+            content: { 'application/json': { schema: { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } } } },
+          },
+        },
+      },
+    },
     '/readyz': {
       get: {
         summary: 'readiness: serving its catalog, connected, nothing blocked',
-        responses: { '200': { description: 'ready', content: { 'application/json': { schema: readiness } } }, '503': { description: 'not ready, and why', content: { 'application/json': { schema: readiness } } } },
+        responses: {
+          '200': { description: 'ready', content: { 'application/json': { schema: readiness } } },
+          '503': { description: 'not ready, and why', content: { 'application/json': { schema: readiness } } },
+        },
       },
     },
-    '/metrics': { get: { summary: 'Prometheus metrics', responses: { '200': { description: 'text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } } } } },
-    '/openapi.json': v1({ get: { summary: 'this document', responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } }, ...(guarded ? { '401': errorAnswer('no bearer token, or the wrong one') } : {}) } } }),
+    '/metrics': {
+      get: {
+        summary: 'Prometheus metrics',
+        responses: { '200': { description: 'text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } } },
+      },
+    },
+    '/openapi.json': v1({
+      get: {
+        summary: 'this document',
+        responses: {
+          '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } },
+          ...(guarded ? { '401': errorAnswer('no bearer token, or the wrong one') } : {}),
+        },
+      },
+    }),
     '/v1/tools': {
-      get: v1({ get: { summary: 'the tools served, with their argument schemas', responses: { '200': { description: 'the catalog', content: { 'application/json': { schema: toolList } } }, ...(guarded ? { '401': errorAnswer('no bearer token, or the wrong one') } : {}) } } })['get'],
+      get: v1({
+        get: {
+          summary: 'the tools served, with their argument schemas',
+          responses: {
+            '200': { description: 'the catalog', content: { 'application/json': { schema: toolList } } },
+            ...(guarded ? { '401': errorAnswer('no bearer token, or the wrong one') } : {}),
+          },
+        },
+      })['get'],
     },
   };
   for (const t of catalog.tools.values()) {
-    paths[`/v1/tools/${encodeURIComponent(t.name)}/invoke`] = v1(invokeOperation(t.description || `call ${t.name}`, toolInputSchema(t.parameters) as unknown as Json, guarded));
+    paths[`/v1/tools/${encodeURIComponent(t.name)}/invoke`] = v1(
+      invokeOperation(t.description || `call ${t.name}`, toolInputSchema(t.parameters) as unknown as Json, guarded),
+    );
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'toolwire worker', version, description: 'Health, metrics, the tool catalog, and a gateway that calls tools through the broker as an agent does.' },
+    info: {
+      title: 'toolwire worker',
+      version,
+      description: 'Health, metrics, the tool catalog, and a gateway that calls tools through the broker as an agent does.',
+    },
     paths,
     components: { schemas: { Error: error, Event: event }, ...(guarded ? { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } } : {}) },
   };

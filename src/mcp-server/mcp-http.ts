@@ -44,7 +44,10 @@ export class McpHttpServer {
     private readonly deps: FleetDeps,
     private readonly o: McpHttpOptions,
   ) {
-    if (!o.token && !isLoopback(o.host)) throw new ConfigError([`mcp serve: listening on ${o.host} needs a bearer token (TOOLWIRE_HTTP_TOKEN, a secret reference); without one it listens on loopback only`]);
+    if (!o.token && !isLoopback(o.host))
+      throw new ConfigError([
+        `mcp serve: listening on ${o.host} needs a bearer token (TOOLWIRE_HTTP_TOKEN, a secret reference); without one it listens on loopback only`,
+      ]);
     this.guard = new RequestGuard(o.host, o.browser ?? { allowedHosts: [], allowedOrigins: [] });
     this.sessions = new McpSessions({ maxSessions: o.maxSessions ?? DEFAULT_SESSION_LIMITS.maxSessions, idleMs: o.idleMs ?? DEFAULT_SESSION_LIMITS.idleMs });
   }
@@ -78,7 +81,9 @@ export class McpHttpServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const reply = (status: number, message: string, headers: Record<string, string> = {}): void =>
-      void res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+      void res
+        .writeHead(status, { 'content-type': 'application/json', ...headers })
+        .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
     const refusal = this.guard.refusal(req);
     if (refusal) return reply(403, refusal);
     if (url.pathname !== '/mcp') return reply(404, `no route ${url.pathname}; MCP is served on /mcp`);
@@ -94,7 +99,9 @@ export class McpHttpServer {
       if (!isInitializeRequest(body)) return reply(400, 'no session: the first request must be initialize');
       if (this.sessions.full()) {
         const retry = this.sessions.retryAfterSeconds();
-        return reply(503, `${this.sessions.size} MCP sessions are open, the most this server keeps (TOOLWIRE_MCP_MAX_SESSIONS); try again in ${retry} s`, { 'retry-after': String(retry) });
+        return reply(503, `${this.sessions.size} MCP sessions are open, the most this server keeps (TOOLWIRE_MCP_MAX_SESSIONS); try again in ${retry} s`, {
+          'retry-after': String(retry),
+        });
       }
       return this.initialize(req, res, body);
     }

@@ -48,7 +48,12 @@ export class WorkerMetrics {
   constructor(options: { readonly processMetrics?: boolean } = {}) {
     const registers = [this.registry];
     const services = this.services;
-    this.total = new LatencyHistogram('toolwire_request_duration_seconds', 'From receipt of a request to its final answer being published.', LATENCY_BUCKETS, this.registry);
+    this.total = new LatencyHistogram(
+      'toolwire_request_duration_seconds',
+      'From receipt of a request to its final answer being published.',
+      LATENCY_BUCKETS,
+      this.registry,
+    );
     this.plugin = new LatencyHistogram('toolwire_plugin_duration_seconds', 'Time in the plugin (the tool itself).', LATENCY_BUCKETS, this.registry);
     this.queue = new LatencyHistogram('toolwire_queue_wait_seconds', 'From receipt of a request to a free slot.', LATENCY_BUCKETS, this.registry);
     new Counter({
@@ -58,7 +63,8 @@ export class WorkerMetrics {
       registers,
       collect() {
         this.reset();
-        for (const m of services.values()) for (const [tool, outcomes] of m.outcomes) for (const [outcome, n] of outcomes) this.inc({ service: m.service, tool, outcome }, n);
+        for (const m of services.values())
+          for (const [tool, outcomes] of m.outcomes) for (const [outcome, n] of outcomes) this.inc({ service: m.service, tool, outcome }, n);
       },
     });
     new Counter({
@@ -307,7 +313,8 @@ export class ServiceMetrics {
     if (!s) {
       const labels = { service: this.service, tool };
       // A retired instance's late calls go into series no registry holds, so no retain has to reach them.
-      if (this.dropped) return { outcomes: new Map(), total: new HistogramSeries(labels, LATENCY_BUCKETS), plugin: new HistogramSeries(labels, LATENCY_BUCKETS) };
+      if (this.dropped)
+        return { outcomes: new Map(), total: new HistogramSeries(labels, LATENCY_BUCKETS), plugin: new HistogramSeries(labels, LATENCY_BUCKETS) };
       s = { outcomes: new Map(), total: this.total.child(labels), plugin: this.plugin.child(labels) };
       this.tools.set(tool, s);
     }

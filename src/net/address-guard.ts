@@ -167,7 +167,9 @@ export class AddressGuard {
     return (opts, callback) => {
       const host = bareHost(opts.hostname);
       // The lookup counts against the connect timeout too.
-      const timer = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`connect timeout: no address for ${host} within ${options.connectTimeoutMs} ms`)), options.connectTimeoutMs).unref());
+      const timer = new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`connect timeout: no address for ${host} within ${options.connectTimeoutMs} ms`)), options.connectTimeoutMs).unref(),
+      );
       Promise.race([this.addresses(host), timer]).then(
         ([address]) => dial({ ...opts, hostname: address!, servername: opts.servername ?? (isIP(host) ? undefined : host) }, callback),
         (err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null),

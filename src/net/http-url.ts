@@ -12,4 +12,7 @@ export function hasUserinfo(url: URL): boolean {
  */
 export const httpUrl = z
   .url({ protocol: /^https?$/ })
-  .refine((v) => !URL.canParse(v) || !hasUserinfo(new URL(v)), 'must not hold a user name or password; give credentials as a secret reference (env:NAME or file:key) where the plugin takes them');
+  .refine(
+    (v) => !URL.canParse(v) || !hasUserinfo(new URL(v)),
+    'must not hold a user name or password; give credentials as a secret reference (env:NAME or file:key) where the plugin takes them',
+  );

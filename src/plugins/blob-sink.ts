@@ -81,7 +81,15 @@ export class DirectoryBlobSink implements BlobSink {
       if (!OWN_NAME.test(name)) continue;
       const path = join(this.dir, name);
       const s = await stat(path).catch(() => undefined);
-      if (s?.isFile() && s.mtimeMs < cutoff && (await unlink(path).then(() => true, () => false))) removed++;
+      if (
+        s?.isFile() &&
+        s.mtimeMs < cutoff &&
+        (await unlink(path).then(
+          () => true,
+          () => false,
+        ))
+      )
+        removed++;
     }
     return removed;
   }

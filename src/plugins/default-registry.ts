@@ -8,5 +8,11 @@ import { PluginRegistry } from './registry.js';
 
 /** Every plugin kind that ships with toolwire. */
 export function defaultRegistry(): PluginRegistry {
-  return new PluginRegistry().register(modulePluginFactory).register(difyDaemonPluginFactory).register(difySlimPluginFactory).register(mcpPluginFactory).register(openApiPluginFactory).register(difyAgentPluginFactory);
+  return new PluginRegistry()
+    .register(modulePluginFactory)
+    .register(difyDaemonPluginFactory)
+    .register(difySlimPluginFactory)
+    .register(mcpPluginFactory)
+    .register(openApiPluginFactory)
+    .register(difyAgentPluginFactory);
 }

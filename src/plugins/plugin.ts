@@ -82,7 +82,11 @@ export interface Fleet {
   /** A tool descriptor of the live catalog, with its service. */
   tool(name: string): { readonly tool: Tool; readonly service: ToolService } | undefined;
   /** One tool request; the observation text in chunks. A tool's error answer is thrown as ToolResponseError (client/tool-client.ts). */
-  call(target: { readonly tool: Tool; readonly service: ToolService }, args: Record<string, unknown>, options: { readonly signal: AbortSignal; readonly user?: string; readonly timeoutMs?: number }): AsyncIterable<string>;
+  call(
+    target: { readonly tool: Tool; readonly service: ToolService },
+    args: Record<string, unknown>,
+    options: { readonly signal: AbortSignal; readonly user?: string; readonly timeoutMs?: number },
+  ): AsyncIterable<string>;
   /**
    * One request to a TrustGraph service that is not a tool (text-completion, say), correlated
    * by `id` as TrustGraph does: each answer message's body, until the caller stops reading (at

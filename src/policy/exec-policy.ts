@@ -121,7 +121,12 @@ export class ExecPolicy {
     if (allowed === true) return undefined;
     const origin = ORIGIN_TEXT[this.origin];
     const how = this.how(ExecSetting.PrivateNetworks, this.given.privateNetworks, 'their CIDRs');
-    const asked = r.allowPrivate === true ? ['every private address'] : r.allowPrivate === false ? [] : r.allowPrivate.filter((c) => !allowed.some((o) => cidrWithin(c, o)));
+    const asked =
+      r.allowPrivate === true
+        ? ['every private address']
+        : r.allowPrivate === false
+          ? []
+          : r.allowPrivate.filter((c) => !allowed.some((o) => cidrWithin(c, o)));
     if (asked.length > 0 || r.allowPrivate === true) {
       return `${r.where}: the worker does not connect to ${asked.join(', ')} (loopback, private, link-local...) for ${origin}: ${how}`;
     }
@@ -179,6 +184,8 @@ export class ExecPolicy {
 
   /** How the operator would allow it: the setting to change, and what its unset default means. */
   private how(setting: ExecSetting, given: Allowance | undefined, what = 'it', fallback = 'none'): string {
-    return given === undefined ? `${setting} is unset, which allows ${fallback} for this source; add ${what} to ${setting} to allow it` : `add ${what} to ${setting} to allow it`;
+    return given === undefined
+      ? `${setting} is unset, which allows ${fallback} for this source; add ${what} to ${setting} to allow it`
+      : `add ${what} to ${setting} to allow it`;
   }
 }

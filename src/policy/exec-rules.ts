@@ -65,14 +65,27 @@ export function readExecRules(env: Readonly<Record<string, string | undefined>>)
     plugins: allowance(env[ExecSetting.Plugins], (k) => (/^[\w.-]+$/.test(k) ? undefined : 'is not a plugin kind'), ExecSetting.Plugins, problems),
     commands: allowance(
       env[ExecSetting.Commands],
-      (c) => (isAbsolute(c) || !c.includes('/') ? undefined : 'is neither an absolute path nor a command name (a relative path would mean a different file in each working directory)'),
+      (c) =>
+        isAbsolute(c) || !c.includes('/')
+          ? undefined
+          : 'is neither an absolute path nor a command name (a relative path would mean a different file in each working directory)',
       ExecSetting.Commands,
       problems,
     ),
     moduleRoots: allowance(env[ExecSetting.ModuleRoots], (d) => (isAbsolute(d) ? undefined : 'is not an absolute path'), ExecSetting.ModuleRoots, problems),
     slimPlugins: allowance(env[ExecSetting.SlimPlugins], (p) => (/\s/.test(p) ? 'has white space in it' : undefined), ExecSetting.SlimPlugins, problems),
-    commandEnv: allowance(env[ExecSetting.CommandEnv], (n) => (/^[A-Za-z_][A-Za-z0-9_]*\*?$/.test(n) ? undefined : 'is not a variable name (or PREFIX*)'), ExecSetting.CommandEnv, problems),
-    privateNetworks: allowance(env[ExecSetting.PrivateNetworks], (c) => (isCidr(c) ? undefined : 'is not a CIDR, such as 10.0.0.0/8 or 127.0.0.1/32'), ExecSetting.PrivateNetworks, problems),
+    commandEnv: allowance(
+      env[ExecSetting.CommandEnv],
+      (n) => (/^[A-Za-z_][A-Za-z0-9_]*\*?$/.test(n) ? undefined : 'is not a variable name (or PREFIX*)'),
+      ExecSetting.CommandEnv,
+      problems,
+    ),
+    privateNetworks: allowance(
+      env[ExecSetting.PrivateNetworks],
+      (c) => (isCidr(c) ? undefined : 'is not a CIDR, such as 10.0.0.0/8 or 127.0.0.1/32'),
+      ExecSetting.PrivateNetworks,
+      problems,
+    ),
   };
   return { rules, problems };
 }

@@ -35,7 +35,9 @@ export const DEFAULT_ADMIN_TIMEOUT_MS = 10_000;
 /** The parts of a topic's stats that toolwire reads. */
 export interface TopicStats {
   readonly msgInCounter: number;
-  readonly subscriptions: Readonly<Record<string, { readonly msgBacklog: number; readonly msgOutCounter?: number; readonly type?: string; readonly consumers: readonly unknown[] }>>;
+  readonly subscriptions: Readonly<
+    Record<string, { readonly msgBacklog: number; readonly msgOutCounter?: number; readonly type?: string; readonly consumers: readonly unknown[] }>
+  >;
 }
 
 interface AdminResponse {
@@ -200,10 +202,11 @@ export class PulsarAdminClient {
     if (res.ok || accept.includes(res.status)) return { status: res.status, body: parsed };
     const reason = reasonOf(parsed, text);
     const hint = res.status === 401 || res.status === 403 ? ' (check the token)' : '';
-    throw new PulsarAdminError(
-      `${call} on ${this.adminUrl} failed: HTTP ${res.status}${reason ? `: ${reason}` : ''}${hint}`,
-      { call, status: res.status, ...(reason ? { reason } : {}) },
-    );
+    throw new PulsarAdminError(`${call} on ${this.adminUrl} failed: HTTP ${res.status}${reason ? `: ${reason}` : ''}${hint}`, {
+      call,
+      status: res.status,
+      ...(reason ? { reason } : {}),
+    });
   }
 }
 

@@ -73,4 +73,3 @@ export async function bootstrapTrustGraph(adminUrl: string, opts: BootstrapOptio
   }
   return { adminUrl: client.adminUrl, clusters, tenant, tenantOutcome, namespaces };
 }
-

@@ -93,7 +93,13 @@ export abstract class BrokerTransport<S extends Subscription & BrokerLink, P ext
   private async closeAll(): Promise<void> {
     const steps: Promise<void>[] = [];
     for (const s of this.subscriptions) steps.push(s.close());
-    for (const p of this.producers.values()) steps.push(p.then((producer) => producer.close(), () => undefined));
+    for (const p of this.producers.values())
+      steps.push(
+        p.then(
+          (producer) => producer.close(),
+          () => undefined,
+        ),
+      );
     for (const r of await Promise.allSettled(steps)) if (r.status === 'rejected') this.log.warn({ err: r.reason }, `${this.kind} close step failed`);
     try {
       await this.closeClient();

@@ -121,7 +121,12 @@ export class PulsarNativeSubscription implements Subscription {
       ...(options.nackRedeliveryDelayMs !== undefined ? { nAckRedeliverTimeoutMs: options.nackRedeliveryDelayMs } : {}),
       ...(batches(options) ? { batchReceivePolicy: { maxNumMessages: BATCH_MAX, maxNumBytes: 64 * 2 ** 20, timeoutMs: BATCH_WAIT_MS } } : {}),
       ...(dl
-        ? { deadLetterPolicy: { deadLetterTopic: dl.topic ?? defaultDeadLetterTopic(options.topic, options.subscription), maxRedeliverCount: dl.maxRedeliverCount } }
+        ? {
+            deadLetterPolicy: {
+              deadLetterTopic: dl.topic ?? defaultDeadLetterTopic(options.topic, options.subscription),
+              maxRedeliverCount: dl.maxRedeliverCount,
+            },
+          }
         : {}),
     });
     const consumer = await abortable(subscribing, signal, `subscribing to ${options.topic}`, (late) => void late.close());

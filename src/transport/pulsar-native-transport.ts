@@ -2,13 +2,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import { ConfigError, ToolwireError, TransportError, errorMessage } from '../errors.js';
 import { abortable } from '../async/abortable.js';
-import {
-  loadPulsarClient,
-  type ModuleImporter,
-  type NativeClient,
-  type NativeLogLevel,
-  type NativeProducer,
-} from './pulsar-native-client.js';
+import { loadPulsarClient, type ModuleImporter, type NativeClient, type NativeLogLevel, type NativeProducer } from './pulsar-native-client.js';
 import { PulsarNativeSubscription } from './pulsar-native-consumer.js';
 import { BrokerTransport } from './broker-transport.js';
 import { Backoff } from '../async/backoff.js';
@@ -171,7 +165,8 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
   static async create(settings: PulsarNativeTransportSettings): Promise<PulsarNativeTransport> {
     const max = settings.batchingMaxMessages;
     // libpulsar throws on its own thread for less, which ends the process.
-    if (max !== undefined && !(Number.isInteger(max) && max >= 2)) throw new ConfigError([`transport "pulsar": batchingMaxMessages must be a whole number of 2 or more, got ${max}`]);
+    if (max !== undefined && !(Number.isInteger(max) && max >= 2))
+      throw new ConfigError([`transport "pulsar": batchingMaxMessages must be a whole number of 2 or more, got ${max}`]);
     const mod = await loadPulsarClient(settings.importer);
     const log = settings.log.child({ component: 'transport', transport: 'pulsar' });
     let client: NativeClient;
@@ -192,12 +187,7 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
 
   protected async openSubscription(options: SubscribeOptions, signal: AbortSignal | undefined): Promise<PulsarNativeSubscription> {
     try {
-      return await PulsarNativeSubscription.open(
-        this.client,
-        options,
-        { log: this.log, onClosed: this.forget },
-        signal,
-      );
+      return await PulsarNativeSubscription.open(this.client, options, { log: this.log, onClosed: this.forget }, signal);
     } catch (err) {
       throw wrap(err, `pulsar: cannot subscribe to ${options.topic} (subscription ${options.subscription})`);
     }
@@ -215,7 +205,11 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
     });
     try {
       const native = await abortable(creating, signal, `creating a producer for ${topic}`, (late) => void late.close());
-      return new NativeProducerHandle(topic, native, isPersistentTopic(topic) ? undefined : { window: this.nonPersistentWindow, onDropped: this.dropped.record });
+      return new NativeProducerHandle(
+        topic,
+        native,
+        isPersistentTopic(topic) ? undefined : { window: this.nonPersistentWindow, onDropped: this.dropped.record },
+      );
     } catch (err) {
       throw wrap(err, `pulsar: cannot create a producer for ${topic}`);
     }

@@ -134,7 +134,8 @@ export class PulsarWsSubscription implements Subscription {
     const sub = new PulsarWsSubscription(options, settings);
     // Nothing runs before conn.open(), so a failed admin call leaves nothing to close.
     if (options.initialPosition === 'earliest' && sub.persistent) {
-      if (!settings.admin) throw new Error(`pulsar-ws: subscribing ${options.subscription} at earliest needs the admin client (PulsarWsTransportSettings.admin)`);
+      if (!settings.admin)
+        throw new Error(`pulsar-ws: subscribing ${options.subscription} at earliest needs the admin client (PulsarWsTransportSettings.admin)`);
       const r = await settings.admin.createSubscriptionAtEarliest(options.topic, options.subscription, signal);
       sub.log.debug({ result: r }, 'subscription at earliest');
     }

@@ -134,9 +134,7 @@ export class PulsarWsProducer implements Producer {
     // (base64 and the context never need escaping).
     const b64 = data.toString('base64');
     const frame =
-      propsJson === undefined
-        ? `{"payload":"${b64}","context":"${context}"}`
-        : `{"payload":"${b64}","properties":${propsJson},"context":"${context}"}`;
+      propsJson === undefined ? `{"payload":"${b64}","context":"${context}"}` : `{"payload":"${b64}","properties":${propsJson},"context":"${context}"}`;
     return new Promise<void>((resolve, reject) => {
       const p: PendingSend = {
         context,

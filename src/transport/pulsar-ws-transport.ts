@@ -98,7 +98,9 @@ export class PulsarWsTransport extends BrokerTransport<PulsarWsSubscription, Pul
     if (room <= MAX_WS_RECEIVER_QUEUE || isPersistentTopic(options.topic) || !shared) return super.subscribe(options, signal);
     const count = Math.ceil(room / MAX_WS_RECEIVER_QUEUE);
     // Opened side by side: each is a WebSocket handshake, and a reload waits for them all.
-    const opened = await Promise.allSettled(Array.from({ length: count }, () => super.subscribe({ ...options, receiverQueueSize: Math.ceil(room / count) }, signal)));
+    const opened = await Promise.allSettled(
+      Array.from({ length: count }, () => super.subscribe({ ...options, receiverQueueSize: Math.ceil(room / count) }, signal)),
+    );
     const parts = opened.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {

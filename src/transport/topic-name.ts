@@ -30,7 +30,9 @@ export function parseTopic(input: string): TopicName | { error: string } {
   }
   const s = SHORT.exec(input);
   if (!s) {
-    return { error: `malformed topic "${input}": expected a full name (persistent://...) or class:topicspace:topic with class request, response, notify or flow` };
+    return {
+      error: `malformed topic "${input}": expected a full name (persistent://...) or class:topicspace:topic with class request, response, notify or flow`,
+    };
   }
   const [, cls, space, topic] = s as unknown as [string, string, string, string];
   const persistence = cls === 'flow' ? 'persistent' : 'non-persistent';

@@ -85,14 +85,23 @@ export async function consumeAll(b: Binding, deps: IntakeDeps): Promise<void> {
     const taken: Taken = { msg, receivedAt: performance.now() };
     if (b.current.handler.blocked && !hardStop.aborted) {
       // The broker would drop what waits: answer it rather than run more of a hung service.
-      deps.refuse(b.current, msg, new UnavailableError(`the tool service ${b.current.service.id} has ${b.current.handler.abandoned} calls still running past their timeout; try again later`));
+      deps.refuse(
+        b.current,
+        msg,
+        new UnavailableError(
+          `the tool service ${b.current.service.id} has ${b.current.handler.abandoned} calls still running past their timeout; try again later`,
+        ),
+      );
     } else if (running < b.current.concurrency || hardStop.aborted) run(taken);
     else if (!backlog.push(taken)) {
       counts.shed++;
       // One line a second at most: a shedding worker is busy enough.
       if (Date.now() - shedLogged > 1000) {
         shedLogged = Date.now();
-        log.warn({ topic: b.subscription.topic, backlog: backlog.size, backlogBytes: backlog.bytes, shed: counts.shed }, 'request backlog full; answering unavailable');
+        log.warn(
+          { topic: b.subscription.topic, backlog: backlog.size, backlogBytes: backlog.bytes, shed: counts.shed },
+          'request backlog full; answering unavailable',
+        );
       }
       deps.refuse(b.current, msg, new UnavailableError('the tool worker is overloaded (its request backlog is full); try again'));
     }

@@ -12,7 +12,13 @@ export function loggingInterceptor(log: Logger): Interceptor | undefined {
   return async (ctx, next) => {
     const outcome = await next(ctx);
     log.debug(
-      { requestId: ctx.message.properties[ID_PROPERTY], tool: ctx.tool?.name, outcome, ms: +(performance.now() - ctx.receivedAt).toFixed(3), ...(ctx.errorType ? { errorType: ctx.errorType } : {}) },
+      {
+        requestId: ctx.message.properties[ID_PROPERTY],
+        tool: ctx.tool?.name,
+        outcome,
+        ms: +(performance.now() - ctx.receivedAt).toFixed(3),
+        ...(ctx.errorType ? { errorType: ctx.errorType } : {}),
+      },
       'request settled',
     );
     return outcome;

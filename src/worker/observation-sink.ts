@@ -24,12 +24,7 @@ export interface ObservationSink {
   abort(): void;
 }
 
-export function createSink(
-  stream: boolean,
-  producer: Producer,
-  properties: Readonly<Record<string, string>>,
-  maxBytes: number,
-): ObservationSink {
+export function createSink(stream: boolean, producer: Producer, properties: Readonly<Record<string, string>>, maxBytes: number): ObservationSink {
   let bytes = 0;
   const tooLarge = () => new PayloadTooLargeError(`the tool's observation exceeds ${maxBytes} bytes, the most this worker sends`);
   /** Adds a chunk to the observation's size; returns the chunk's bytes. */

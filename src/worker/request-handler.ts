@@ -103,11 +103,15 @@ export class RequestHandler {
     const { limits, service, log } = this.deps;
     this.abandonedCalls++;
     if (this.abandonedCalls === limits.maxAbandoned) {
-      log.warn({ service: service.id, abandoned: this.abandonedCalls }, "calls past their timeout still run in the plugin: taking none of this service's requests until some end");
+      log.warn(
+        { service: service.id, abandoned: this.abandonedCalls },
+        "calls past their timeout still run in the plugin: taking none of this service's requests until some end",
+      );
     }
     const ended = (): void => {
       this.abandonedCalls--;
-      if (this.abandonedCalls === limits.maxAbandoned - 1) log.info({ service: service.id, abandoned: this.abandonedCalls }, 'abandoned calls ended: taking requests again');
+      if (this.abandonedCalls === limits.maxAbandoned - 1)
+        log.info({ service: service.id, abandoned: this.abandonedCalls }, 'abandoned calls ended: taking requests again');
       this.deps.abandonedEnded?.();
     };
     work.then(ended, ended);

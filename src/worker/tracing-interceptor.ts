@@ -18,7 +18,16 @@ export function tracingInterceptor(): Interceptor | undefined {
     const parent = propagation.extract(ROOT_CONTEXT, ctx.message.properties);
     return tracer.startActiveSpan(
       `tool-service ${ctx.service.id}`,
-      { kind: SpanKind.CONSUMER, startTime: epoch(ctx.receivedAt), attributes: { 'toolwire.service': ctx.service.id, 'messaging.system': 'pulsar', 'messaging.destination.name': ctx.service.requestQueue, 'toolwire.redelivery_count': ctx.message.redeliveryCount } },
+      {
+        kind: SpanKind.CONSUMER,
+        startTime: epoch(ctx.receivedAt),
+        attributes: {
+          'toolwire.service': ctx.service.id,
+          'messaging.system': 'pulsar',
+          'messaging.destination.name': ctx.service.requestQueue,
+          'toolwire.redelivery_count': ctx.message.redeliveryCount,
+        },
+      },
       parent,
       async (span) => {
         try {
@@ -31,7 +40,11 @@ export function tracingInterceptor(): Interceptor | undefined {
           }
           if (ctx.pluginStartedAt !== undefined && ctx.pluginEndedAt !== undefined) {
             tracer
-              .startSpan(`plugin ${ctx.tool?.name ?? ctx.service.id}`, { kind: SpanKind.INTERNAL, startTime: epoch(ctx.pluginStartedAt), attributes: { 'toolwire.plugin': ctx.service.plugin?.kind ?? '' } }, trace.setSpan(context.active(), span))
+              .startSpan(
+                `plugin ${ctx.tool?.name ?? ctx.service.id}`,
+                { kind: SpanKind.INTERNAL, startTime: epoch(ctx.pluginStartedAt), attributes: { 'toolwire.plugin': ctx.service.plugin?.kind ?? '' } },
+                trace.setSpan(context.active(), span),
+              )
               .end(epoch(ctx.pluginEndedAt));
           }
           return outcome;

@@ -148,7 +148,12 @@ export class Worker {
       log: options.log,
       hardStop: this.hardStop.signal,
       counts: this.counts,
-      dispatch: (inst, msg, done, receivedAt) => this.track(inst, this.global(() => inst.handler.handle(msg, receivedAt)), done),
+      dispatch: (inst, msg, done, receivedAt) =>
+        this.track(
+          inst,
+          this.global(() => inst.handler.handle(msg, receivedAt)),
+          done,
+        ),
       refuse: (inst, msg, err) => {
         // A retired service's series are gone: its last refusals are not worth making them again.
         if (this.catalog.services.has(inst.service.id)) options.events?.shed?.(inst.service.id);
@@ -334,7 +339,15 @@ export class Worker {
       interceptors,
       abandonedEnded: () => this.bindings.get(service.id)?.wake(),
     });
-    const inst: Instance = { service, plugin, handler, cancelTopic: cancelTopic(service.requestQueue), concurrency: service.concurrency ?? this.limits.serviceConcurrency, active: 0, idle: undefined };
+    const inst: Instance = {
+      service,
+      plugin,
+      handler,
+      cancelTopic: cancelTopic(service.requestQueue),
+      concurrency: service.concurrency ?? this.limits.serviceConcurrency,
+      active: 0,
+      idle: undefined,
+    };
     this.instances.add(inst);
     return inst;
   }
@@ -355,17 +368,19 @@ export class Worker {
     let sub = this.cancels.get(topic);
     if (!sub) {
       const { transport, log } = this.options;
-      const opened: Promise<Subscription | undefined> = transport.subscribe({ topic, subscription: `toolwire-cancel-${randomUUID()}`, type: 'Exclusive', receiverQueueSize: 1000, unsubscribeOnClose: true }).then(
-        (s) => {
-          void this.readCancels(s, topic);
-          return s;
-        },
-        (err: unknown) => {
-          log.warn({ err, topic }, 'cannot read cancellations; cancelled calls run to their timeout');
-          if (this.cancels.get(topic) === opened) this.cancels.delete(topic);
-          return undefined;
-        },
-      );
+      const opened: Promise<Subscription | undefined> = transport
+        .subscribe({ topic, subscription: `toolwire-cancel-${randomUUID()}`, type: 'Exclusive', receiverQueueSize: 1000, unsubscribeOnClose: true })
+        .then(
+          (s) => {
+            void this.readCancels(s, topic);
+            return s;
+          },
+          (err: unknown) => {
+            log.warn({ err, topic }, 'cannot read cancellations; cancelled calls run to their timeout');
+            if (this.cancels.get(topic) === opened) this.cancels.delete(topic);
+            return undefined;
+          },
+        );
       sub = opened;
       this.cancels.set(topic, sub);
     }
@@ -408,7 +423,13 @@ export class Worker {
     await this.listenForCancels(service.requestQueue);
     const prefetch = this.prefetch(service);
     const subscription = await transport.subscribe(
-      { topic: service.requestQueue, subscription: service.subscription, type: 'Shared', receiverQueueSize: prefetch, nackRedeliveryDelayMs: this.limits.nackDelayMs },
+      {
+        topic: service.requestQueue,
+        subscription: service.subscription,
+        type: 'Shared',
+        receiverQueueSize: prefetch,
+        nackRedeliveryDelayMs: this.limits.nackDelayMs,
+      },
       signal,
     );
     const binding: Binding = {
@@ -468,7 +489,8 @@ export class Worker {
 
   /** Close the plugins create() made that no binding took. */
   private async closePrepared(): Promise<void> {
-    for (const [id, plugin] of this.prepared) await plugin.close?.().catch((err: unknown) => this.options.log.warn({ err, service: id }, 'plugin close failed'));
+    for (const [id, plugin] of this.prepared)
+      await plugin.close?.().catch((err: unknown) => this.options.log.warn({ err, service: id }, 'plugin close failed'));
     this.prepared.clear();
   }
 

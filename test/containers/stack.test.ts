@@ -50,12 +50,30 @@ beforeAll(async () => {
   configDir = await mkdtemp(join(tmpdir(), 'toolwire-stack-'));
   await cp(join(REPO, 'config'), configDir, { recursive: true });
   // A slow tool on a persistent topic: requests are in flight when the worker is stopped.
-  await writeFile(join(configDir, 'slow.mjs'), `export default async ({ arguments: a }) => { await new Promise((r) => setTimeout(r, ${SLOW_MS})); return 'done ' + a.n; };\n`);
+  await writeFile(
+    join(configDir, 'slow.mjs'),
+    `export default async ({ arguments: a }) => { await new Promise((r) => setTimeout(r, ${SLOW_MS})); return 'done ' + a.n; };\n`,
+  );
   await writeFile(
     join(configDir, 'tool-service', 'slow-service.json'),
-    JSON.stringify({ id: 'slow-service', 'request-queue': 'persistent://tg/flow/slow-request', 'response-queue': 'persistent://tg/response/slow', plugin: { kind: 'module', module: './slow.mjs' }, concurrency: 8 }),
+    JSON.stringify({
+      id: 'slow-service',
+      'request-queue': 'persistent://tg/flow/slow-request',
+      'response-queue': 'persistent://tg/response/slow',
+      plugin: { kind: 'module', module: './slow.mjs' },
+      concurrency: 8,
+    }),
   );
-  await writeFile(join(configDir, 'tool', 'slow.json'), JSON.stringify({ type: 'tool-service', name: 'slow', description: 'answers after a while', service: 'slow-service', arguments: [{ name: 'n', type: 'number' }] }));
+  await writeFile(
+    join(configDir, 'tool', 'slow.json'),
+    JSON.stringify({
+      type: 'tool-service',
+      name: 'slow',
+      description: 'answers after a while',
+      service: 'slow-service',
+      arguments: [{ name: 'n', type: 'number' }],
+    }),
+  );
   // The worker runs as uid 1000 and reads the directory through the bind mount.
   await run('chmod', ['-R', 'a+rX', configDir]);
   await chmod(configDir, 0o755);
@@ -108,7 +126,14 @@ describe('the compose stack, from the host', () => {
       let answered = 0;
       const calls = Array.from({ length: N }, (_, n) =>
         client
-          .call({ requestQueue: 'persistent://tg/flow/slow-request', responseQueue: 'persistent://tg/response/slow', tool: 'slow', config: {}, arguments: { n }, timeoutMs: 180_000 })
+          .call({
+            requestQueue: 'persistent://tg/flow/slow-request',
+            responseQueue: 'persistent://tg/response/slow',
+            tool: 'slow',
+            config: {},
+            arguments: { n },
+            timeoutMs: 180_000,
+          })
           .then((text) => {
             answered++;
             return text;

@@ -14,8 +14,7 @@ import { take, transportContract } from './transport-contract.js';
 const SERVICE_URL = process.env['PULSAR_URL'] ?? 'pulsar://127.0.0.1:6650';
 const ADMIN_URL = process.env['PULSAR_ADMIN_URL'] ?? 'http://127.0.0.1:8080';
 const log = pino({ level: process.env['LOG_LEVEL'] ?? 'silent' });
-const topic = (persistent: boolean): string =>
-  `${persistent ? 'persistent' : 'non-persistent'}://public/default/native-contract-${randomUUID()}`;
+const topic = (persistent: boolean): string => `${persistent ? 'persistent' : 'non-persistent'}://public/default/native-contract-${randomUUID()}`;
 
 /**
  * n messages sent to a new subscription's topic while nobody takes them (the client's queue
@@ -47,7 +46,10 @@ const loaded = await loadPulsarClient().then(
 /** The real pulsar-client, every consumer call reported to `seen` (method and arguments). */
 function recordingImporter(seen: (method: string, args: unknown[]) => void) {
   return async (): Promise<unknown> => {
-    const real = (await loadPulsarClient((s) => import(s))) as unknown as { Client: new (c: unknown) => { subscribe(c: unknown): Promise<object> }; AuthenticationToken: unknown };
+    const real = (await loadPulsarClient((s) => import(s))) as unknown as {
+      Client: new (c: unknown) => { subscribe(c: unknown): Promise<object> };
+      AuthenticationToken: unknown;
+    };
     class RecordingClient extends real.Client {
       override async subscribe(config: unknown): Promise<object> {
         const consumer = (await super.subscribe(config)) as Record<string, unknown>;
@@ -101,23 +103,27 @@ if (loaded === undefined) {
   });
 
   describe('pulsar (native) with a backlog on a Shared subscription', () => {
-    it.each([true, false])('takes it partly in batch receives, every message once (persistent: %s)', async (persistent) => {
-      const calls = { receive: 0, batchReceive: 0 };
-      const importer = recordingImporter((method) => {
-        if (method === 'receive' || method === 'batchReceive') calls[method]++;
-      });
-      const transport = await PulsarNativeTransport.create({ kind: 'pulsar', serviceUrl: SERVICE_URL, log, importer });
-      try {
-        const n = 3_000;
-        expect((await sendThenTakeAll(transport, topic(persistent), n)).size).toBe(n);
-        // Batches took part: without them every message is a receive() of its own. How many
-        // a batch finds depends on timing (below 1,000 waiting, the receive loop competes).
-        expect(calls.batchReceive).toBeGreaterThan(0);
-        expect(calls.receive).toBeLessThan(n);
-      } finally {
-        await transport.close();
-      }
-    }, 60_000);
+    it.each([true, false])(
+      'takes it partly in batch receives, every message once (persistent: %s)',
+      async (persistent) => {
+        const calls = { receive: 0, batchReceive: 0 };
+        const importer = recordingImporter((method) => {
+          if (method === 'receive' || method === 'batchReceive') calls[method]++;
+        });
+        const transport = await PulsarNativeTransport.create({ kind: 'pulsar', serviceUrl: SERVICE_URL, log, importer });
+        try {
+          const n = 3_000;
+          expect((await sendThenTakeAll(transport, topic(persistent), n)).size).toBe(n);
+          // Batches took part: without them every message is a receive() of its own. How many
+          // a batch finds depends on timing (below 1,000 waiting, the receive loop competes).
+          expect(calls.batchReceive).toBeGreaterThan(0);
+          expect(calls.receive).toBeLessThan(n);
+        } finally {
+          await transport.close();
+        }
+      },
+      60_000,
+    );
   });
 
   describe('pulsar (native) on a broker that drops non-persistent publishes', () => {
@@ -128,7 +134,13 @@ if (loaded === undefined) {
     // defence, and resending what is reported dropped only the second one.
     it("keeps its sends within the broker's limit, so that none is dropped", async () => {
       const { log: warned, lines } = captureLogger('warn');
-      const transport = await PulsarNativeTransport.create({ kind: 'pulsar', serviceUrl: broker().endpoints.pulsarUrl, log: warned, batchingMaxMessages: 2, nonPersistentInFlight: 40 });
+      const transport = await PulsarNativeTransport.create({
+        kind: 'pulsar',
+        serviceUrl: broker().endpoints.pulsarUrl,
+        log: warned,
+        batchingMaxMessages: 2,
+        nonPersistentInFlight: 40,
+      });
       try {
         // Batches of two, so that the broker counts a thousand publishes.
         const n = 2_000;

@@ -11,11 +11,11 @@ import { take, transportContract } from './transport-contract.js';
 
 const ADMIN_URL = process.env['PULSAR_ADMIN_URL'] ?? 'http://127.0.0.1:8080';
 const log = pino({ level: process.env['LOG_LEVEL'] ?? 'silent' });
-const topic = (persistent: boolean): string =>
-  `${persistent ? 'persistent' : 'non-persistent'}://public/default/ws-contract-${randomUUID()}`;
+const topic = (persistent: boolean): string => `${persistent ? 'persistent' : 'non-persistent'}://public/default/ws-contract-${randomUUID()}`;
 
 // With the admin call the composition root gives it: the contract subscribes at earliest.
-const make = async (): Promise<PulsarWsTransport> => new PulsarWsTransport({ kind: 'pulsar-ws', url: ADMIN_URL, log, connectTimeoutMs: 5_000, admin: subscriptionAdmin(ADMIN_URL, undefined) });
+const make = async (): Promise<PulsarWsTransport> =>
+  new PulsarWsTransport({ kind: 'pulsar-ws', url: ADMIN_URL, log, connectTimeoutMs: 5_000, admin: subscriptionAdmin(ADMIN_URL, undefined) });
 
 transportContract('pulsar-ws', make, {
   topic,
@@ -166,7 +166,8 @@ describe('pulsar-ws on a broker that drops non-persistent publishes', () => {
   // So the measure is what the broker took in, against every send resolved.
   it('sends again what the broker dropped, so that every send is published', async () => {
     const { log: warned, lines } = captureLogger('warn');
-    const open = (): PulsarWsTransport => new PulsarWsTransport({ kind: 'pulsar-ws', url: broker().endpoints.adminUrl, log: warned, nonPersistentInFlight: 1_000 });
+    const open = (): PulsarWsTransport =>
+      new PulsarWsTransport({ kind: 'pulsar-ws', url: broker().endpoints.adminUrl, log: warned, nonPersistentInFlight: 1_000 });
     const senders = [open(), open(), open(), open()];
     try {
       const { published } = await sendAll(senders, 2_000, false);

@@ -25,7 +25,9 @@ export function goJson(v: unknown): string {
   if (v === null || v === undefined) return 'null';
   if (Array.isArray(v)) return `[${v.map(goJson).join(',')}]`;
   if (typeof v === 'object') {
-    const keys = Object.keys(v as Record<string, unknown>).filter((k) => (v as Record<string, unknown>)[k] !== undefined).sort();
+    const keys = Object.keys(v as Record<string, unknown>)
+      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+      .sort();
     return `{${keys.map((k) => `${goString(k)}:${goJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
   }
   if (typeof v === 'string') return goString(v);
@@ -50,7 +52,10 @@ export const json = (o: unknown, suppress?: boolean): WireMessage => ({
   type: 'json',
   message: suppress === undefined ? { json_object: o } : { json_object: o, suppress_output: suppress },
 });
-export const variable = (name: string, value: unknown): WireMessage => ({ type: 'variable', message: { variable_name: name, variable_value: value, stream: false } });
+export const variable = (name: string, value: unknown): WireMessage => ({
+  type: 'variable',
+  message: { variable_name: name, variable_value: value, stream: false },
+});
 export const log = (label: string, status: string, data: Record<string, unknown>): WireMessage => ({
   type: 'log',
   message: { id: 'log-1', label, parent_id: null, error: null, status, data, metadata: null },

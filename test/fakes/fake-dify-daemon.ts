@@ -153,8 +153,21 @@ export async function startFakeDifyDaemon(options: FakeDifyDaemonOptions = {}): 
       const data = parsed?.['data'] as Record<string, unknown> | undefined;
       if (m[2] === 'agent_strategy/invoke') {
         const runtime = runtimes.get(pluginId);
-        if (!parsed || typeof parsed['user_id'] !== 'string' || typeof data?.['agent_strategy_provider'] !== 'string' || typeof data['agent_strategy'] !== 'string') {
-          send(res, 400, errorBody(-400, 'PluginDaemonBadRequestError', "Key: 'data.agent_strategy_provider' Error:Field validation for 'agent_strategy_provider' failed on the 'required' tag"));
+        if (
+          !parsed ||
+          typeof parsed['user_id'] !== 'string' ||
+          typeof data?.['agent_strategy_provider'] !== 'string' ||
+          typeof data['agent_strategy'] !== 'string'
+        ) {
+          send(
+            res,
+            400,
+            errorBody(
+              -400,
+              'PluginDaemonBadRequestError',
+              "Key: 'data.agent_strategy_provider' Error:Field validation for 'agent_strategy_provider' failed on the 'required' tag",
+            ),
+          );
           return;
         }
         if (!runtime) {
@@ -165,7 +178,11 @@ export async function startFakeDifyDaemon(options: FakeDifyDaemonOptions = {}): 
         return;
       }
       if (!parsed || typeof parsed['user_id'] !== 'string' || !data || typeof data['provider'] !== 'string') {
-        send(res, 400, errorBody(-400, 'PluginDaemonBadRequestError', "Key: 'data.provider' Error:Field validation for 'provider' failed on the 'required' tag"));
+        send(
+          res,
+          400,
+          errorBody(-400, 'PluginDaemonBadRequestError', "Key: 'data.provider' Error:Field validation for 'provider' failed on the 'required' tag"),
+        );
         return;
       }
 
@@ -206,7 +223,9 @@ export async function startFakeDifyDaemon(options: FakeDifyDaemonOptions = {}): 
       if (!script) {
         // What the SDK answers for a tool the provider does not have, inside PluginInvokeError.
         startStream();
-        const inner = daemonErrorText('ValueError', `Tool \`${tool}\` not found for provider \`${String(data['provider'])}\``, { traceback: 'Traceback (most recent call last):\n  ...' });
+        const inner = daemonErrorText('ValueError', `Tool \`${tool}\` not found for provider \`${String(data['provider'])}\``, {
+          traceback: 'Traceback (most recent call last):\n  ...',
+        });
         await write(res, `data: ${goJson({ code: -500, message: daemonErrorText('PluginInvokeError', inner), data: null })}\n\n`);
         res.end();
         return;
@@ -257,7 +276,11 @@ async function streamStrategy(runtime: StdioPluginRuntime, body: Record<string, 
     String(body['user_id']),
     'agent_strategy',
     'invoke_agent_strategy',
-    { agent_strategy_provider: data['agent_strategy_provider'], agent_strategy: data['agent_strategy'], agent_strategy_params: data['agent_strategy_params'] ?? null },
+    {
+      agent_strategy_provider: data['agent_strategy_provider'],
+      agent_strategy: data['agent_strategy'],
+      agent_strategy_params: data['agent_strategy_params'] ?? null,
+    },
     (e) => {
       queue.push(e);
       wake?.();
@@ -285,7 +308,10 @@ async function streamStrategy(runtime: StdioPluginRuntime, body: Record<string, 
       // The daemon merges a strategy's blob chunks itself and sends one blob (agent_service.go).
       const id = String(msg.message['id']);
       if (msg.message['end'] === true) {
-        await write(res, `data: ${envelope({ type: 'blob', message: { blob: Buffer.concat(files.get(id) ?? []).toString('base64') }, meta: msg.meta ?? null })}\n\n`);
+        await write(
+          res,
+          `data: ${envelope({ type: 'blob', message: { blob: Buffer.concat(files.get(id) ?? []).toString('base64') }, meta: msg.meta ?? null })}\n\n`,
+        );
         files.delete(id);
         continue;
       }
@@ -310,7 +336,13 @@ export const httpError = {
   unauthorized: (): { status: number; body: string } => ({ status: 401, body: errorBody(-401, 'PluginDaemonUnauthorizedError', 'unauthorized') }),
   badRequest: (message: string): { status: number; body: string } => ({ status: 400, body: errorBody(-400, 'PluginDaemonBadRequestError', message) }),
   notFound: (): { status: number; body: string } => ({ status: 404, body: errorBody(-404, 'PluginNotFoundError', 'plugin not found') }),
-  internal: (message = 'failed to get plugin runtime'): { status: number; body: string } => ({ status: 500, body: errorBody(-500, 'PluginDaemonInternalServerError', message) }),
+  internal: (message = 'failed to get plugin runtime'): { status: number; body: string } => ({
+    status: 500,
+    body: errorBody(-500, 'PluginDaemonInternalServerError', message),
+  }),
   /** The flat form dify-agent expects. */
-  flat: (status: number, errorType: string, message: string): { status: number; body: string } => ({ status, body: goJson({ error_type: errorType, message }) }),
+  flat: (status: number, errorType: string, message: string): { status: number; body: string } => ({
+    status,
+    body: goJson({ error_type: errorType, message }),
+  }),
 };

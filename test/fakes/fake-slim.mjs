@@ -39,14 +39,18 @@ const fatal = (exit, code, message) => {
 const goJson = (v) => {
   if (v === null || v === undefined) return 'null';
   if (Array.isArray(v)) return `[${v.map(goJson).join(',')}]`;
-  if (typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${goJson(v[k])}`).join(',')}}`;
+  if (typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${goJson(v[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v);
 };
 const errText = (type, message, args = null) => goJson({ args, error_type: type, message });
 
 const id = flag('id');
 const action = flag('action');
-if (!id || !action) fatal(2, 'INVALID_INPUT', 'usage: slim -id <id> -action <action> [-args \'<json>\'] [-config <path>]');
+if (!id || !action) fatal(2, 'INVALID_INPUT', "usage: slim -id <id> -action <action> [-args '<json>'] [-config <path>]");
 
 const stdin = readFileSync(0, 'utf8');
 let payload;
@@ -60,7 +64,10 @@ const mode = process.env.SLIM_MODE || 'remote';
 const checksum = id.split('@')[1] || 'none';
 let n = 1;
 while (existsSync(join(tmpdir(), `fake-slim-${checksum}-${n}.json`))) n++;
-writeFileSync(join(tmpdir(), `fake-slim-${checksum}-${n}.json`), JSON.stringify({ argv, env: process.env, stdin, pid: process.pid, cwd: process.cwd(), uid: process.getuid?.(), attempt: n }));
+writeFileSync(
+  join(tmpdir(), `fake-slim-${checksum}-${n}.json`),
+  JSON.stringify({ argv, env: process.env, stdin, pid: process.pid, cwd: process.cwd(), uid: process.getuid?.(), attempt: n }),
+);
 
 if (mode === 'remote') {
   if (!process.env.SLIM_DAEMON_ADDR) fatal(2, 'CONFIG_INVALID', 'remote.daemon_addr is required');
@@ -71,7 +78,11 @@ if (mode === 'remote') {
     // Not unpacked here: slim tries the marketplace first; with no network that ends the run.
     // As the real binary wrote it (checked against slim built from bdb5642a): keys sorted (a Go map).
     out('message', { message: `downloading plugin ${id} from marketplace`, stage: 'download' });
-    fatal(3, 'PLUGIN_DOWNLOAD_ERROR', `marketplace request failed: Get "https://marketplace.dify.ai/api/v1/plugins/download?unique_identifier=${encodeURIComponent(id)}": dial tcp: lookup marketplace.dify.ai: no such host`);
+    fatal(
+      3,
+      'PLUGIN_DOWNLOAD_ERROR',
+      `marketplace request failed: Get "https://marketplace.dify.ai/api/v1/plugins/download?unique_identifier=${encodeURIComponent(id)}": dial tcp: lookup marketplace.dify.ai: no such host`,
+    );
   }
   // Progress comes once the plugin is found and its runtime built.
   out('message', { message: 'initializing python environment', stage: 'init' });
@@ -107,7 +118,11 @@ const blob = (id, size) => {
   let seq = 0;
   for (let off = 0; off < size; off += 8192) {
     // The SDK's key order: id, sequence, total_length, blob, end.
-    message('blob_chunk', { id, sequence: seq++, total_length: size, blob: data.subarray(off, off + 8192).toString('base64'), end: false }, { mime_type: 'text/plain' });
+    message(
+      'blob_chunk',
+      { id, sequence: seq++, total_length: size, blob: data.subarray(off, off + 8192).toString('base64'), end: false },
+      { mime_type: 'text/plain' },
+    );
   }
   message('blob_chunk', { id, sequence: seq, total_length: size, blob: '', end: true }, { mime_type: 'text/plain' });
 };
@@ -128,7 +143,11 @@ switch (tool) {
     out('done');
     break;
   case 'cut_blob':
-    message('blob_chunk', { blob: Buffer.alloc(100).toString('base64'), end: false, id: 'c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0', sequence: 0, total_length: 200 }, null);
+    message(
+      'blob_chunk',
+      { blob: Buffer.alloc(100).toString('base64'), end: false, id: 'c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0', sequence: 0, total_length: 200 },
+      null,
+    );
     out('done');
     break;
   case 'plugin_error':
@@ -152,7 +171,10 @@ switch (tool) {
   case 'big_number':
     // The plugin's digits, written through as they came (no double on the way).
     if (mode === 'local') process.stdout.write('{"event":"chunk","data":{"type":"json","message":{"json_object":{"big":12345678901234567891}},"meta":null}}\n');
-    else process.stdout.write('{"event":"chunk","data":{"code":0,"data":{"message":{"json_object":{"big":12345678901234567891}},"meta":null,"type":"json"},"message":"success"}}\n');
+    else
+      process.stdout.write(
+        '{"event":"chunk","data":{"code":0,"data":{"message":{"json_object":{"big":12345678901234567891}},"meta":null,"type":"json"},"message":"success"}}\n',
+      );
     out('done');
     break;
   case 'prints_stdout':

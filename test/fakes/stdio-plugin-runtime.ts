@@ -77,7 +77,12 @@ function goPromptMessage(m: Record<string, unknown>): Record<string, unknown> {
     role: m['role'],
     content: m['content'],
     name: m['name'] ?? '',
-    tool_calls: calls?.map((c: Record<string, unknown>) => ({ id: c['id'] ?? '', type: c['type'] ?? '', function: { name: (c['function'] as Record<string, unknown>)['name'] ?? '', arguments: (c['function'] as Record<string, unknown>)['arguments'] ?? '' } })) ?? null,
+    tool_calls:
+      calls?.map((c: Record<string, unknown>) => ({
+        id: c['id'] ?? '',
+        type: c['type'] ?? '',
+        function: { name: (c['function'] as Record<string, unknown>)['name'] ?? '', arguments: (c['function'] as Record<string, unknown>)['arguments'] ?? '' },
+      })) ?? null,
     tool_call_id: m['tool_call_id'] ?? '',
   };
 }
@@ -93,7 +98,12 @@ function goRequest(type: string, r: Record<string, unknown>): Record<string, unk
       mode: r['mode'],
       completion_params: r['completion_params'] ?? null,
       prompt_messages: (r['prompt_messages'] as Record<string, unknown>[] | null)?.map(goPromptMessage) ?? null,
-      tools: (r['tools'] as Record<string, unknown>[] | null)?.map((t) => ({ name: t['name'], description: t['description'] ?? '', parameters: t['parameters'] ?? null })) ?? null,
+      tools:
+        (r['tools'] as Record<string, unknown>[] | null)?.map((t) => ({
+          name: t['name'],
+          description: t['description'] ?? '',
+          parameters: t['parameters'] ?? null,
+        })) ?? null,
       ...(r['tool_choice'] ? { tool_choice: r['tool_choice'] } : {}),
       stop: r['stop'] ?? null,
       stream: r['stream'] === true,
@@ -127,7 +137,9 @@ function llmChunkProblem(c: Record<string, unknown>): string | undefined {
   if (!msg || !['system', 'user', 'assistant', 'tool'].includes(String(msg['role']))) return 'delta.message.role is required';
   if (typeof msg['content'] !== 'string' && !Array.isArray(msg['content'])) return 'delta.message.content is required';
   const u = delta['usage'] as Record<string, unknown> | null | undefined;
-  if (u) for (const k of ['prompt_tokens', 'completion_tokens', 'total_tokens', 'currency', 'latency']) if (u[k] === undefined || u[k] === null) return `delta.usage.${k} is required`;
+  if (u)
+    for (const k of ['prompt_tokens', 'completion_tokens', 'total_tokens', 'currency', 'latency'])
+      if (u[k] === undefined || u[k] === null) return `delta.usage.${k} is required`;
   return undefined;
 }
 
@@ -203,7 +215,14 @@ export class StdioPluginRuntime {
   }
 
   /** Start a session: the request line, then the plugin's session messages as events. */
-  invoke(userId: string, type: string, action: string, request: Record<string, unknown>, push: (e: SessionEvent) => void, context: Record<string, unknown> = {}): string {
+  invoke(
+    userId: string,
+    type: string,
+    action: string,
+    request: Record<string, unknown>,
+    push: (e: SessionEvent) => void,
+    context: Record<string, unknown> = {},
+  ): string {
     const id = randomUUID();
     const base = { session_id: id, conversation_id: null, message_id: null, app_id: null, endpoint_id: null, context };
     this.sessions.set(id, { push, userId, base });

@@ -34,9 +34,7 @@ describe('bootstrapTrustGraph against a real broker', () => {
     expect(second.namespaces.filter((n) => n.retention === 'kept')).toHaveLength(2);
 
     expect(await admin.getTenant(scratch)).toEqual({ adminRoles: [], allowedClusters: clusters });
-    expect((await admin.listNamespaces(scratch)).sort()).toEqual(
-      ['flow', 'notify', 'request', 'response'].map((n) => `${scratch}/${n}`),
-    );
+    expect((await admin.listNamespaces(scratch)).sort()).toEqual(['flow', 'notify', 'request', 'response'].map((n) => `${scratch}/${n}`));
     expect(await admin.getRetention(`${scratch}/response`)).toEqual({ retentionTimeInMinutes: 3, retentionSizeInMB: -1 });
     expect(await admin.getRetention(`${scratch}/notify`)).toEqual({ retentionTimeInMinutes: 3, retentionSizeInMB: -1 });
     expect(await admin.getRetention(`${scratch}/flow`)).toEqual({ retentionTimeInMinutes: 0, retentionSizeInMB: 0 });

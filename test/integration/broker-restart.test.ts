@@ -70,7 +70,9 @@ beforeAll(async () => {
   broker = await OwnBroker.start(AbortSignal.timeout(240_000));
   const { adminUrl, pulsarUrl } = broker.endpoints;
   configDir = await writeConfigDir({
-    services: [{ id: 'restart-service', 'request-queue': requestQueue, 'response-queue': responseQueue, plugin: { kind: 'test', behaviour: 'slow' }, concurrency: 16 }],
+    services: [
+      { id: 'restart-service', 'request-queue': requestQueue, 'response-queue': responseQueue, plugin: { kind: 'test', behaviour: 'slow' }, concurrency: 16 },
+    ],
   });
   const registry = testRegistry({
     slow: async function* (call: ToolCall) {
@@ -176,7 +178,10 @@ describe('a broker stopped under load and started again', () => {
       for (const text of byMessage.values()) if (text.startsWith('answer ')) ids.set(Number(text.slice(7)), id);
     }
     expect(ids.size, 'a final answer on the wire for every request').toBe(N);
-    expect([...finalsById.values()].flatMap((m) => [...m.values()]).filter((t) => !t.startsWith('answer ')), 'no error answers').toEqual([]);
+    expect(
+      [...finalsById.values()].flatMap((m) => [...m.values()]).filter((t) => !t.startsWith('answer ')),
+      'no error answers',
+    ).toEqual([]);
 
     // In flight during the outage: sent before the broker had stopped, answered after the stop
     // began, less ACK_MARGIN_MS (an ack reaches the broker's cursor a little after the answer
@@ -189,8 +194,14 @@ describe('a broker stopped under load and started again', () => {
         `${extraFinals.length} answered more than once on the wire (${extraFinals.reduce((s, [, c]) => s + c - 1, 0)} extra answers), ` +
         `${extraRuns.length} executed more than once; worker ${JSON.stringify(app!.worker.stats())}\n`,
     );
-    expect(extraFinals.filter(([id]) => !inWindow.has(id)), 'duplicate answers only for requests in flight during the outage').toEqual([]);
-    expect(extraRuns.filter(([id]) => !inWindow.has(id)), 'repeated executions only for requests in flight during the outage').toEqual([]);
+    expect(
+      extraFinals.filter(([id]) => !inWindow.has(id)),
+      'duplicate answers only for requests in flight during the outage',
+    ).toEqual([]);
+    expect(
+      extraRuns.filter(([id]) => !inWindow.has(id)),
+      'repeated executions only for requests in flight during the outage',
+    ).toEqual([]);
     for (const id of ids.values()) expect(executions.get(id) ?? 0, `request ${id} executed`).toBeGreaterThanOrEqual(1);
   }, 240_000);
 });

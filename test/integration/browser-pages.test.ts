@@ -17,7 +17,12 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startProbeFleet, type ProbeFleet } from '../support/probe-fleet.js';
 
 const REBIND = 'rebind.test';
-const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'page', version: '1' } } };
+const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'page', version: '1' } },
+};
 
 let fleet: ProbeFleet;
 let browser: BrowserContext;
@@ -139,7 +144,11 @@ describe('web pages against the gateway and mcp serve', () => {
   });
 
   it('runs the same calls from a client that is not a page, and none of the pages’', async () => {
-    const r = await fetch(`${fleet.gateway}/v1/tools/probe/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { via: 'gw-client' } }) });
+    const r = await fetch(`${fleet.gateway}/v1/tools/probe/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ arguments: { via: 'gw-client' } }),
+    });
     expect(await r.text()).toContain('ran gw-client');
     const client = new Client({ name: 'legit', version: '1' });
     await client.connect(new StreamableHTTPClientTransport(new URL(fleet.mcp)));

@@ -44,8 +44,20 @@ beforeAll(async () => {
   const scoped = (['first', 'second'] as const).flatMap((ns) => KINDS.map((kind) => ({ id: `scoped-${ns}-${kind}`, topic: scopedTopic(ns, kind) })));
   dir = await writeConfigDir({
     services: [
-      ...Object.entries(topics).map(([k, q]) => ({ id: `slow-${k}`, 'request-queue': q, 'response-queue': RES, plugin: { kind: 'test', behaviour: 'wait' }, 'timeout-ms': 60_000 })),
-      ...scoped.map((s) => ({ id: s.id, 'request-queue': s.topic, 'response-queue': RES, plugin: { kind: 'test', behaviour: 'scoped' }, 'timeout-ms': 60_000 })),
+      ...Object.entries(topics).map(([k, q]) => ({
+        id: `slow-${k}`,
+        'request-queue': q,
+        'response-queue': RES,
+        plugin: { kind: 'test', behaviour: 'wait' },
+        'timeout-ms': 60_000,
+      })),
+      ...scoped.map((s) => ({
+        id: s.id,
+        'request-queue': s.topic,
+        'response-queue': RES,
+        plugin: { kind: 'test', behaviour: 'scoped' },
+        'timeout-ms': 60_000,
+      })),
     ],
     tools: [...Object.keys(topics).map((k) => ({ name: `slow-${k}`, service: `slow-${k}` })), ...scoped.map((s) => ({ name: s.id, service: s.id }))],
   });
@@ -75,45 +87,65 @@ afterAll(async () => {
   await agent?.close();
   await app?.stop(1_000);
   await removeDir(dir);
-  for (const ns of Object.keys(namespaces) as (keyof typeof namespaces)[]) for (const kind of KINDS) await deleteTopic(adminUrl, scopedTopic(ns, kind)).catch(() => undefined);
+  for (const ns of Object.keys(namespaces) as (keyof typeof namespaces)[])
+    for (const kind of KINDS) await deleteTopic(adminUrl, scopedTopic(ns, kind)).catch(() => undefined);
   for (const ns of Object.values(namespaces)) await new PulsarAdminClient(adminUrl).deleteNamespace(ns).catch(() => undefined);
 });
 
 describe('cancellation through the broker', () => {
-  it.each(Object.entries(topics))('reaches the tool on a %s request topic', async (_kind, requestQueue) => {
-    const before = reasons.length;
-    const abort = new AbortController();
-    const call = client.call({ requestQueue, responseQueue: RES, config: {}, arguments: {}, signal: abort.signal });
-    for (let i = 0; i < 500 && started.length <= before; i++) await sleep(20);
-    expect(started.length).toBe(before + 1);
-    abort.abort();
-    await expect(call).rejects.toThrow(/call aborted/);
-    for (let i = 0; i < 500 && reasons.length <= before; i++) await sleep(20);
-    expect(reasons.slice(before)).toEqual(['the agent cancelled the call']);
-  }, 30_000);
+  it.each(Object.entries(topics))(
+    'reaches the tool on a %s request topic',
+    async (_kind, requestQueue) => {
+      const before = reasons.length;
+      const abort = new AbortController();
+      const call = client.call({ requestQueue, responseQueue: RES, config: {}, arguments: {}, signal: abort.signal });
+      for (let i = 0; i < 500 && started.length <= before; i++) await sleep(20);
+      expect(started.length).toBe(before + 1);
+      abort.abort();
+      await expect(call).rejects.toThrow(/call aborted/);
+      for (let i = 0; i < 500 && reasons.length <= before; i++) await sleep(20);
+      expect(reasons.slice(before)).toEqual(['the agent cancelled the call']);
+    },
+    30_000,
+  );
 });
 
 describe('a cancel on the broker', () => {
-  it.each(KINDS)('acts only on the call of its own namespace, not on one of another namespace with the same id (%s request topics)', async (kind) => {
-    const requestId = `same-${kind}-${tag}`;
-    for (const ns of ['first', 'second'] as const) {
-      await (await agent.producer(scopedTopic(ns, kind))).send({ data: encodeRequest({ config: {}, arguments: {} }), properties: { [ID_PROPERTY]: requestId } });
-    }
-    await waitUntil(() => scopedRuns.filter((r) => r.requestId === requestId).length === 2, 20_000, 'both calls running');
-    await (await agent.producer(cancelTopic(scopedTopic('second', kind))!)).send({ data: '', properties: { [CANCEL_PROPERTY]: requestId } });
-    await waitUntil(() => scopedEnds.some((e) => e.requestId === requestId), 20_000, 'a call saw the cancel');
-    // Both calls with the id are found in the same pass over the worker's calls: had the
-    // cancel reached the other namespace's, it would show by now.
-    expect(scopedEnds.filter((e) => e.requestId === requestId)).toEqual([{ service: `scoped-second-${kind}`, requestId, reason: 'the agent cancelled the call' }]);
-  }, 60_000);
+  it.each(KINDS)(
+    'acts only on the call of its own namespace, not on one of another namespace with the same id (%s request topics)',
+    async (kind) => {
+      const requestId = `same-${kind}-${tag}`;
+      for (const ns of ['first', 'second'] as const) {
+        await (
+          await agent.producer(scopedTopic(ns, kind))
+        ).send({ data: encodeRequest({ config: {}, arguments: {} }), properties: { [ID_PROPERTY]: requestId } });
+      }
+      await waitUntil(() => scopedRuns.filter((r) => r.requestId === requestId).length === 2, 20_000, 'both calls running');
+      await (await agent.producer(cancelTopic(scopedTopic('second', kind))!)).send({ data: '', properties: { [CANCEL_PROPERTY]: requestId } });
+      await waitUntil(() => scopedEnds.some((e) => e.requestId === requestId), 20_000, 'a call saw the cancel');
+      // Both calls with the id are found in the same pass over the worker's calls: had the
+      // cancel reached the other namespace's, it would show by now.
+      expect(scopedEnds.filter((e) => e.requestId === requestId)).toEqual([
+        { service: `scoped-second-${kind}`, requestId, reason: 'the agent cancelled the call' },
+      ]);
+    },
+    60_000,
+  );
 
-  it.each(KINDS)('reaches both runs of one request id running at once (%s request topics)', async (kind) => {
-    const requestId = `twice-${kind}-${tag}`;
-    const producer = await agent.producer(scopedTopic('first', kind));
-    for (let i = 0; i < 2; i++) await producer.send({ data: encodeRequest({ config: {}, arguments: {} }), properties: { [ID_PROPERTY]: requestId } });
-    await waitUntil(() => scopedRuns.filter((r) => r.requestId === requestId).length === 2, 20_000, 'both runs going');
-    await (await agent.producer(cancelTopic(scopedTopic('first', kind))!)).send({ data: '', properties: { [CANCEL_PROPERTY]: requestId } });
-    await waitUntil(() => scopedEnds.filter((e) => e.requestId === requestId).length === 2, 20_000, 'both runs saw the cancel');
-    expect(scopedEnds.filter((e) => e.requestId === requestId).map((e) => e.reason)).toEqual(['the agent cancelled the call', 'the agent cancelled the call']);
-  }, 60_000);
+  it.each(KINDS)(
+    'reaches both runs of one request id running at once (%s request topics)',
+    async (kind) => {
+      const requestId = `twice-${kind}-${tag}`;
+      const producer = await agent.producer(scopedTopic('first', kind));
+      for (let i = 0; i < 2; i++) await producer.send({ data: encodeRequest({ config: {}, arguments: {} }), properties: { [ID_PROPERTY]: requestId } });
+      await waitUntil(() => scopedRuns.filter((r) => r.requestId === requestId).length === 2, 20_000, 'both runs going');
+      await (await agent.producer(cancelTopic(scopedTopic('first', kind))!)).send({ data: '', properties: { [CANCEL_PROPERTY]: requestId } });
+      await waitUntil(() => scopedEnds.filter((e) => e.requestId === requestId).length === 2, 20_000, 'both runs saw the cancel');
+      expect(scopedEnds.filter((e) => e.requestId === requestId).map((e) => e.reason)).toEqual([
+        'the agent cancelled the call',
+        'the agent cancelled the call',
+      ]);
+    },
+    60_000,
+  );
 });

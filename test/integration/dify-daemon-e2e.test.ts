@@ -129,7 +129,7 @@ describe('dify-daemon plugin end to end over Pulsar', () => {
     });
   });
 
-  it('answers plugin errors with Dify\'s agent texts and no traceback', async () => {
+  it("answers plugin errors with Dify's agent texts and no traceback", async () => {
     await expect(call({ query: 'explode' })).rejects.toThrow(/tool invoke error: .*upstream refused the query/);
     await expect(call({ query: 'auth' })).rejects.toThrow('Please check your tool provider credentials');
   });

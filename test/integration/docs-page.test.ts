@@ -62,7 +62,16 @@ beforeAll(async () => {
     executablePath,
     headless: true,
     viewport: { width: 1280, height: 1500 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }, 120_000);
 
@@ -79,7 +88,8 @@ describe('/docs', () => {
     const requested: string[] = [];
     page.on('request', (r) => requested.push(r.url()));
     await page.goto(`${base}/docs`);
-    for (const tool of ['calculate', 'current-time', 'echo', 'tell-joke']) await page.locator(`.opblock-summary-path[data-path="/v1/tools/${tool}/invoke"]`).waitFor();
+    for (const tool of ['calculate', 'current-time', 'echo', 'tell-joke'])
+      await page.locator(`.opblock-summary-path[data-path="/v1/tools/${tool}/invoke"]`).waitFor();
     const op = page.locator('#operations-default-post_v1_tools_calculate_invoke');
     await op.locator('.opblock-summary').click();
     // "Try it out" is on from the start (tryItOutEnabled): the body is editable at once.

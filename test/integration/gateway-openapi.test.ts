@@ -54,10 +54,27 @@ async function schemathesis(base: string, headers: string[] = []): Promise<{ cod
   // negative_data_rejection is left out on purpose: like the worker behind it, the gateway reads
   // a value of another type as its parameter's type where it can (a number for a string is its
   // text), because that is what agents send; a value it cannot read is a 400.
-  const child = spawn(st, ['run', `${base}/openapi.json`, '--checks', 'all', '--exclude-checks', 'negative_data_rejection', '--max-examples', '40', '--seed', '1', '--no-color', ...headers.flatMap((h) => ['-H', h])], {
-    env: { PATH: process.env['PATH'], HOME: process.env['HOME'], SCHEMATHESIS_TELEMETRY: 'false' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    st,
+    [
+      'run',
+      `${base}/openapi.json`,
+      '--checks',
+      'all',
+      '--exclude-checks',
+      'negative_data_rejection',
+      '--max-examples',
+      '40',
+      '--seed',
+      '1',
+      '--no-color',
+      ...headers.flatMap((h) => ['-H', h]),
+    ],
+    {
+      env: { PATH: process.env['PATH'], HOME: process.env['HOME'], SCHEMATHESIS_TELEMETRY: 'false' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const r = await collect(child, 240_000, 'schemathesis');
   return { code: r.code, out: r.stdout + r.stderr };
 }

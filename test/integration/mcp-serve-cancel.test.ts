@@ -28,7 +28,15 @@ let dir: string;
 
 beforeAll(async () => {
   dir = await writeConfigDir({
-    services: [{ id: `slow-${tag}`, 'request-queue': `non-persistent://tg/request/mcp-cancel-${tag}`, 'response-queue': `non-persistent://tg/response/mcp-cancel-${tag}`, plugin: { kind: 'test', behaviour: 'wait' }, 'timeout-ms': LONG_MS }],
+    services: [
+      {
+        id: `slow-${tag}`,
+        'request-queue': `non-persistent://tg/request/mcp-cancel-${tag}`,
+        'response-queue': `non-persistent://tg/response/mcp-cancel-${tag}`,
+        plugin: { kind: 'test', behaviour: 'wait' },
+        'timeout-ms': LONG_MS,
+      },
+    ],
     tools: [{ name: 'slow', service: `slow-${tag}`, description: 'waits until cancelled' }],
   });
   const registry = testRegistry({
@@ -44,7 +52,10 @@ beforeAll(async () => {
   // mcp serve's side, as the command assembles it for a broker: its own transport and client.
   agent = await brokerTransport(adminUrl, log);
   client = new ToolClient(agent, log);
-  server = new McpHttpServer({ catalog: () => app.catalog, onCatalogChange: (l) => app.onCatalogChange(l), client, log, maxInFlight: 4, callTimeoutMs: LONG_MS }, { host: '127.0.0.1', port: 0, token: undefined });
+  server = new McpHttpServer(
+    { catalog: () => app.catalog, onCatalogChange: (l) => app.onCatalogChange(l), client, log, maxInFlight: 4, callTimeoutMs: LONG_MS },
+    { host: '127.0.0.1', port: 0, token: undefined },
+  );
   url = `http://127.0.0.1:${(await server.start()).port}/mcp`;
 }, 120_000);
 
@@ -62,11 +73,22 @@ async function session(): Promise<string> {
   const init = await fetch(url, {
     method: 'POST',
     headers: HEADERS,
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'goes-away', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'goes-away', version: '1' } },
+    }),
   });
   await init.text();
   const id = init.headers.get('mcp-session-id')!;
-  await (await fetch(url, { method: 'POST', headers: { ...HEADERS, 'mcp-session-id': id }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+  await (
+    await fetch(url, {
+      method: 'POST',
+      headers: { ...HEADERS, 'mcp-session-id': id },
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    })
+  ).text();
   return id;
 }
 

@@ -28,11 +28,19 @@ afterAll(async () => {
 });
 
 describe('mcp serve --http and the MCP conformance suite', () => {
-  it.each(SCENARIOS)('passes %s', async (scenario) => {
-    // Its results go to a directory of ours, not the working tree.
-    const child = spawn(process.execPath, [CLI, 'server', '--url', fleet.mcp, '--scenario', scenario, '-o', out], { cwd: out, env: { PATH: process.env['PATH'], HOME: process.env['HOME'], NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const r = await collect(child, 60_000, `conformance ${scenario}`);
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/Passed: (\d+)\/\1, 0 failed/);
-  }, 90_000);
+  it.each(SCENARIOS)(
+    'passes %s',
+    async (scenario) => {
+      // Its results go to a directory of ours, not the working tree.
+      const child = spawn(process.execPath, [CLI, 'server', '--url', fleet.mcp, '--scenario', scenario, '-o', out], {
+        cwd: out,
+        env: { PATH: process.env['PATH'], HOME: process.env['HOME'], NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const r = await collect(child, 60_000, `conformance ${scenario}`);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/Passed: (\d+)\/\1, 0 failed/);
+    },
+    90_000,
+  );
 });

@@ -22,7 +22,12 @@ let client: ToolClient;
 beforeAll(async () => {
   const { log } = captureLogger('warn');
   dir = await writeConfigDir({
-    services: KINDS.map((kind) => ({ id: `calc-${kind}`, 'request-queue': queues(kind).request, 'response-queue': queues(kind).response, plugin: { kind: 'module', module: 'builtin:calculator' } })),
+    services: KINDS.map((kind) => ({
+      id: `calc-${kind}`,
+      'request-queue': queues(kind).request,
+      'response-queue': queues(kind).response,
+      plugin: { kind: 'module', module: 'builtin:calculator' },
+    })),
     tools: KINDS.map((kind) => ({ name: `calc-${kind}`, service: `calc-${kind}`, arguments: [{ name: 'expression', type: 'string', required: true }] })),
   });
   app = await startPulsarApp({ adminUrl, configDir: dir, log, env: { TOOLWIRE_HTTP_PORT: '0' } });
@@ -41,8 +46,13 @@ afterAll(async () => {
 describe.each(KINDS)('metrics of calls on a %s request topic', (kind) => {
   it('counts each call by service, tool and outcome, and times every one', async () => {
     const q = queues(kind);
-    for (let n = 0; n < 4; n++) expect(await client.call({ requestQueue: q.request, responseQueue: q.response, tool: `calc-${kind}`, config: {}, arguments: { expression: `${n}+1` } })).toBe(String(n + 1));
-    const err = await client.call({ requestQueue: q.request, responseQueue: q.response, tool: `calc-${kind}`, config: {}, arguments: { expression: '1/0' } }).catch((e: unknown) => e);
+    for (let n = 0; n < 4; n++)
+      expect(
+        await client.call({ requestQueue: q.request, responseQueue: q.response, tool: `calc-${kind}`, config: {}, arguments: { expression: `${n}+1` } }),
+      ).toBe(String(n + 1));
+    const err = await client
+      .call({ requestQueue: q.request, responseQueue: q.response, tool: `calc-${kind}`, config: {}, arguments: { expression: '1/0' } })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ToolResponseError);
     const labels = `service="calc-${kind}",tool="calc-${kind}"`;
     // A scrape waits for the answers already handed to the broker; polled all the same, as a

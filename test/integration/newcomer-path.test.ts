@@ -59,23 +59,53 @@ describe("a newcomer's first tool: init, install, start, call, edit, test", () =
 
   it('serves the generated tool through the gateway and over the broker, reloads an edit, and passes its own test', async () => {
     expect(process.env['PULSAR_URL']).toBeTruthy();
-    worker = spawn('npm', ['start', '--', '--http-port', '0', '--log-format', 'json'], { cwd: project, env: { ...process.env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    worker = spawn('npm', ['start', '--', '--http-port', '0', '--log-format', 'json'], {
+      cwd: project,
+      env: { ...process.env, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     worker.stdout!.on('data', (d: Buffer) => (log += d.toString()));
     worker.stderr!.on('data', (d: Buffer) => (log += d.toString()));
-    await until('the worker serving', () => /"http":"http:\/\/[^"]+"/.test(log), () => log);
+    await until(
+      'the worker serving',
+      () => /"http":"http:\/\/[^"]+"/.test(log),
+      () => log,
+    );
     const base = /"http":"(http:\/\/[^"]+)"/.exec(log)![1]!;
     expect(log).toMatch(/"transport":"pulsar(-ws)?"/);
     const toolwire = join(project, 'node_modules', '.bin', 'toolwire');
 
     const viaGateway = await run(toolwire, ['call', 'greet', '--args', '{"name":"Ada"}', '--url', base], project);
     expect(viaGateway).toEqual({ code: 0, out: 'Hello, Ada!\n' });
-    const viaBroker = await run(toolwire, ['call', 'greet', '--args', '{"name":"Ada","language":"fr"}', '--pulsar-url', process.env['PULSAR_URL']!, '--admin-url', process.env['PULSAR_ADMIN_URL']!, '-d', 'config', '--timeout-ms', '30000'], project);
+    const viaBroker = await run(
+      toolwire,
+      [
+        'call',
+        'greet',
+        '--args',
+        '{"name":"Ada","language":"fr"}',
+        '--pulsar-url',
+        process.env['PULSAR_URL']!,
+        '--admin-url',
+        process.env['PULSAR_ADMIN_URL']!,
+        '-d',
+        'config',
+        '--timeout-ms',
+        '30000',
+      ],
+      project,
+    );
     expect(viaBroker.out).toBe('Bonjour, Ada!\n');
 
     // Edited while it runs: the next call answers from the new code.
     const file = join(project, 'tools', 'greet.ts');
     await writeFile(file, (await readFile(file, 'utf8')).replace("de: 'Hallo'", "de: 'Guten Tag'"));
-    await until('the edit applied', () => log.includes('config change applied'), () => log);
+    await until(
+      'the edit applied',
+      () => log.includes('config change applied'),
+      () => log,
+    );
     const edited = await run(toolwire, ['call', 'greet', '--args', '{"name":"Ada","language":"de"}', '--url', base], project);
     expect(edited).toEqual({ code: 0, out: 'Guten Tag, Ada!\n' });
 
@@ -83,7 +113,11 @@ describe("a newcomer's first tool: init, install, start, call, edit, test", () =
     const good = await readFile(file, 'utf8');
     await writeFile(file, `${good}\nexport const count: number = 'three';\n`);
     const line = good.split('\n').length + 1;
-    await until('the type error refused', () => new RegExp(`greet\\.ts:${line}:14: TS2322: .*refused`).test(log), () => log);
+    await until(
+      'the type error refused',
+      () => new RegExp(`greet\\.ts:${line}:14: TS2322: .*refused`).test(log),
+      () => log,
+    );
     expect((await run(toolwire, ['call', 'greet', '--args', '{"name":"Ada","language":"de"}', '--url', base], project)).out).toBe('Guten Tag, Ada!\n');
     await writeFile(file, good);
 

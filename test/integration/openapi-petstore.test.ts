@@ -36,8 +36,24 @@ beforeAll(async () => {
   for (const kind of KINDS) {
     const q = queues(kind);
     const r = await runCli([
-      'openapi', 'import', '--service', `petstore-${kind}`, '--server', petstore.url, '--allow-private', '--secret-ref', 'env:PETSTORE_API_KEY',
-      '--prefix', `${kind}-`, '--request-queue', q.request, '--response-queue', q.response, '--out', configDir, PETSTORE_DOC,
+      'openapi',
+      'import',
+      '--service',
+      `petstore-${kind}`,
+      '--server',
+      petstore.url,
+      '--allow-private',
+      '--secret-ref',
+      'env:PETSTORE_API_KEY',
+      '--prefix',
+      `${kind}-`,
+      '--request-queue',
+      q.request,
+      '--response-queue',
+      q.response,
+      '--out',
+      configDir,
+      PETSTORE_DOC,
     ]);
     expect(r.code, r.stderr).toBe(0);
   }
@@ -67,13 +83,17 @@ describe.each(KINDS)('the Petstore over Pulsar, %s topics', (kind) => {
   });
 
   it('adds a pet from JSON arguments, finds it by status, renames it with a form, uploads a file, deletes it', async () => {
-    const added = JSON.parse(await call('addPet', { name: `Tom-${kind}`, photoUrls: ['https://x/1.png'], status: 'pending', category: { id: 2, name: 'cats' } })) as { id: number };
+    const added = JSON.parse(
+      await call('addPet', { name: `Tom-${kind}`, photoUrls: ['https://x/1.png'], status: 'pending', category: { id: 2, name: 'cats' } }),
+    ) as { id: number };
     expect(petstore.pets.get(added.id)).toMatchObject({ name: `Tom-${kind}`, status: 'pending', category: { name: 'cats' } });
     const found = JSON.parse(await call('findPetsByStatus', { status: ['pending'] })) as { id: number }[];
     expect(found.map((p) => p.id)).toContain(added.id);
     await call('updatePetWithForm', { petId: added.id, name: `Tommy-${kind}` });
     expect(petstore.pets.get(added.id)?.name).toBe(`Tommy-${kind}`);
-    expect(JSON.parse(await call('uploadFile', { petId: added.id, file: 'not really a png' }))).toMatchObject({ message: `uploaded 16 bytes for Tommy-${kind}` });
+    expect(JSON.parse(await call('uploadFile', { petId: added.id, file: 'not really a png' }))).toMatchObject({
+      message: `uploaded 16 bytes for Tommy-${kind}`,
+    });
     await call('deletePet', { petId: added.id });
     expect(petstore.pets.has(added.id)).toBe(false);
   });

@@ -48,7 +48,18 @@ async function exampleConfig(tag: string): Promise<string> {
   });
   const dir = await writeConfigDir({
     services,
-    tools: [{ type: 'tool-service', name: 'echo-stream', description: 'Echo, streamed', service: 'echo-stream-service', arguments: [{ name: 'text', type: 'string' }, { name: 'chunks', type: 'number' }] }],
+    tools: [
+      {
+        type: 'tool-service',
+        name: 'echo-stream',
+        description: 'Echo, streamed',
+        service: 'echo-stream-service',
+        arguments: [
+          { name: 'text', type: 'string' },
+          { name: 'chunks', type: 'number' },
+        ],
+      },
+    ],
   });
   for (const f of await readdir(join(EXAMPLES, 'tool'))) await writeFile(join(dir, 'tool', f), await readFile(join(EXAMPLES, 'tool', f)));
   return dir;
@@ -105,7 +116,12 @@ async function next(sub: Subscription, timeoutMs: number): Promise<IncomingMessa
 
 describe('the example tools on pulsar-ws, through ToolClient', () => {
   it('answers each example tool, short-form and full queue names alike', async () => {
-    expect(app.worker.served().map((s) => s.id).sort()).toEqual(['calculator-service', 'echo-service', 'echo-stream-service', 'joke-service', 'time-service']);
+    expect(
+      app.worker
+        .served()
+        .map((s) => s.id)
+        .sort(),
+    ).toEqual(['calculator-service', 'echo-service', 'echo-stream-service', 'joke-service', 'time-service']);
     expect(target('calculate').requestQueue).toBe(`non-persistent://tg/request/calculator-${tag}`);
 
     const call = (tool: string, args: Record<string, unknown>) => client.call({ ...target(tool), arguments: args, timeoutMs: 20_000 });
@@ -143,7 +159,11 @@ describe('the example tools on pulsar-ws, through ToolClient', () => {
 
   it('stream mode, asked for by the descriptor, streams without the property', async () => {
     const rs = await all(client.stream({ ...target('echo-stream'), arguments: { text: 'é', chunks: 2 }, timeoutMs: 20_000 }));
-    expect(rs.map((r) => [r.response, r.endOfStream])).toEqual([['é', false], ['é', false], ['', true]]);
+    expect(rs.map((r) => [r.response, r.endOfStream])).toEqual([
+      ['é', false],
+      ['é', false],
+      ['', true],
+    ]);
   });
 
   it('answers a malformed request with an invalid-request error under its id', async () => {
@@ -198,11 +218,15 @@ describe('toolwire call -> the gateway of a `toolwire run` process on the broker
     if (!existsSync(join(REPO, 'dist/main.js'))) throw new Error('dist/ is not built: run `npm run build` (npm test does it first)');
     const dir = await exampleConfig(`${tag}-run`);
     dirs.push(dir);
-    child = spawn(process.execPath, [bin, 'run', '--pulsar-url', pulsarUrl, '--admin-url', adminUrl, '--config-dir', dir, '--http-port', '0', '--log-format', 'json'], {
-      cwd: REPO,
-      env: { ...process.env, LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    child = spawn(
+      process.execPath,
+      [bin, 'run', '--pulsar-url', pulsarUrl, '--admin-url', adminUrl, '--config-dir', dir, '--http-port', '0', '--log-format', 'json'],
+      {
+        cwd: REPO,
+        env: { ...process.env, LOG_LEVEL: 'info' },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     child.stderr?.setEncoding('utf8').on('data', (c: string) => (stderr = (stderr + c).slice(-200_000)));
     let serving: { transport?: string; http?: string } | undefined;
     await waitUntil(
@@ -218,7 +242,12 @@ describe('toolwire call -> the gateway of a `toolwire run` process on the broker
       'toolwire run serving',
     );
     // No --transport: auto picks the native client where pulsar-client loads, else the WebSocket API.
-    expect(serving?.transport).toBe(await loadPulsarClient().then(() => 'pulsar', () => 'pulsar-ws'));
+    expect(serving?.transport).toBe(
+      await loadPulsarClient().then(
+        () => 'pulsar',
+        () => 'pulsar-ws',
+      ),
+    );
     base = serving!.http!;
     persistentTopics.push(`persistent://tg/flow/echo-request-${tag}-run`);
     const ready = await fetch(`${base}/readyz`);
@@ -226,7 +255,12 @@ describe('toolwire call -> the gateway of a `toolwire run` process on the broker
       status: 'ready',
       worker: 'running',
       transport: 'connected',
-      config: { source: expect.stringMatching(/^directory /), version: expect.stringMatching(/^[0-9a-f]{12}$/), appliedAt: expect.any(String), reloads: { applied: 1, rejected: 0, failed: 0 } },
+      config: {
+        source: expect.stringMatching(/^directory /),
+        version: expect.stringMatching(/^[0-9a-f]{12}$/),
+        appliedAt: expect.any(String),
+        reloads: { applied: 1, rejected: 0, failed: 0 },
+      },
     });
   }, 90_000);
 

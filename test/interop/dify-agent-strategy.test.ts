@@ -22,7 +22,10 @@ const INSTRUCTION = 'You are a research assistant. Use the tools, then answer in
 
 describe.skipIf(!python)('dify agent strategies on the fleet (real dify_plugin SDK, fake daemon, real broker)', () => {
   const tag = suffix();
-  const q = (name: string) => ({ 'request-queue': `non-persistent://tg/request/${name}-${tag}`, 'response-queue': `non-persistent://tg/response/${name}-${tag}` });
+  const q = (name: string) => ({
+    'request-queue': `non-persistent://tg/request/${name}-${tag}`,
+    'response-queue': `non-persistent://tg/response/${name}-${tag}`,
+  });
   const tools = fleetTools();
   const agentTools = [
     { name: 'research', 'plugin-options': { tools: ['population', 'weather', 'calc'] } },
@@ -43,7 +46,14 @@ describe.skipIf(!python)('dify agent strategies on the fleet (real dify_plugin S
     arguments: [{ name: 'city', type: 'string', required: true, description: 'a city' }],
     'plugin-options': { method: 'get', path: '/facts', parameters: [{ argument: 'city', name: 'city', in: 'query' }] },
   };
-  const mcpTool = { type: 'tool-service', name: 'mcp-echo', description: 'echoes a message', service: 'mcp-tools', arguments: [{ name: 'message', type: 'string', required: true, description: 'the message' }], 'plugin-options': { tool: 'echo' } };
+  const mcpTool = {
+    type: 'tool-service',
+    name: 'mcp-echo',
+    description: 'echoes a message',
+    service: 'mcp-tools',
+    arguments: [{ name: 'message', type: 'string', required: true, description: 'the message' }],
+    'plugin-options': { tool: 'echo' },
+  };
   const logs = captureLogger('debug');
   let model: ScriptedModel;
   let daemon: FakeDifyDaemon;
@@ -81,7 +91,14 @@ describe.skipIf(!python)('dify agent strategies on the fleet (real dify_plugin S
       innerApi: { url: `http://127.0.0.1:${innerPort}`, key: INNER_KEY },
     });
     // The tools worker serves the fleet tools; the agent worker knows them but does not serve them.
-    const toolsDir = await writeConfigDir({ services: [{ ...fleetService, plugin: { kind: 'module', module: './fleet-tools.mjs' } }, { ...mcpService, plugin: everythingStdio() }, { ...factsService, plugin: { kind: 'openapi', server: factsUrl, 'allow-private': ['127.0.0.0/8'] } }], tools: [...tools, mcpTool, factsTool] });
+    const toolsDir = await writeConfigDir({
+      services: [
+        { ...fleetService, plugin: { kind: 'module', module: './fleet-tools.mjs' } },
+        { ...mcpService, plugin: everythingStdio() },
+        { ...factsService, plugin: { kind: 'openapi', server: factsUrl, 'allow-private': ['127.0.0.0/8'] } },
+      ],
+      tools: [...tools, mcpTool, factsTool],
+    });
     await writeFile(join(toolsDir, 'fleet-tools.mjs'), TOOLS_MODULE);
     const agentDir = await writeConfigDir({
       services: [
@@ -92,7 +109,17 @@ describe.skipIf(!python)('dify agent strategies on the fleet (real dify_plugin S
           id: 'research',
           ...q('research'),
           'config-params': ['mode'],
-          plugin: { kind: 'dify-agent', plugin_id: PLUGIN_ID, provider: 'toolwire/test_agent/agent', strategy: 'function_calling', model: 'scripted-1', instruction: INSTRUCTION, maximum_iterations: 3, agent_may_set: ['context'], stream_log: true },
+          plugin: {
+            kind: 'dify-agent',
+            plugin_id: PLUGIN_ID,
+            provider: 'toolwire/test_agent/agent',
+            strategy: 'function_calling',
+            model: 'scripted-1',
+            instruction: INSTRUCTION,
+            maximum_iterations: 3,
+            agent_may_set: ['context'],
+            stream_log: true,
+          },
         },
       ],
       tools: [...tools, mcpTool, factsTool, ...agentTools],
@@ -145,21 +172,38 @@ describe.skipIf(!python)('dify agent strategies on the fleet (real dify_plugin S
     expect(relayed.map((r) => r.route)).toEqual(['invoke/llm', 'invoke/tool', 'invoke/tool', 'invoke/tool', 'invoke/llm']);
     for (const r of relayed) expect(r.headers['X-Inner-Api-Key']).toBe(INNER_KEY);
     const firstTool = JSON.parse(relayed[1]!.body) as Record<string, unknown>;
-    expect(firstTool).toMatchObject({ tenant_id: 'agent-tenant', type: 'tool', tool_type: 'builtin', provider: 'toolwire', tool: 'population', tool_parameters: { city: 'Paris' } });
+    expect(firstTool).toMatchObject({
+      tenant_id: 'agent-tenant',
+      type: 'tool',
+      tool_type: 'builtin',
+      provider: 'toolwire',
+      tool: 'population',
+      tool_parameters: { city: 'Paris' },
+    });
     expect(String(firstTool['user_id'])).toMatch(/^toolwire-agent-/);
     // The model saw the fleet tools' schemas as function definitions.
     const first = JSON.parse(model.requests[before]!.body) as { tools: { function: { name: string; parameters: unknown } }[] };
     expect(first.tools.map((t) => t.function.name)).toEqual(['population', 'weather', 'calc']);
-    expect(first.tools[0]!.function.parameters).toEqual({ type: 'object', properties: { city: { type: 'string', description: 'a city' } }, required: ['city'] });
+    expect(first.tools[0]!.function.parameters).toEqual({
+      type: 'object',
+      properties: { city: { type: 'string', description: 'a city' } },
+      required: ['city'],
+    });
   });
 
   it('logs the strategy trace and counts the model tokens by service, model and kind', async () => {
     await call('research', { query: 'How is Lyon?' });
-    await waitUntil(() => logs.lines().some((l) => l.includes('"label":"CALL population"') && l.includes('agent strategy log')), 10_000, 'the strategy log in the worker log');
+    await waitUntil(
+      () => logs.lines().some((l) => l.includes('"label":"CALL population"') && l.includes('agent strategy log')),
+      10_000,
+      'the strategy log in the worker log',
+    );
     await waitUntil(
       async () => {
         const text = await (await fetch(`http://127.0.0.1:${agentApp.http!.port}/metrics`)).text();
-        return /toolwire_model_tokens_total\{service="research",model="scripted-1",kind="prompt"\} [1-9]\d*/.test(text) && /kind="completion"\} [1-9]/.test(text);
+        return (
+          /toolwire_model_tokens_total\{service="research",model="scripted-1",kind="prompt"\} [1-9]\d*/.test(text) && /kind="completion"\} [1-9]/.test(text)
+        );
       },
       10_000,
       'token metrics',

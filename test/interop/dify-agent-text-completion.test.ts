@@ -20,7 +20,15 @@ import { captureLogger } from '../support/harness.js';
 import { brokerTransport, removeDir, startPulsarApp, suffix, writeConfigDir } from '../support/pulsar-app.js';
 import { startScriptedModel, type ScriptedModel } from '../support/scripted-model.js';
 import { agentPython, STRATEGY_PLUGIN_DIR } from './dify-agent/agent-python.js';
-import { FLEET_TOOLS_SERVICE, fleetTools, freePort, POPULATION_WEATHER_CALC, researchTool, THREE_OBSERVATIONS, TOOLS_MODULE } from './dify-agent/fleet-setup.js';
+import {
+  FLEET_TOOLS_SERVICE,
+  fleetTools,
+  freePort,
+  POPULATION_WEATHER_CALC,
+  researchTool,
+  THREE_OBSERVATIONS,
+  TOOLS_MODULE,
+} from './dify-agent/fleet-setup.js';
 import { interopPython, startConfigService, startTextCompletion, type ConfigServiceFixture, type TextCompletionFixture } from './python-fixtures.js';
 
 const pulsarUrl = inject('pulsarUrl');
@@ -47,7 +55,10 @@ describe.skipIf(!python)('a ReAct strategy on TrustGraph text-completion (its ow
   const configTopic = `cfg-tc-${tag}`;
   // What a flow of TrustGraph's blueprints names its text-completion queues (llm-services.jsonnet: text-completion:{workspace}:{id}).
   const interfaces = { request: `request:tg:text-completion:default:${flow}`, response: `response:tg:text-completion:default:${flow}` };
-  const q = (name: string) => ({ 'request-queue': `non-persistent://tg/request/${name}-${tag}`, 'response-queue': `non-persistent://tg/response/${name}-${tag}` });
+  const q = (name: string) => ({
+    'request-queue': `non-persistent://tg/request/${name}-${tag}`,
+    'response-queue': `non-persistent://tg/response/${name}-${tag}`,
+  });
   const fleetService = { id: FLEET_TOOLS_SERVICE, ...q(FLEET_TOOLS_SERVICE), 'config-params': ['op'], concurrency: 8 };
   const logs = captureLogger('info');
   let tgPython: string;
@@ -75,14 +86,30 @@ describe.skipIf(!python)('a ReAct strategy on TrustGraph text-completion (its ow
         workspace: 'default',
         values: [
           { type: 'processor:text-completion', key: flow, value: JSON.stringify({ topics: interfaces, parameters: { model: FLOW_MODEL } }) },
-          { type: 'flow', key: flow, value: JSON.stringify({ description: 'agents', 'blueprint-name': 'llm-services', interfaces: { 'text-completion': interfaces }, parameters: { 'llm-model': FLOW_MODEL } }) },
+          {
+            type: 'flow',
+            key: flow,
+            value: JSON.stringify({
+              description: 'agents',
+              'blueprint-name': 'llm-services',
+              interfaces: { 'text-completion': interfaces },
+              parameters: { 'llm-model': FLOW_MODEL },
+            }),
+          },
         ],
       });
       expect(responseError(put)).toBeUndefined();
     } finally {
       await api.close();
     }
-    textCompletion = await startTextCompletion({ python: tgPython, pulsarUrl, configTopic, openaiUrl: model.url, model: 'the-processor-default', flow: `default/${flow}` });
+    textCompletion = await startTextCompletion({
+      python: tgPython,
+      pulsarUrl,
+      configTopic,
+      openaiUrl: model.url,
+      model: 'the-processor-default',
+      flow: `default/${flow}`,
+    });
 
     const innerPort = await freePort();
     daemon = await startFakeDifyDaemon({
@@ -103,7 +130,15 @@ describe.skipIf(!python)('a ReAct strategy on TrustGraph text-completion (its ow
           ...q('research'),
           'config-params': ['mode'],
           // No model: the flow names it.
-          plugin: { kind: 'dify-agent', plugin_id: PLUGIN_ID, provider: 'toolwire/test_agent/agent', strategy: 'react', instruction: INSTRUCTION, maximum_iterations: 5, agent_may_set: ['context'] },
+          plugin: {
+            kind: 'dify-agent',
+            plugin_id: PLUGIN_ID,
+            provider: 'toolwire/test_agent/agent',
+            strategy: 'react',
+            instruction: INSTRUCTION,
+            maximum_iterations: 5,
+            agent_may_set: ['context'],
+          },
         },
       ],
       tools: [...tools, researchTool({ name: 'research-react', 'plugin-options': { tools: ['population', 'weather', 'calc'] } })],
@@ -157,7 +192,10 @@ describe.skipIf(!python)('a ReAct strategy on TrustGraph text-completion (its ow
     const relayedBefore = daemon.runtimes.get(PLUGIN_ID)!.relayed.length;
     expect(await call({ query: 'How is Paris?' })).toBe(THREE_OBSERVATIONS);
     // Four rounds (three actions, the answer), relayed as the real daemon would.
-    const relayed = daemon.runtimes.get(PLUGIN_ID)!.relayed.slice(relayedBefore).map((r) => r.route);
+    const relayed = daemon.runtimes
+      .get(PLUGIN_ID)!
+      .relayed.slice(relayedBefore)
+      .map((r) => r.route);
     expect(relayed).toEqual(['invoke/llm', 'invoke/tool', 'invoke/llm', 'invoke/tool', 'invoke/llm', 'invoke/tool', 'invoke/llm']);
     const requests = seen(before);
     expect(requests).toHaveLength(4);

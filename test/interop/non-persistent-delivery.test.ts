@@ -41,9 +41,22 @@ beforeAll(async () => {
   dir = await writeConfigDir({
     services: [
       // As the example joke service: TrustGraph's topics, concurrency 8.
-      { id: 'joke-service', 'request-queue': q('request', 'joke'), 'response-queue': q('response', 'joke'), 'config-params': [{ name: 'style' }], plugin: { kind: 'module', module: 'builtin:joke' }, concurrency: 8 },
+      {
+        id: 'joke-service',
+        'request-queue': q('request', 'joke'),
+        'response-queue': q('response', 'joke'),
+        'config-params': [{ name: 'style' }],
+        plugin: { kind: 'module', module: 'builtin:joke' },
+        concurrency: 8,
+      },
       { id: 'flaky-service', 'request-queue': q('request', 'flaky'), 'response-queue': q('response', 'flaky'), plugin: { kind: 'test', behaviour: 'down' } },
-      { id: 'batch-service', 'request-queue': batchTopic, 'response-queue': q('response', 'batch'), plugin: { kind: 'test', behaviour: 'counted' }, concurrency: 8 },
+      {
+        id: 'batch-service',
+        'request-queue': batchTopic,
+        'response-queue': q('response', 'batch'),
+        plugin: { kind: 'test', behaviour: 'counted' },
+        concurrency: 8,
+      },
     ],
     tools: [
       { type: 'tool-service', name: 'tell-joke', description: 'A joke', service: 'joke-service', style: 'pun', arguments: [{ name: 'topic', type: 'string' }] },
@@ -83,7 +96,16 @@ afterAll(async () => {
 });
 
 const jokeBurst = (count: number, batched: boolean, name = 'joke') =>
-  burst({ python, pulsarUrl, requestQueue: q('request', name), responseQueue: q('response', name), count, batched, config: { style: 'pun' }, arguments: { topic: 'cats' } });
+  burst({
+    python,
+    pulsarUrl,
+    requestQueue: q('request', name),
+    responseQueue: q('response', name),
+    count,
+    batched,
+    config: { style: 'pun' },
+    arguments: { topic: 'cats' },
+  });
 
 describe('a burst on a non-persistent request topic', () => {
   it.each([false, true])('is answered whole: 500 requests published at once (batched: %s)', async (batched) => {
@@ -93,9 +115,13 @@ describe('a burst on a non-persistent request topic', () => {
 
   it('of 2000 is answered at least as fully as TrustGraph’s joke-service answers it', async () => {
     const id = `tg-joke-${tag}`;
-    tgJoke = spawn(venvScript(python, 'joke-service'), ['--id', id, '-t', `tgjoke-${tag}`, '-p', pulsarUrl, '--concurrency', '8', '--no-metrics', '--no-loki-enabled', '-l', 'WARNING'], {
-      stdio: 'ignore',
-    });
+    tgJoke = spawn(
+      venvScript(python, 'joke-service'),
+      ['--id', id, '-t', `tgjoke-${tag}`, '-p', pulsarUrl, '--concurrency', '8', '--no-metrics', '--no-loki-enabled', '-l', 'WARNING'],
+      {
+        stdio: 'ignore',
+      },
+    );
     await waitUntil(async () => (await topicSubscriptions(adminUrl, q('request', 'tgjoke')))[`${id}-request`] !== undefined, 60_000, 'joke-service subscribed');
     const theirs = await jokeBurst(2000, false, 'tgjoke');
     const ours = await jokeBurst(2000, false);
@@ -132,10 +158,16 @@ describe('a nack of one request of a batch', () => {
 describe('ToolClient on a persistent response topic', () => {
   it('leaves no subscription behind when it closes', async () => {
     const client = new ToolClient(agent, log);
-    await client.call({ requestQueue: `persistent://tg/flow/nobody-${tag}`, responseQueue: clientTopic, config: {}, arguments: {}, timeoutMs: 500 }).catch(() => undefined);
+    await client
+      .call({ requestQueue: `persistent://tg/flow/nobody-${tag}`, responseQueue: clientTopic, config: {}, arguments: {}, timeoutMs: 500 })
+      .catch(() => undefined);
     const open = Object.keys(await topicSubscriptions(adminUrl, clientTopic)).filter((s) => s.startsWith('toolwire-client-'));
     expect(open).toHaveLength(1);
     await client.close();
-    await waitUntil(async () => Object.keys(await topicSubscriptions(adminUrl, clientTopic)).every((s) => !s.startsWith('toolwire-client-')), 10_000, 'client subscription gone');
+    await waitUntil(
+      async () => Object.keys(await topicSubscriptions(adminUrl, clientTopic)).every((s) => !s.startsWith('toolwire-client-')),
+      10_000,
+      'client subscription gone',
+    );
   });
 });

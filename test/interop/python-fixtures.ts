@@ -62,7 +62,10 @@ function tail(text: string, lines = 20): string {
  * later: the interop venv, or the one of another requirements file.
  */
 export async function interopPython(requirements?: string): Promise<string> {
-  const child = spawn('bash', [join(REPO_ROOT, 'scripts/python-env.sh'), ...(requirements ? [requirements] : [])], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('bash', [join(REPO_ROOT, 'scripts/python-env.sh'), ...(requirements ? [requirements] : [])], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stderr?.on('data', (c: Buffer) => process.stderr.write(c));
   const r = await collect(child, 280_000, 'scripts/python-env.sh');
   const python = r.stdout.trim().split('\n').pop() ?? '';
@@ -81,11 +84,7 @@ function pythonEnv(): NodeJS.ProcessEnv {
 }
 
 /** One JSON line that tg_call.py printed. */
-export type CallLine =
-  | { n?: number; result: string }
-  | { n?: number; chunk: string }
-  | { n?: number; error: string }
-  | { n?: number; timeout: number };
+export type CallLine = { n?: number; result: string } | { n?: number; chunk: string } | { n?: number; error: string } | { n?: number; timeout: number };
 
 /** What every request-publishing script (tg_call.py, burst.py) takes: where, and what to send. */
 interface RequestTarget {
@@ -113,11 +112,16 @@ export interface TgCallResult extends ProcessResult {
 function runRequestScript(script: string, o: RequestTarget, extra: readonly string[], limitMs: number): Promise<ProcessResult> {
   const args = [
     join(PY_DIR, script),
-    '--pulsar-host', o.pulsarUrl,
-    '--request-queue', o.requestQueue,
-    '--response-queue', o.responseQueue,
-    '--config', JSON.stringify(o.config ?? {}),
-    '--arguments', JSON.stringify(o.arguments ?? {}),
+    '--pulsar-host',
+    o.pulsarUrl,
+    '--request-queue',
+    o.requestQueue,
+    '--response-queue',
+    o.responseQueue,
+    '--config',
+    JSON.stringify(o.config ?? {}),
+    '--arguments',
+    JSON.stringify(o.arguments ?? {}),
     ...extra,
   ];
   return collect(spawn(o.python, args, { env: pythonEnv(), stdio: ['ignore', 'pipe', 'pipe'] }), limitMs, script);
@@ -184,12 +188,18 @@ export class PythonToolService {
     const tag = o.tag ?? uniqueName('svc');
     const args = [
       join(PY_DIR, 'tg_service.py'),
-      '--id', o.id,
-      '--topic', o.topic,
-      '--pulsar-host', o.pulsarUrl,
-      '--concurrency', String(o.concurrency ?? 1),
-      '--tag', tag,
-      '--log-level', 'WARNING',
+      '--id',
+      o.id,
+      '--topic',
+      o.topic,
+      '--pulsar-host',
+      o.pulsarUrl,
+      '--concurrency',
+      String(o.concurrency ?? 1),
+      '--tag',
+      tag,
+      '--log-level',
+      'WARNING',
     ];
     if (o.tagInResponse) args.push('--tag-in-response');
     const child = spawn(o.python, args, { env: pythonEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
@@ -268,10 +278,14 @@ export interface RawResponderOptions {
 export async function startRawResponder(o: RawResponderOptions): Promise<{ finished: Promise<RawRequestEvent[]> }> {
   const args = [
     join(PY_DIR, 'raw_responder.py'),
-    '--pulsar-host', o.pulsarUrl,
-    '--topic', o.topic,
-    '--payloads', JSON.stringify(o.payloads),
-    '--requests', String(o.requests ?? 1),
+    '--pulsar-host',
+    o.pulsarUrl,
+    '--topic',
+    o.topic,
+    '--payloads',
+    JSON.stringify(o.payloads),
+    '--requests',
+    String(o.requests ?? 1),
   ];
   const child = spawn(o.python, args, { env: pythonEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   const events: Array<{ event: string; error?: string }> = [];
@@ -436,12 +450,7 @@ export async function startConfigService(o: ConfigServiceOptions): Promise<Confi
 }
 
 /** TrustGraph's config console scripts (trustgraph-cli). */
-export type TgConfigScript =
-  | 'tg-put-config-item'
-  | 'tg-get-config-item'
-  | 'tg-delete-config-item'
-  | 'tg-list-config-items'
-  | 'tg-show-config';
+export type TgConfigScript = 'tg-put-config-item' | 'tg-get-config-item' | 'tg-delete-config-item' | 'tg-list-config-items' | 'tg-show-config';
 
 /**
  * Run one of TrustGraph's config CLIs from the venv, e.g.
@@ -489,14 +498,20 @@ export interface TextCompletionFixture {
 export async function startTextCompletion(o: TextCompletionOptions): Promise<TextCompletionFixture> {
   const args = [
     join(PY_DIR, 'text_completion.py'),
-    '--config-topic', o.configTopic,
-    '-p', o.pulsarUrl,
-    '-u', o.openaiUrl,
-    '-k', 'scripted-model-key',
-    '-m', o.model,
+    '--config-topic',
+    o.configTopic,
+    '-p',
+    o.pulsarUrl,
+    '-u',
+    o.openaiUrl,
+    '-k',
+    'scripted-model-key',
+    '-m',
+    o.model,
     '--no-metrics',
     '--no-loki-enabled',
-    '-l', 'INFO',
+    '-l',
+    'INFO',
   ];
   const child = spawn(o.python, args, { env: pythonEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';

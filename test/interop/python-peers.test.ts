@@ -143,7 +143,10 @@ describe('TrustGraph client (tg_call.py) -> DynamicToolService (tg_service.py)',
 });
 
 describe("what TrustGraph's client (trustgraph-base 2.11.1) sends, and makes of each answer", () => {
-  async function exchange(payloads: string[], opts: { streaming?: boolean; timeoutS?: number; config?: Record<string, unknown>; arguments?: Record<string, unknown> } = {}) {
+  async function exchange(
+    payloads: string[],
+    opts: { streaming?: boolean; timeoutS?: number; config?: Record<string, unknown>; arguments?: Record<string, unknown> } = {},
+  ) {
     const topic = uniqueName('tw-raw');
     const responder = await startRawResponder({ python, pulsarUrl, topic, payloads });
     const call = await tgCall({ python, pulsarUrl, ...queues(topic), timeoutS: opts.timeoutS ?? 10, ...opts });
@@ -208,11 +211,10 @@ describe("TrustGraph's stock joke-service (trustgraph-flow)", () => {
   it('answers ToolServiceClient.call with a joke in the requested style', async () => {
     const topic = uniqueName('tw-joke');
     const id = uniqueName('tw-joke-service');
-    const child = spawn(
-      venvScript(python, 'joke-service'),
-      ['--id', id, '-t', topic, '-p', pulsarUrl, '--no-metrics', '--no-loki-enabled', '-l', 'WARNING'],
-      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, PYTHONUNBUFFERED: '1' } },
-    );
+    const child = spawn(venvScript(python, 'joke-service'), ['--id', id, '-t', topic, '-p', pulsarUrl, '--no-metrics', '--no-loki-enabled', '-l', 'WARNING'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, PYTHONUNBUFFERED: '1' },
+    });
     others.push(child);
     let stderr = '';
     child.stderr?.setEncoding('utf8').on('data', (c: string) => (stderr = (stderr + c).slice(-10_000)));

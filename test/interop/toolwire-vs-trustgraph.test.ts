@@ -189,7 +189,14 @@ describe("TrustGraph's ToolServiceClient (trustgraph-base 2.11.1) -> toolwire wo
   });
 
   it('call() works on persistent queues too, when the descriptor names them', async () => {
-    const r = await tgCall({ python, pulsarUrl, requestQueue: DURABLE.requestQueue, responseQueue: DURABLE.responseQueue, config: { style: 'dry' }, arguments: { topic: 'disks' } });
+    const r = await tgCall({
+      python,
+      pulsarUrl,
+      requestQueue: DURABLE.requestQueue,
+      responseQueue: DURABLE.responseQueue,
+      config: { style: 'dry' },
+      arguments: { topic: 'disks' },
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(r.lines).toEqual([{ result: 'dry joke about disks' }]);
   });
@@ -264,7 +271,9 @@ describe('toolwire call (CLI, broker mode) -> TrustGraph services', () => {
   async function cliConfig(serviceId: string, topic: string, tool: string, style: string): Promise<string> {
     const dir = await writeConfigDir({
       services: [{ id: serviceId, 'request-queue': request(topic), 'response-queue': response(topic), 'config-params': [{ name: 'style', required: false }] }],
-      tools: [{ type: 'tool-service', name: tool, description: 'd', service: serviceId, style, arguments: [{ name: 'topic', type: 'string', description: 't' }] }],
+      tools: [
+        { type: 'tool-service', name: tool, description: 'd', service: serviceId, style, arguments: [{ name: 'topic', type: 'string', description: 't' }] },
+      ],
     });
     dirs.push(dir);
     return dir;
@@ -337,7 +346,11 @@ describe('a toolwire worker and a TrustGraph service on one Shared subscription'
     const py = await PythonToolService.start({ python, pulsarUrl, id: T.shared.id, topic: T.shared.topic, tag: 'python', tagInResponse: true });
     pythonServices.push(py);
     // Broker stats trail what the clients did: polled, with a deadline.
-    await waitUntil(async () => (await topicSubscriptions(adminUrl, request(T.shared.topic)))[subscription]?.consumers?.length === workerConsumers + 1, 15_000, 'the Python service on the subscription');
+    await waitUntil(
+      async () => (await topicSubscriptions(adminUrl, request(T.shared.topic)))[subscription]?.consumers?.length === workerConsumers + 1,
+      15_000,
+      'the Python service on the subscription',
+    );
     expect((await topicSubscriptions(adminUrl, request(T.shared.topic)))[subscription]?.type).toBe('Shared');
 
     const before = seen.filter((s) => s.service === T.shared.id).length;
@@ -352,7 +365,10 @@ describe('a toolwire worker and a TrustGraph service on one Shared subscription'
     const byToolwire = answers.filter((a) => a === 'pun joke about load [toolwire]').length;
     expect(byPython + byToolwire).toBe(n);
 
-    const toolwireIds = seen.filter((s) => s.service === T.shared.id).slice(before).map((s) => s.requestId);
+    const toolwireIds = seen
+      .filter((s) => s.service === T.shared.id)
+      .slice(before)
+      .map((s) => s.requestId);
     const pythonIds = py.requests().map((e) => e.request_id ?? '');
     expect(toolwireIds).toHaveLength(byToolwire);
     expect(pythonIds).toHaveLength(byPython);
@@ -366,7 +382,11 @@ describe('a toolwire worker and a TrustGraph service on one Shared subscription'
     expect(stopped.code, stopped.stderr).toBe(0);
     const after = await tgCall({ python, pulsarUrl, ...queues(T.shared.topic), config: { style: 'pun' }, arguments: { topic: 'after' } });
     expect(after.lines).toEqual([{ result: 'pun joke about after [toolwire]' }]);
-    await waitUntil(async () => (await topicSubscriptions(adminUrl, request(T.shared.topic)))[subscription]?.consumers?.length === workerConsumers, 15_000, "only the worker's consumers left");
+    await waitUntil(
+      async () => (await topicSubscriptions(adminUrl, request(T.shared.topic)))[subscription]?.consumers?.length === workerConsumers,
+      15_000,
+      "only the worker's consumers left",
+    );
   });
 });
 

@@ -41,7 +41,14 @@ beforeAll(async () => {
   const { log } = captureLogger('warn');
   tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}` }, log);
   dir = await writeConfigDir({
-    services: [{ id: TW, 'request-queue': `non-persistent://tg/request/${TW}`, 'response-queue': `non-persistent://tg/response/${TW}`, plugin: { kind: 'module', module: 'builtin:echo' } }],
+    services: [
+      {
+        id: TW,
+        'request-queue': `non-persistent://tg/request/${TW}`,
+        'response-queue': `non-persistent://tg/response/${TW}`,
+        plugin: { kind: 'module', module: 'builtin:echo' },
+      },
+    ],
     tools: [{ name: TW, service: TW, arguments: [{ name: 'text', type: 'string' }] }],
   });
   app = await startPulsarApp({ adminUrl, configDir: dir, log });
@@ -71,7 +78,13 @@ describe('trace context and TrustGraph 2.11.1', () => {
         return;
       }
     })();
-    const r = await tgCall({ python, pulsarUrl, requestQueue: `non-persistent://tg/request/${TW}`, responseQueue: `non-persistent://tg/response/${TW}`, arguments: { text: 'traced' } });
+    const r = await tgCall({
+      python,
+      pulsarUrl,
+      requestQueue: `non-persistent://tg/request/${TW}`,
+      responseQueue: `non-persistent://tg/response/${TW}`,
+      arguments: { text: 'traced' },
+    });
     expect(r.lines).toEqual([{ result: 'traced' }]);
     await peek;
     await sub.close();
@@ -89,7 +102,13 @@ describe('trace context and TrustGraph 2.11.1', () => {
     const text = await trace.getTracer('agent').startActiveSpan('agent', async (span) => {
       traceId = span.spanContext().traceId;
       try {
-        return await client.call({ requestQueue: `non-persistent://tg/request/${PY}`, responseQueue: `non-persistent://tg/response/${PY}`, config: { style: 'pun' }, arguments: { topic: 'traces' }, timeoutMs: 30_000 });
+        return await client.call({
+          requestQueue: `non-persistent://tg/request/${PY}`,
+          responseQueue: `non-persistent://tg/response/${PY}`,
+          config: { style: 'pun' },
+          arguments: { topic: 'traces' },
+          timeoutMs: 30_000,
+        });
       } finally {
         span.end();
       }

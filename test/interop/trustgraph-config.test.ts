@@ -33,7 +33,13 @@ const queues = {
 const req = (name: string) => `non-persistent://tg/request/${name}-${tag}`;
 const res = (name: string) => `non-persistent://tg/response/${name}-${tag}`;
 const echoService = (id: string) => ({ id, 'request-queue': req(id), 'response-queue': res(id), plugin: { kind: 'module', module: 'builtin:echo' } });
-const echoTool = (name: string, service: string) => ({ type: 'tool-service', name, description: `echo via ${service}`, service, arguments: [{ name: 'text', type: 'string' }] });
+const echoTool = (name: string, service: string) => ({
+  type: 'tool-service',
+  name,
+  description: `echo via ${service}`,
+  service,
+  arguments: [{ name: 'text', type: 'string' }],
+});
 
 let python: string;
 let svc: ConfigServiceFixture;
@@ -54,7 +60,9 @@ beforeAll(async () => {
   svc = await startConfigService({ python, pulsarUrl, gatewayToken: TOKEN, topic: configTopic });
   emptyDir = await mkdtemp(join(tmpdir(), 'toolwire-unused-'));
   for (let n = 0; n < 2; n++) {
-    workers.push(await startPulsarApp({ adminUrl, configDir: emptyDir, log, env: { TOOLWIRE_CONFIG_SOURCE: 'trustgraph', TOOLWIRE_CONFIG_POLL_MS: '0', ...queues } }));
+    workers.push(
+      await startPulsarApp({ adminUrl, configDir: emptyDir, log, env: { TOOLWIRE_CONFIG_SOURCE: 'trustgraph', TOOLWIRE_CONFIG_POLL_MS: '0', ...queues } }),
+    );
   }
   agent = await brokerTransport(adminUrl, log);
   client = new ToolClient(agent, log);
@@ -73,7 +81,8 @@ const everyWorker = (what: string, check: (w: App) => boolean) => waitUntil(() =
 
 describe('descriptors in TrustGraph’s config service', () => {
   it('start every worker on the service’s (empty) catalog', () => {
-    for (const w of workers) expect(w.config()).toMatchObject({ source: 'TrustGraph config service, workspace default', version: expect.any(String), rejected: undefined });
+    for (const w of workers)
+      expect(w.config()).toMatchObject({ source: 'TrustGraph config service, workspace default', version: expect.any(String), rejected: undefined });
   });
 
   it('put with tg-put-config-item reach every running worker and are served, to TrustGraph’s own client too', async () => {
@@ -91,9 +100,12 @@ describe('descriptors in TrustGraph’s config service', () => {
     for (let n = 0; n < 40; n++) answers.push(await echo('echo', `n${n}`));
     expect(answers).toEqual(Array.from({ length: 40 }, (_, n) => `n${n}`));
     // A worker counts an answer once its request is acked, after the agent may have read it.
-    await vi.waitFor(() => {
-      for (const [n, w] of workers.entries()) expect(w.worker.stats().answered).toBeGreaterThan(before[n]!);
-    }, { timeout: 10_000, interval: 100 });
+    await vi.waitFor(
+      () => {
+        for (const [n, w] of workers.entries()) expect(w.worker.stats().answered).toBeGreaterThan(before[n]!);
+      },
+      { timeout: 10_000, interval: 100 },
+    );
   });
 
   it('refuse an invalid put on every worker, which keep serving the last good catalog', async () => {
@@ -112,7 +124,19 @@ describe('descriptors in TrustGraph’s config service', () => {
   });
 
   it('toolwire config refuses, through the broker, a put that would break the catalog, and writes nothing', async () => {
-    const r = await cli(['put', '--pulsar-url', pulsarUrl, '--admin-url', adminUrl, '--type', 'tool', '--key', 'ghost2', '--value', '{"name":"ghost2","service":"nowhere"}']);
+    const r = await cli([
+      'put',
+      '--pulsar-url',
+      pulsarUrl,
+      '--admin-url',
+      adminUrl,
+      '--type',
+      'tool',
+      '--key',
+      'ghost2',
+      '--value',
+      '{"name":"ghost2","service":"nowhere"}',
+    ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/not written: the catalog would not validate/);
     expect(r.stderr).toMatch(/tool\/ghost2 \(new value\): service: unknown tool-service "nowhere"/);

@@ -48,7 +48,18 @@ let agent: Transport;
 let client: ToolClient;
 
 const put = async (type: string, key: string, value: unknown) => {
-  const r = await tgConfigCli(python, 'tg-put-config-item', ['-u', svc.gatewayUrl!, '-t', TOKEN, '--type', type, '--key', key, '--value', JSON.stringify(value)]);
+  const r = await tgConfigCli(python, 'tg-put-config-item', [
+    '-u',
+    svc.gatewayUrl!,
+    '-t',
+    TOKEN,
+    '--type',
+    type,
+    '--key',
+    key,
+    '--value',
+    JSON.stringify(value),
+  ]);
   expect(r.stdout).not.toMatch(/Exception/);
 };
 const del = (type: string, key: string) => tgConfigCli(python, 'tg-delete-config-item', ['-u', svc.gatewayUrl!, '-t', TOKEN, '--type', type, '--key', key]);
@@ -58,17 +69,28 @@ const cleared = (what: string) => waitUntil(() => both().every((w) => w.config()
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'toolwire-exec-'));
-  await writeFile(join(dir, 'plant-marker.mjs'), `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(join(dir, 'module-ran'))}, 'imported');\nexport default () => 'planted';\n`);
+  await writeFile(
+    join(dir, 'plant-marker.mjs'),
+    `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(join(dir, 'module-ran'))}, 'imported');\nexport default () => 'planted';\n`,
+  );
   await mkdir(join(dir, 'allowed'));
   await writeFile(join(dir, 'allowed', 'allowed-tools.mjs'), `export default ({ arguments: a }) => 'allowed ' + a.text;\n`);
   // The MCP reference server behind a wrapper that writes a line per start.
-  await writeFile(join(dir, 'everything.sh'), `#!/bin/sh\necho $$ >> ${JSON.stringify(join(dir, 'starts'))}\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(EVERYTHING)} stdio\n`);
+  await writeFile(
+    join(dir, 'everything.sh'),
+    `#!/bin/sh\necho $$ >> ${JSON.stringify(join(dir, 'starts'))}\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(EVERYTHING)} stdio\n`,
+  );
   await chmod(join(dir, 'everything.sh'), 0o755);
 
   python = await interopPython();
   svc = await startConfigService({ python, pulsarUrl, gatewayToken: TOKEN, topic: configTopic });
   strict = await startPulsarApp({ adminUrl, configDir: dir, log, env: queues });
-  allowing = await startPulsarApp({ adminUrl, configDir: dir, log, env: { ...queues, TOOLWIRE_ALLOW_COMMANDS: join(dir, 'everything.sh'), TOOLWIRE_MODULE_ROOTS: join(dir, 'allowed') } });
+  allowing = await startPulsarApp({
+    adminUrl,
+    configDir: dir,
+    log,
+    env: { ...queues, TOOLWIRE_ALLOW_COMMANDS: join(dir, 'everything.sh'), TOOLWIRE_MODULE_ROOTS: join(dir, 'allowed') },
+  });
   agent = await brokerTransport(adminUrl, log);
   client = new ToolClient(agent, log);
 }, 300_000);
@@ -85,14 +107,20 @@ afterAll(async () => {
 describe('what a TrustGraph config writer can make a worker execute', () => {
   it('starts no command an MCP stdio descriptor names, and the refusal names the setting', async () => {
     const marker = join(dir, 'shell-ran');
-    await put('tool-service', 'planted-shell', { id: 'planted-shell', ...topics('planted-shell'), plugin: { kind: 'mcp', transport: 'stdio', command: '/bin/sh', args: ['-c', `id > ${marker}`] } });
+    await put('tool-service', 'planted-shell', {
+      id: 'planted-shell',
+      ...topics('planted-shell'),
+      plugin: { kind: 'mcp', transport: 'stdio', command: '/bin/sh', args: ['-c', `id > ${marker}`] },
+    });
     try {
       await waitUntil(() => both().every((w) => problemsOf(w).length > 0), 30_000, 'both workers refused the change');
       // Both workers have built the change (each refused it), so anything started has run by now.
       expect(existsSync(marker), 'the planted command ran').toBe(false);
       for (const w of both()) {
         expect(problemsOf(w)).toEqual([
-          expect.stringMatching(/^trustgraph:default\/tool-service\/planted-shell: plugin\.command: the worker does not start "\/bin\/sh" for the TrustGraph config service: .*TOOLWIRE_ALLOW_COMMANDS/),
+          expect.stringMatching(
+            /^trustgraph:default\/tool-service\/planted-shell: plugin\.command: the worker does not start "\/bin\/sh" for the TrustGraph config service: .*TOOLWIRE_ALLOW_COMMANDS/,
+          ),
         ]);
         expect(w.worker.served().some((s) => s.id === 'planted-shell')).toBe(false);
       }
@@ -103,13 +131,25 @@ describe('what a TrustGraph config writer can make a worker execute', () => {
   });
 
   it('imports no module file outside the allowed roots', async () => {
-    await put('tool-service', 'planted-module', { id: 'planted-module', ...topics('planted-module'), plugin: { kind: 'module', module: join(dir, 'plant-marker.mjs') } });
+    await put('tool-service', 'planted-module', {
+      id: 'planted-module',
+      ...topics('planted-module'),
+      plugin: { kind: 'module', module: join(dir, 'plant-marker.mjs') },
+    });
     try {
       // Built by both: refused (or, had the module been imported, served).
       await waitUntil(() => both().every((w) => problemsOf(w).length > 0 || w.catalog.services.has('planted-module')), 30_000, 'both workers built the change');
       expect(existsSync(join(dir, 'module-ran')), 'the planted module was imported').toBe(false);
-      expect(problemsOf(strict)).toEqual([expect.stringMatching(/plugin\.module: the worker does not import ".*plant-marker\.mjs" .*TOOLWIRE_MODULE_ROOTS is unset, which allows only builtin: modules for this source/)]);
-      expect(problemsOf(allowing)).toEqual([expect.stringMatching(/plugin\.module: the worker does not import ".*plant-marker\.mjs" .*under no directory of TOOLWIRE_MODULE_ROOTS; add a directory that holds it/)]);
+      expect(problemsOf(strict)).toEqual([
+        expect.stringMatching(
+          /plugin\.module: the worker does not import ".*plant-marker\.mjs" .*TOOLWIRE_MODULE_ROOTS is unset, which allows only builtin: modules for this source/,
+        ),
+      ]);
+      expect(problemsOf(allowing)).toEqual([
+        expect.stringMatching(
+          /plugin\.module: the worker does not import ".*plant-marker\.mjs" .*under no directory of TOOLWIRE_MODULE_ROOTS; add a directory that holds it/,
+        ),
+      ]);
     } finally {
       await del('tool-service', 'planted-module');
       await cleared('the refusal cleared once the item is gone');
@@ -127,13 +167,25 @@ describe('what a TrustGraph config writer can make a worker execute', () => {
     });
     await new Promise<void>((resolve) => loopback.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(loopback.address() as AddressInfo).port}/mcp`;
-    await put('tool-service', 'injected', { id: 'injected', ...topics('injected'), plugin: { kind: 'mcp', transport: 'stdio', command: join(dir, 'everything.sh'), env: { NODE_OPTIONS: injection } } });
+    await put('tool-service', 'injected', {
+      id: 'injected',
+      ...topics('injected'),
+      plugin: { kind: 'mcp', transport: 'stdio', command: join(dir, 'everything.sh'), env: { NODE_OPTIONS: injection } },
+    });
     await put('tool-service', 'inward', { id: 'inward', ...topics('inward'), plugin: { kind: 'mcp', transport: 'http', url } });
     try {
-      await waitUntil(() => problemsOf(allowing).some((p) => p.includes('inward')) && problemsOf(strict).some((p) => p.includes('inward')), 30_000, 'both workers refused both items');
+      await waitUntil(
+        () => problemsOf(allowing).some((p) => p.includes('inward')) && problemsOf(strict).some((p) => p.includes('inward')),
+        30_000,
+        'both workers refused both items',
+      );
       expect(problemsOf(allowing)).toEqual([
-        expect.stringMatching(/^trustgraph:default\/tool-service\/injected: plugin\.env: the worker does not set NODE_OPTIONS for ".*everything\.sh" for the TrustGraph config service .*TOOLWIRE_ALLOW_COMMAND_ENV is unset/),
-        expect.stringMatching(/^trustgraph:default\/tool-service\/inward: plugin\.url: the worker does not connect to 127\.0\.0\.1, a loopback address, for the TrustGraph config service: TOOLWIRE_ALLOW_PRIVATE is unset/),
+        expect.stringMatching(
+          /^trustgraph:default\/tool-service\/injected: plugin\.env: the worker does not set NODE_OPTIONS for ".*everything\.sh" for the TrustGraph config service .*TOOLWIRE_ALLOW_COMMAND_ENV is unset/,
+        ),
+        expect.stringMatching(
+          /^trustgraph:default\/tool-service\/inward: plugin\.url: the worker does not connect to 127\.0\.0\.1, a loopback address, for the TrustGraph config service: TOOLWIRE_ALLOW_PRIVATE is unset/,
+        ),
       ]);
       expect(existsSync(marker), 'the injected code ran').toBe(false);
       expect(hits).toBe(0);
@@ -146,10 +198,21 @@ describe('what a TrustGraph config writer can make a worker execute', () => {
   });
 
   it('serves what the operator allowed, and starts an unchanged MCP server once over many reloads', async () => {
-    await put('tool-service', 'everything', { id: 'everything', ...topics('everything'), plugin: { kind: 'mcp', transport: 'stdio', command: join(dir, 'everything.sh') } });
-    await put('tool', `mcp-echo-${tag}`, { name: `mcp-echo-${tag}`, service: 'everything', 'plugin-options': { tool: 'echo' }, arguments: [{ name: 'message', type: 'string' }] });
+    await put('tool-service', 'everything', {
+      id: 'everything',
+      ...topics('everything'),
+      plugin: { kind: 'mcp', transport: 'stdio', command: join(dir, 'everything.sh') },
+    });
+    await put('tool', `mcp-echo-${tag}`, {
+      name: `mcp-echo-${tag}`,
+      service: 'everything',
+      'plugin-options': { tool: 'echo' },
+      arguments: [{ name: 'message', type: 'string' }],
+    });
     await waitUntil(() => allowing.catalog.tools.has(`mcp-echo-${tag}`), 30_000, 'the allowing worker serves the MCP tool');
-    expect(await client.call({ ...target('everything'), config: {}, arguments: { message: 'hi' }, tool: `mcp-echo-${tag}`, timeoutMs: 15_000 })).toBe('Echo: hi');
+    expect(await client.call({ ...target('everything'), config: {}, arguments: { message: 'hi' }, tool: `mcp-echo-${tag}`, timeoutMs: 15_000 })).toBe(
+      'Echo: hi',
+    );
     // The strict worker refuses even a named file: its source may start none.
     await waitUntil(() => problemsOf(strict).some((p) => p.includes('plugin.command')), 30_000, 'the strict worker refused the command');
     const starts = async () => (await readFile(join(dir, 'starts'), 'utf8')).trim().split('\n').length;
@@ -159,7 +222,11 @@ describe('what a TrustGraph config writer can make a worker execute', () => {
     expect(served).toBeGreaterThanOrEqual(2);
     expect(served).toBeLessThanOrEqual(3);
 
-    await put('tool-service', 'allowed-module', { id: 'allowed-module', ...topics('allowed-module'), plugin: { kind: 'module', module: join(dir, 'allowed', 'allowed-tools.mjs') } });
+    await put('tool-service', 'allowed-module', {
+      id: 'allowed-module',
+      ...topics('allowed-module'),
+      plugin: { kind: 'module', module: join(dir, 'allowed', 'allowed-tools.mjs') },
+    });
     await waitUntil(() => allowing.catalog.services.has('allowed-module'), 30_000, 'the module under the root is served');
     expect(await client.call({ ...target('allowed-module'), config: {}, arguments: { text: 'x' }, timeoutMs: 15_000 })).toBe('allowed x');
 
@@ -171,7 +238,9 @@ describe('what a TrustGraph config writer can make a worker execute', () => {
       await waitUntil(() => allowing.config().reloads.applied > applied && allowing.catalog.tools.has(`extra-${n}`), 30_000, `reload ${n} applied`);
     }
     expect(await starts()).toBe(served);
-    expect(await client.call({ ...target('everything'), config: {}, arguments: { message: 'still' }, tool: `mcp-echo-${tag}`, timeoutMs: 15_000 })).toBe('Echo: still');
+    expect(await client.call({ ...target('everything'), config: {}, arguments: { message: 'still' }, tool: `mcp-echo-${tag}`, timeoutMs: 15_000 })).toBe(
+      'Echo: still',
+    );
   });
 });
 

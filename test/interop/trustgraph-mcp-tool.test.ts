@@ -73,7 +73,11 @@ beforeAll(async () => {
   store = new TrustGraphConfigStore(new BrokerConfigApi(agent, log), 'default');
   await store.put([
     // The flow the mcp-tool processor runs, with its two queues; and the MCP server it calls.
-    { type: `processor:${processorId}`, key: 'default', value: JSON.stringify({ topics: { request: `request:tg:mcptool-${tag}`, response: `response:tg:mcptool-${tag}` } }) },
+    {
+      type: `processor:${processorId}`,
+      key: 'default',
+      value: JSON.stringify({ topics: { request: `request:tg:mcptool-${tag}`, response: `response:tg:mcptool-${tag}` } }),
+    },
     { type: 'mcp', key: 'calc', value: JSON.stringify({ url, 'remote-name': 'calculate', 'auth-token': TOKEN }) },
     { type: 'mcp', key: 'joke', value: JSON.stringify({ url, 'remote-name': 'tell-joke', 'auth-token': TOKEN }) },
   ]);
@@ -84,7 +88,9 @@ beforeAll(async () => {
       got.get(m.properties['id'] ?? '')?.(JSON.parse(m.data.toString('utf8')) as Record<string, unknown>);
     }
   })();
-  mcpTool = spawn(venvScript(python, 'mcp-tool'), ['--id', processorId, '-p', pulsarUrl, '--no-metrics', '--no-loki-enabled', '-l', 'WARNING'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  mcpTool = spawn(venvScript(python, 'mcp-tool'), ['--id', processorId, '-p', pulsarUrl, '--no-metrics', '--no-loki-enabled', '-l', 'WARNING'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   // Ready once it has read its flow from the config service and answers.
   const deadline = Date.now() + 60_000;
   while (!(await invoke('calc', { expression: '1+1' }, 2_000))) {

@@ -30,7 +30,9 @@ export async function directPlugins(entries: readonly ConfigEntry[], registry: P
       const tool = catalog.tools.get(name);
       if (!tool) throw new Error(`no tool ${name}`);
       const service = catalog.services.get(tool.service)!;
-      const out = plugins.get(service.id)!.invoke({ requestId: name, service, tool, config: {}, arguments: args, stream: false, timeoutMs: 20_000, signal, log });
+      const out = plugins
+        .get(service.id)!
+        .invoke({ requestId: name, service, tool, config: {}, arguments: args, stream: false, timeoutMs: 20_000, signal, log });
       if (!isAsyncIterable(out)) return out;
       let text = '';
       for await (const chunk of out) text += chunk;

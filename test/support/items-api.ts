@@ -56,7 +56,13 @@ export async function startItemsApi(): Promise<ItemsApi> {
         path: url.pathname,
         rawPath: (req.url ?? '').split('?')[0],
         query: [...url.searchParams.entries()],
-        headers: { 'x-trace': req.headers['x-trace'], cookie: req.headers.cookie, authorization: req.headers.authorization, 'x-api-key': req.headers['x-api-key'], 'content-type': req.headers['content-type'] },
+        headers: {
+          'x-trace': req.headers['x-trace'],
+          cookie: req.headers.cookie,
+          authorization: req.headers.authorization,
+          'x-api-key': req.headers['x-api-key'],
+          'content-type': req.headers['content-type'],
+        },
         body: body.toString('utf8'),
       };
       const p = url.pathname;
@@ -81,7 +87,8 @@ export async function startItemsApi(): Promise<ItemsApi> {
       if (p === '/v1/answers/patient') return json(res, 429, { message: 'come back tomorrow' }, { 'retry-after': '86400' });
       if (p === '/v1/answers/moved') return res.writeHead(302, { location: '/v1/items/7' }).end();
       if (p === '/v1/answers/away') return res.writeHead(302, { location: `http://other.test:${api.port}/v1/items/7` }).end();
-      if (p === '/v1/answers/missing') return json(res, 404, { error: { message: `no item for key ${String(req.headers['x-api-key'])}${' and more'.repeat(200)}` } });
+      if (p === '/v1/answers/missing')
+        return json(res, 404, { error: { message: `no item for key ${String(req.headers['x-api-key'])}${' and more'.repeat(200)}` } });
       if (p === '/v1/answers/denied') return json(res, 403, { message: 'not yours' });
       if (p === '/v1/answers/broken') return res.writeHead(500, { 'content-type': 'text/plain' }).end('it broke');
       if (p === '/v1/answers/png') return res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3, 4]));

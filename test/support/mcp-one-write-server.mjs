@@ -11,12 +11,23 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   const m = JSON.parse(line);
   if (m.id === undefined) return;
   if (m.method === 'initialize') {
-    send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'one-write', version: '1' } } });
+    send({
+      jsonrpc: '2.0',
+      id: m.id,
+      result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'one-write', version: '1' } },
+    });
   } else if (m.method === 'tools/list') {
     send({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'steps', inputSchema: { type: 'object' } }] } });
   } else if (m.method === 'tools/call') {
     const token = m.params._meta?.progressToken;
-    const progress = token === undefined ? [] : [1, 2, 3].map((n) => ({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: n, total: 3, message: `step ${n}` } }));
+    const progress =
+      token === undefined
+        ? []
+        : [1, 2, 3].map((n) => ({
+            jsonrpc: '2.0',
+            method: 'notifications/progress',
+            params: { progressToken: token, progress: n, total: 3, message: `step ${n}` },
+          }));
     send(...progress, { jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'done' }] } });
   } else {
     send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'method not found' } });

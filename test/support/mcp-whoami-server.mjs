@@ -20,7 +20,15 @@ server.registerTool('whoami', { description: 'who and where this server is' }, a
   content: [
     {
       type: 'text',
-      text: JSON.stringify({ env: process.env, uid: process.getuid(), gid: process.getgid(), groups: process.getgroups(), cwd: process.cwd(), ppid: process.ppid, parentEnviron: parentEnviron() }),
+      text: JSON.stringify({
+        env: process.env,
+        uid: process.getuid(),
+        gid: process.getgid(),
+        groups: process.getgroups(),
+        cwd: process.cwd(),
+        ppid: process.ppid,
+        parentEnviron: parentEnviron(),
+      }),
     },
   ],
 }));

@@ -43,7 +43,11 @@ export async function startPetstore(apiKey: string): Promise<Petstore> {
       if (parts[0] !== 'pet') return send(res, 404, { code: 404, type: 'error', message: `no route ${url.pathname}` });
       if (parts[1] === 'findByStatus' && req.method === 'GET') {
         const wanted = url.searchParams.getAll('status');
-        return send(res, 200, [...pets.values()].filter((p) => wanted.includes(p.status ?? '')));
+        return send(
+          res,
+          200,
+          [...pets.values()].filter((p) => wanted.includes(p.status ?? '')),
+        );
       }
       if (parts.length === 1 && req.method === 'POST') {
         if (req.headers['content-type'] !== 'application/json') return send(res, 415, { code: 415, type: 'error', message: 'json only' });

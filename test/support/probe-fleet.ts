@@ -32,19 +32,42 @@ export async function startProbeFleet(adminUrl: string, env: Readonly<Record<str
   const tag = suffix();
   const dir = await writeConfigDir({
     // One at a time, in the order published: a call published before another has run when that one has.
-    services: [{ id: `probe-${tag}`, 'request-queue': `non-persistent://tg/request/probe-${tag}`, 'response-queue': `non-persistent://tg/response/probe-${tag}`, plugin: { kind: 'module', module: './probe.mjs' }, concurrency: 1 }],
-    tools: [{ name: 'probe', service: `probe-${tag}`, description: 'records that it ran', arguments: [{ name: 'via', type: 'string', description: 'who called' }] }],
+    services: [
+      {
+        id: `probe-${tag}`,
+        'request-queue': `non-persistent://tg/request/probe-${tag}`,
+        'response-queue': `non-persistent://tg/response/probe-${tag}`,
+        plugin: { kind: 'module', module: './probe.mjs' },
+        concurrency: 1,
+      },
+    ],
+    tools: [
+      { name: 'probe', service: `probe-${tag}`, description: 'records that it ran', arguments: [{ name: 'via', type: 'string', description: 'who called' }] },
+    ],
   });
-  await writeFile(join(dir, 'probe.mjs'), `export default ({ arguments: a }) => { (globalThis.${CALLS} ??= []).push(String(a.via)); return 'ran ' + a.via; };\n`);
+  await writeFile(
+    join(dir, 'probe.mjs'),
+    `export default ({ arguments: a }) => { (globalThis.${CALLS} ??= []).push(String(a.via)); return 'ran ' + a.via; };\n`,
+  );
   const { log } = captureLogger('warn');
   let app: App | undefined;
   let child: ChildProcess | undefined;
   try {
     app = await startPulsarApp({ adminUrl, configDir: dir, log, env: { TOOLWIRE_HTTP_PORT: '0', ...env } });
-    const c = spawn(process.execPath, [join(REPO, 'bin/toolwire.js'), 'mcp', 'serve', '--http', '0', '-d', dir, '-T', TEST_TRANSPORT, '--admin-url', adminUrl], {
-      env: { PATH: process.env['PATH'], HOME: process.env['HOME'], LOG_LEVEL: 'info', ...(process.env['PULSAR_URL'] ? { PULSAR_URL: process.env['PULSAR_URL'] } : {}), ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const c = spawn(
+      process.execPath,
+      [join(REPO, 'bin/toolwire.js'), 'mcp', 'serve', '--http', '0', '-d', dir, '-T', TEST_TRANSPORT, '--admin-url', adminUrl],
+      {
+        env: {
+          PATH: process.env['PATH'],
+          HOME: process.env['HOME'],
+          LOG_LEVEL: 'info',
+          ...(process.env['PULSAR_URL'] ? { PULSAR_URL: process.env['PULSAR_URL'] } : {}),
+          ...env,
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     child = c;
     let stderr = '';
     c.stderr?.setEncoding('utf8').on('data', (s: string) => (stderr = (stderr + s).slice(-50_000)));

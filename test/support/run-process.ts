@@ -13,10 +13,14 @@ export interface RunProcess {
  * config directory, resolved once its HTTP surface serves; rejected if it exits first.
  */
 export function startRun(configDir: string, options: { readonly args?: readonly string[]; readonly env?: NodeJS.ProcessEnv } = {}): Promise<RunProcess> {
-  const child = spawn(process.execPath, ['bin/toolwire.js', 'run', ...(options.args ?? []), '--config-dir', configDir, '--http-port', '0', '--log-format', 'json'], {
-    env: { ...process.env, PULSAR_URL: '', PULSAR_ADMIN_URL: '', TOOLWIRE_TRANSPORT: 'memory', ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['bin/toolwire.js', 'run', ...(options.args ?? []), '--config-dir', configDir, '--http-port', '0', '--log-format', 'json'],
+    {
+      env: { ...process.env, PULSAR_URL: '', PULSAR_ADMIN_URL: '', TOOLWIRE_TRANSPORT: 'memory', ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let err = '';
   return new Promise((resolve, reject) => {
     child.stderr!.on('data', (d: Buffer) => {

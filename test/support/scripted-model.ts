@@ -82,7 +82,10 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     if (options.stall?.(n)) return; // held open until the client leaves
     const base = { id: `chatcmpl-${n}`, object: 'chat.completion.chunk', created: 1_700_000_000, model: body.model };
-    const delta = (d: Record<string, unknown>, finish: string | null = null): unknown => ({ ...base, choices: [{ index: 0, delta: d, finish_reason: finish }] });
+    const delta = (d: Record<string, unknown>, finish: string | null = null): unknown => ({
+      ...base,
+      choices: [{ index: 0, delta: d, finish_reason: finish }],
+    });
     sse(res, delta({ role: 'assistant', content: '' }));
     const results = body.messages.filter((m) => m.role === 'tool').map((m) => textOf(m.content));
     const system = body.messages.find((m) => m.role === 'system');
@@ -102,17 +105,29 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
       else {
         // ReAct: the observations so far are in the conversation (the user turn in ours, an
         // assistant scratchpad in langgenius/agent's).
-        const convo = body.messages.filter((m) => m.role !== 'system').map((m) => textOf(m.content)).join('\n');
-        const seen = convo.split('Observation: ').slice(1).map((s) => s.split('\n')[0] ?? '');
+        const convo = body.messages
+          .filter((m) => m.role !== 'system')
+          .map((m) => textOf(m.content))
+          .join('\n');
+        const seen = convo
+          .split('Observation: ')
+          .slice(1)
+          .map((s) => s.split('\n')[0] ?? '');
         const next = calls[seen.length];
-        content = next ? `Thought: I need ${next.name}.\nAction: ${JSON.stringify({ action: next.name, action_input: next.arguments })}` : `Thought: done.\nFinal Answer: ${seen.join(' | ')}`;
+        content = next
+          ? `Thought: I need ${next.name}.\nAction: ${JSON.stringify({ action: next.name, action_input: next.arguments })}`
+          : `Thought: done.\nFinal Answer: ${seen.join(' | ')}`;
       }
       const half = Math.ceil(content.length / 2);
       sse(res, delta({ content: content.slice(0, half) }));
       sse(res, delta({ content: content.slice(half) }));
       sse(res, delta({}, 'stop'));
     }
-    sse(res, { ...base, choices: [], usage: { prompt_tokens: usage.prompt, completion_tokens: usage.completion, total_tokens: usage.prompt + usage.completion } });
+    sse(res, {
+      ...base,
+      choices: [],
+      usage: { prompt_tokens: usage.prompt, completion_tokens: usage.completion, total_tokens: usage.prompt + usage.completion },
+    });
     sse(res, '[DONE]');
     res.end();
     record.endedAt = performance.now();

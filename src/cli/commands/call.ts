@@ -60,7 +60,9 @@ async function viaGateway(io: CommandIo, base: string, tool: string, body: unkno
       signal,
     });
   } catch (err) {
-    io.stderr.write(`cannot reach the toolwire gateway at ${base}: ${(err as Error).message}\n(is 'toolwire run' running? or use --pulsar-url to go through a broker)\n`);
+    io.stderr.write(
+      `cannot reach the toolwire gateway at ${base}: ${(err as Error).message}\n(is 'toolwire run' running? or use --pulsar-url to go through a broker)\n`,
+    );
     return 1;
   }
   if (!res.ok || !res.body) {

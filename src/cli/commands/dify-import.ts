@@ -97,7 +97,8 @@ async function declarationFromDaemon(io: CommandIo, values: ImportValues, creden
   const pluginId = values['plugin-id'] ?? (segments.length === 3 ? `${segments[0]}/${segments[1]}` : undefined);
   if (!provider || !pluginId || !values.tool) throw new UsageError('--from-daemon needs --provider (org/plugin/provider, or with --plugin-id) and --tool');
   const daemon = { url: io.env['DIFY_DAEMON_URL'], key: io.env['DIFY_DAEMON_KEY'], tenantId: io.env['DIFY_TENANT_ID'] };
-  if (!daemon.url || !daemon.key || !daemon.tenantId) throw new UsageError('--from-daemon needs DIFY_DAEMON_URL, DIFY_DAEMON_KEY and DIFY_TENANT_ID in the environment');
+  if (!daemon.url || !daemon.key || !daemon.tenantId)
+    throw new UsageError('--from-daemon needs DIFY_DAEMON_URL, DIFY_DAEMON_KEY and DIFY_TENANT_ID in the environment');
   const parameters = await runtimeParameters(
     { url: daemon.url.replace(/\/+$/, ''), key: daemon.key, tenantId: daemon.tenantId },
     loadSecrets(io.env, values['secrets-file']),

@@ -21,7 +21,12 @@ Makes a new tool project in DIR (default: here; it must be empty or new): one ty
 
 /** An npm package name and a service id from a directory name: lower case, [a-z0-9-]. */
 function slug(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '') || 'tools';
+  return (
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '') || 'tools'
+  );
 }
 
 export const initCommand: Command = defineCommand({

@@ -61,7 +61,8 @@ const mcpImportCommand: Command = defineCommand({
   async run(io, { values }) {
     const id = values.service;
     if (!id) throw new UsageError('--service is required');
-    if ((values.command === undefined) === (values.url === undefined)) throw new UsageError('give exactly one of --command (stdio) and --url (streamable HTTP)');
+    if ((values.command === undefined) === (values.url === undefined))
+      throw new UsageError('give exactly one of --command (stdio) and --url (streamable HTTP)');
     const env: Record<string, string> = {};
     for (const pair of values.env ?? []) {
       const eq = pair.indexOf('=');
@@ -77,7 +78,11 @@ const mcpImportCommand: Command = defineCommand({
     let client;
     try {
       // Relative paths are the operator's, from here; a worker resolves them from its config directory.
-      client = await connectMcp(plugin, { serviceId: id, configDir: process.cwd(), secrets: loadSecrets(io.env, settings.secretsFile), basics, log }, AbortSignal.any([io.signal, AbortSignal.timeout(30_000)]));
+      client = await connectMcp(
+        plugin,
+        { serviceId: id, configDir: process.cwd(), secrets: loadSecrets(io.env, settings.secretsFile), basics, log },
+        AbortSignal.any([io.signal, AbortSignal.timeout(30_000)]),
+      );
     } catch (err) {
       if (err instanceof ConfigError) throw new UsageError(err.problems.join('; '));
       throw err;
@@ -152,7 +157,13 @@ async function serveStdio(deps: FleetDeps): Promise<() => Promise<void>> {
 }
 
 /** MCP over streamable HTTP; returns how to stop. A setting it refuses closes the fleet view and is a usage error. */
-async function serveHttp(deps: FleetDeps, fleet: FleetView, settings: Settings, where: { host: string; port: number }, token: string | undefined): Promise<() => Promise<void>> {
+async function serveHttp(
+  deps: FleetDeps,
+  fleet: FleetView,
+  settings: Settings,
+  where: { host: string; port: number },
+  token: string | undefined,
+): Promise<() => Promise<void>> {
   let http: McpHttpServer;
   try {
     http = new McpHttpServer(deps, {
@@ -168,7 +179,10 @@ async function serveHttp(deps: FleetDeps, fleet: FleetView, settings: Settings, 
     throw err;
   }
   const at = await http.start();
-  deps.log.info({ url: `http://${at.host}:${at.port}/mcp`, auth: token ? 'bearer token' : 'none (loopback only)', tools: deps.catalog().tools.size }, 'serving MCP on streamable HTTP');
+  deps.log.info(
+    { url: `http://${at.host}:${at.port}/mcp`, auth: token ? 'bearer token' : 'none (loopback only)', tools: deps.catalog().tools.size },
+    'serving MCP on streamable HTTP',
+  );
   return () => http.close();
 }
 
@@ -191,7 +205,11 @@ const mcpServeCommand: Command = defineCommand({
     const secrets = loadSecrets(env, settings.secretsFile);
     const token = tokenOf(settings, secrets);
     // Logs on stderr always: in stdio mode stdout is the protocol.
-    const log = createLogger({ level: settings.logLevel, pretty: false, secrets: () => [...secrets.values(), ...settingSecrets(settings), ...(token ? [token] : [])] });
+    const log = createLogger({
+      level: settings.logLevel,
+      pretty: false,
+      secrets: () => [...secrets.values(), ...settingSecrets(settings), ...(token ? [token] : [])],
+    });
     const tracing = await startTracing(env, log);
     // 0: a free port, named in the log line that says where it serves.
     const port = values.http === undefined ? undefined : values.http === '0' ? 0 : positive(values.http, '--http', 0);
@@ -219,4 +237,7 @@ const mcpServeCommand: Command = defineCommand({
   },
 });
 
-export const mcpCommand: Command = commandGroup('mcp', 'MCP both ways: import an MCP server\'s tools, serve the fleet as an MCP server', [mcpImportCommand, mcpServeCommand]);
+export const mcpCommand: Command = commandGroup('mcp', "MCP both ways: import an MCP server's tools, serve the fleet as an MCP server", [
+  mcpImportCommand,
+  mcpServeCommand,
+]);

@@ -64,4 +64,6 @@ const moduleImportCommand: Command = defineCommand({
   },
 });
 
-export const moduleCommand: Command = commandGroup('module', 'typed tools in TypeScript or JavaScript: write their descriptors (import)', [moduleImportCommand]);
+export const moduleCommand: Command = commandGroup('module', 'typed tools in TypeScript or JavaScript: write their descriptors (import)', [
+  moduleImportCommand,
+]);

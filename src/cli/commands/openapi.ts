@@ -78,7 +78,10 @@ const openApiImportCommand: Command = defineCommand({
       const candidates = values.security ? [values.security] : [...new Set(picked.flatMap((op) => op.security))];
       for (const name of candidates) {
         const scheme = model.securitySchemes[name];
-        if (!scheme) throw new UsageError(`--security ${name}: the document has no such security scheme (it has: ${Object.keys(model.securitySchemes).join(', ') || 'none'})`);
+        if (!scheme)
+          throw new UsageError(
+            `--security ${name}: the document has no such security scheme (it has: ${Object.keys(model.securitySchemes).join(', ') || 'none'})`,
+          );
         const r = authFromScheme(name, scheme, id, secretRef);
         if (r.auth) {
           auth = r.auth;

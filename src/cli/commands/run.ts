@@ -90,7 +90,14 @@ export const runCommand: Command = defineCommand({
       throw err;
     }
     log.info(
-      { transport: transport.kind, config: app.config().source, version: app.config().version, services: app.worker.served().map((service) => service.id), tools: [...app.catalog.tools.keys()], http: app.http ? `http://${app.http.host}:${app.http.port}` : 'off' },
+      {
+        transport: transport.kind,
+        config: app.config().source,
+        version: app.config().version,
+        services: app.worker.served().map((service) => service.id),
+        tools: [...app.catalog.tools.keys()],
+        http: app.http ? `http://${app.http.host}:${app.http.port}` : 'off',
+      },
       'toolwire is serving',
     );
     await new Promise<void>((resolve) => {

@@ -45,12 +45,19 @@ TOOLWIRE_MODULE_ROOTS...; docs/security.md), before any check runs.
       const registry = defaultRegistry();
       const ctx = { log, configDir: dir, secrets, settings: settings.pluginSettings };
       // A directory: the operator's own, checked as a worker reading it would.
-      const catalog = await buildCatalog(entries, registry, ctx, values.static ? { portable: true } : { policy: new ExecPolicy('directory', settings.execRules) });
+      const catalog = await buildCatalog(
+        entries,
+        registry,
+        ctx,
+        values.static ? { portable: true } : { policy: new ExecPolicy('directory', settings.execRules) },
+      );
       if (values['check-credentials']) {
         const problems = await credentialProblems(catalog, registry, ctx, 60_000, io.signal);
         if (problems.length > 0) throw new ConfigError(problems);
       }
-      io.stdout.write(`${dir}: ${catalog.services.size} tool-services, ${catalog.tools.size} tools: OK${values.static ? ' (static: plugins not checked)' : ''}\n`);
+      io.stdout.write(
+        `${dir}: ${catalog.services.size} tool-services, ${catalog.tools.size} tools: OK${values.static ? ' (static: plugins not checked)' : ''}\n`,
+      );
       if (values.schema) {
         const out = Object.fromEntries([...catalog.tools.values()].map((tool) => [tool.name, toolInputSchema(tool.parameters)]));
         io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);

@@ -43,11 +43,12 @@ export class GatewayConfigApi implements ConfigApi {
       });
     } catch (err) {
       if (signal?.aborted) throw new AbortedError('config request aborted');
-      const why = timeout.aborted ? `no answer within ${this.timeoutMs} ms` : ((err as Error).cause as Error | undefined)?.message ?? (err as Error).message;
+      const why = timeout.aborted ? `no answer within ${this.timeoutMs} ms` : (((err as Error).cause as Error | undefined)?.message ?? (err as Error).message);
       throw new ConfigServiceError(`cannot reach the ${this.description}: ${why}`, { cause: err, retriable: true });
     }
     const text = await res.text();
-    if (res.status === 401 || res.status === 403) throw new ConfigServiceError(`the ${this.description} refused the credentials (HTTP ${res.status}); give a token with -t/--token or TRUSTGRAPH_TOKEN`);
+    if (res.status === 401 || res.status === 403)
+      throw new ConfigServiceError(`the ${this.description} refused the credentials (HTTP ${res.status}); give a token with -t/--token or TRUSTGRAPH_TOKEN`);
     if (!res.ok) throw new ConfigServiceError(`the ${this.description} answered HTTP ${res.status}: ${text.slice(0, 300)}`);
     try {
       return configResponseSchema.parse(JSON.parse(text));

@@ -40,7 +40,12 @@ export class TrustGraphSource implements ConfigSource {
 
   async watch(changed: () => void, signal?: AbortSignal): Promise<void> {
     this.pokes = await this.transport.subscribe(
-      { topic: (this.options.queues ?? DEFAULT_CONFIG_QUEUES).push, subscription: `toolwire-notify-${randomUUID()}`, type: 'Exclusive', unsubscribeOnClose: true },
+      {
+        topic: (this.options.queues ?? DEFAULT_CONFIG_QUEUES).push,
+        subscription: `toolwire-notify-${randomUUID()}`,
+        type: 'Exclusive',
+        unsubscribeOnClose: true,
+      },
       signal,
     );
     void this.listen(this.pokes, changed);

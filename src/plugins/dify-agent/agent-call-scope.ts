@@ -47,7 +47,11 @@ export class CallScope implements AgentCallScope {
   async *llm(body: Json, signal: AbortSignal): AsyncGenerator<Json> {
     const round = ++this.modelRounds;
     if (round > this.o.maximumIterations) throw new Error(`maximum_iterations (${this.o.maximumIterations}) reached: no more model rounds for this call`);
-    const span = tracer.startSpan('agent.model', { attributes: { 'agent.round': round, 'gen_ai.request.model': this.o.modelName } }, trace.setSpan(context.active(), this.o.span));
+    const span = tracer.startSpan(
+      'agent.model',
+      { attributes: { 'agent.round': round, 'gen_ai.request.model': this.o.modelName } },
+      trace.setSpan(context.active(), this.o.span),
+    );
     const started = performance.now();
     try {
       yield* this.o.model.invoke(body, this.o.modelName, AbortSignal.any([this.o.signal, signal]), (u) => {

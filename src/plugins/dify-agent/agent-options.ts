@@ -8,7 +8,10 @@ export const DIFY_AGENT_KIND = 'dify-agent';
  */
 export const difyAgentOptionsSchema = z.strictObject({
   /** `org/plugin` of the strategy plugin (X-Plugin-ID), e.g. `langgenius/agent`. */
-  plugin_id: z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'plugin_id must be "org/plugin"').optional(),
+  plugin_id: z
+    .string()
+    .regex(/^[^/\s]+\/[^/\s]+$/, 'plugin_id must be "org/plugin"')
+    .optional(),
   /** The strategy provider, `org/plugin/provider` or its last segment (e.g. `agent`). */
   provider: z.string().min(1).optional(),
   /** The strategy's name in the provider (`function_calling`, `ReAct`). */
@@ -59,15 +62,27 @@ export interface AgentTarget {
 export const FLOW_MODEL_LABEL = 'text-completion';
 
 /** `modelRequired`: false where the worker's model is TrustGraph text-completion, whose flow names the model. */
-export function agentTarget(service: unknown, tool: unknown, { modelRequired = true }: { readonly modelRequired?: boolean } = {}): { target?: AgentTarget; problems: string[] } {
+export function agentTarget(
+  service: unknown,
+  tool: unknown,
+  { modelRequired = true }: { readonly modelRequired?: boolean } = {},
+): { target?: AgentTarget; problems: string[] } {
   const s = difyAgentOptionsSchema.safeParse(service ?? {});
   const t = difyAgentOptionsSchema.safeParse(tool ?? {});
-  const problems = [...(s.success ? [] : s.error.issues.map((i) => `plugin: ${i.path.join('.')}: ${i.message}`)), ...(t.success ? [] : t.error.issues.map((i) => `plugin-options: ${i.path.join('.')}: ${i.message}`))];
+  const problems = [
+    ...(s.success ? [] : s.error.issues.map((i) => `plugin: ${i.path.join('.')}: ${i.message}`)),
+    ...(t.success ? [] : t.error.issues.map((i) => `plugin-options: ${i.path.join('.')}: ${i.message}`)),
+  ];
   if (!s.success || !t.success) return { problems };
   const o = { ...s.data, ...t.data };
   const { plugin_id: pluginId, provider, strategy } = o;
   const model = o.model ?? (modelRequired ? undefined : FLOW_MODEL_LABEL);
-  for (const [key, v] of [['plugin_id', pluginId], ['provider', provider], ['strategy', strategy], ['model', model]] as const) {
+  for (const [key, v] of [
+    ['plugin_id', pluginId],
+    ['provider', provider],
+    ['strategy', strategy],
+    ['model', model],
+  ] as const) {
     if (!v) problems.push(`${key} is required (on the service's plugin or the tool's plugin-options)`);
   }
   if (!pluginId || !provider || !strategy || !model) return { problems };

@@ -80,11 +80,14 @@ export class DifyAgentPlugin implements Plugin {
 
   async *invoke(call: ToolCall): AsyncGenerator<string> {
     const deadlineAt = Date.now() + call.timeoutMs;
-    const { target, problems } = agentTarget(this.service.plugin?.options, call.tool?.pluginOptions, { modelRequired: this.settings.model.kind === AgentModelKind.OpenAi });
+    const { target, problems } = agentTarget(this.service.plugin?.options, call.tool?.pluginOptions, {
+      modelRequired: this.settings.model.kind === AgentModelKind.OpenAi,
+    });
     if (!target) throw new ToolFailedError(`the agent is misconfigured: ${problems.join('; ')}`);
     const query = call.arguments['query'];
     if (typeof query !== 'string' || query.trim() === '') throw new InvalidArgumentsError('argument "query" is required: what the agent should do');
-    const instruction = target.agentMaySet.has('instruction') && typeof call.arguments['instruction'] === 'string' ? call.arguments['instruction'] : target.instruction;
+    const instruction =
+      target.agentMaySet.has('instruction') && typeof call.arguments['instruction'] === 'string' ? call.arguments['instruction'] : target.instruction;
     const ctx = target.agentMaySet.has('context') ? call.arguments['context'] : undefined;
     const tools = target.tools.map((name) => {
       const t = this.fleet.tool(name);
@@ -92,7 +95,11 @@ export class DifyAgentPlugin implements Plugin {
       return t.tool;
     });
 
-    const span = tracer.startSpan(`dify-agent ${target.strategy}`, { attributes: { 'agent.strategy': `${target.pluginId}/${target.provider}/${target.strategy}`, 'toolwire.request_id': call.requestId } }, context.active());
+    const span = tracer.startSpan(
+      `dify-agent ${target.strategy}`,
+      { attributes: { 'agent.strategy': `${target.pluginId}/${target.provider}/${target.strategy}`, 'toolwire.request_id': call.requestId } },
+      context.active(),
+    );
     const stop = new AbortController();
     const signal = AbortSignal.any([call.signal, stop.signal, this.closing.signal]);
     const scope = new CallScope({
@@ -139,7 +146,11 @@ export class DifyAgentPlugin implements Plugin {
         blobSink: this.settings.blobSink,
         signal,
         toolName: call.tool?.name ?? this.service.id,
-        secrets: [this.settings.daemon.key, this.settings.innerApi.key, ...(this.settings.model.kind === AgentModelKind.OpenAi && this.settings.model.key ? [this.settings.model.key] : [])],
+        secrets: [
+          this.settings.daemon.key,
+          this.settings.innerApi.key,
+          ...(this.settings.model.kind === AgentModelKind.OpenAi && this.settings.model.key ? [this.settings.model.key] : []),
+        ],
       });
       call.log.info({ modelRounds: scope.modelRounds, toolCalls: scope.toolCalls }, 'agent call done');
     } finally {
@@ -189,7 +200,8 @@ export const difyAgentPluginFactory: PluginFactory<DifyAgentOptions, DifyAgentOp
       out.push(...problems.map((p) => `${t.source}: ${p}`));
       checkTarget(t.source, target);
       // The other services' kinds are not visible here; the call scope refuses those at call time.
-      for (const name of target?.tools ?? []) if (own.has(name)) out.push(`${t.source}: tools: ${name} is a tool of this dify-agent service; an agent may not call an agent`);
+      for (const name of target?.tools ?? [])
+        if (own.has(name)) out.push(`${t.source}: tools: ${name} is a tool of this dify-agent service; an agent may not call an agent`);
     }
     // A service without tool descriptors answers with its own options alone.
     if (tools.length === 0) {

@@ -41,6 +41,11 @@ export function resultChunk(model: string, index: number, content: string, extra
     model,
     prompt_messages: [],
     system_fingerprint: null,
-    delta: { index, message: { role: 'assistant', content, name: null, tool_calls: extras.toolCalls ?? [] }, usage: extras.usage ?? null, finish_reason: extras.finishReason ?? null },
+    delta: {
+      index,
+      message: { role: 'assistant', content, name: null, tool_calls: extras.toolCalls ?? [] },
+      usage: extras.usage ?? null,
+      finish_reason: extras.finishReason ?? null,
+    },
   };
 }

@@ -32,7 +32,11 @@ export class OpenAiChatModel implements AgentModel {
       method: 'POST',
       dispatcher: this.dispatcher,
       signal,
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(this.endpoint.key ? { authorization: `Bearer ${this.endpoint.key}` } : {}) },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        ...(this.endpoint.key ? { authorization: `Bearer ${this.endpoint.key}` } : {}),
+      },
       body: JSON.stringify(chatRequest(body, model)),
     }).catch((err: unknown) => {
       if (signal.aborted) throw err;

@@ -21,7 +21,8 @@ function userContent(content: unknown): unknown {
   if (!Array.isArray(content)) return text(content);
   return content.map((p: Json) => {
     if (p['type'] === 'image') {
-      const url = typeof p['url'] === 'string' && p['url'] !== '' ? p['url'] : `data:${String(p['mime_type'] ?? 'image/png')};base64,${String(p['base64_data'] ?? '')}`;
+      const url =
+        typeof p['url'] === 'string' && p['url'] !== '' ? p['url'] : `data:${String(p['mime_type'] ?? 'image/png')};base64,${String(p['base64_data'] ?? '')}`;
       return { type: 'image_url', image_url: { url, ...(p['detail'] ? { detail: p['detail'] } : {}) } };
     }
     return { type: 'text', text: String(p['data'] ?? '') };
@@ -56,9 +57,18 @@ export function chatMessage(m: Json): Json {
  * call's own (time, ids) goes in, so equal prompts give equal bytes: what a prefix cache needs.
  */
 export function chatRequest(body: Json, model: string): Json {
-  const out: Json = { model, messages: ((body['prompt_messages'] as Json[] | null) ?? []).map(chatMessage), stream: true, stream_options: { include_usage: true } };
+  const out: Json = {
+    model,
+    messages: ((body['prompt_messages'] as Json[] | null) ?? []).map(chatMessage),
+    stream: true,
+    stream_options: { include_usage: true },
+  };
   const tools = (body['tools'] as Json[] | null) ?? [];
-  if (tools.length > 0) out['tools'] = tools.map((t) => ({ type: 'function', function: { name: t['name'], description: t['description'] ?? '', parameters: t['parameters'] ?? { type: 'object', properties: {} } } }));
+  if (tools.length > 0)
+    out['tools'] = tools.map((t) => ({
+      type: 'function',
+      function: { name: t['name'], description: t['description'] ?? '', parameters: t['parameters'] ?? { type: 'object', properties: {} } },
+    }));
   const stop = (body['stop'] as string[] | null) ?? [];
   if (stop.length > 0) out['stop'] = stop;
   const params = ((body['completion_params'] ?? body['model_parameters']) as Json | null) ?? {};

@@ -87,7 +87,11 @@ export function readDifyAgentSettings(
   }
   const model = readModel(r, why);
   const out: DifyAgentSettings = {
-    daemon: { url: r.url(DifyAgentSetting.DaemonUrl, why), key: r.secret(DifyAgentSetting.DaemonKey, why), tenantId: r.required(DifyAgentSetting.TenantId, why) },
+    daemon: {
+      url: r.url(DifyAgentSetting.DaemonUrl, why),
+      key: r.secret(DifyAgentSetting.DaemonKey, why),
+      tenantId: r.required(DifyAgentSetting.TenantId, why),
+    },
     innerApi: {
       host: r.optional(DifyAgentSetting.InnerHost) ?? '127.0.0.1',
       port: r.int(DifyAgentSetting.InnerPort, 5001, 0),

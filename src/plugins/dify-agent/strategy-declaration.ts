@@ -24,7 +24,9 @@ export interface StrategyDescriptorInput {
 
 /** Whether a YAML document is a strategy declaration (not a tool's or a provider's). */
 export function isStrategyDeclaration(doc: Record<string, unknown>): boolean {
-  return Array.isArray(doc['parameters']) && doc['parameters'].some((p) => isPlainObject(p) && (p['type'] === 'array[tools]' || p['type'] === 'model-selector'));
+  return (
+    Array.isArray(doc['parameters']) && doc['parameters'].some((p) => isPlainObject(p) && (p['type'] === 'array[tools]' || p['type'] === 'model-selector'))
+  );
 }
 
 export function strategyDescriptor(input: StrategyDescriptorInput): { descriptor: Record<string, unknown>; needsParams: string[] } {
@@ -35,10 +37,15 @@ export function strategyDescriptor(input: StrategyDescriptorInput): { descriptor
   const params = (doc['parameters'] as unknown[]).filter(isPlainObject);
   const byName = new Map(params.map((p) => [String(p['name']), p]));
   const describe = (p: Record<string, unknown> | undefined, fallback: string): string => i18n(p?.['help'], lang) ?? i18n(p?.['label'], lang) ?? fallback;
-  const args: Record<string, unknown>[] = [{ name: 'query', type: 'string', required: true, description: describe(byName.get('query'), 'what the agent should do') }];
-  if (byName.has('context')) args.push({ name: 'context', type: 'string', description: 'what is known already (retrieved passages, notes); reaches the model in the user turn' });
+  const args: Record<string, unknown>[] = [
+    { name: 'query', type: 'string', required: true, description: describe(byName.get('query'), 'what the agent should do') },
+  ];
+  if (byName.has('context'))
+    args.push({ name: 'context', type: 'string', description: 'what is known already (retrieved passages, notes); reaches the model in the user turn' });
   const maxIter = byName.get('maximum_iterations')?.['default'];
-  const needsParams = params.filter((p) => p['required'] === true && !FILLED.has(String(p['name'])) && p['default'] === undefined).map((p) => String(p['name']));
+  const needsParams = params
+    .filter((p) => p['required'] === true && !FILLED.has(String(p['name'])) && p['default'] === undefined)
+    .map((p) => String(p['name']));
   const descriptor = {
     type: 'tool-service',
     name: input.name ?? strategy,

@@ -33,8 +33,22 @@ export async function* routeStrategyMessages(items: AsyncIterable<StreamItem>, o
     const body = (msg['message'] ?? {}) as Json;
     if (msg['type'] === 'log') {
       // The daemon's JSON is read with exact numbers: written back as JSON text, not as objects.
-      opts.log.info({ logId: body['id'], parent: body['parent_id'], label: body['label'], status: body['status'], data: stringifyPluginJson(body['data'] ?? null), error: body['error'] ?? undefined }, 'agent strategy log');
-      opts.span.addEvent('agent.log', { 'agent.log.label': String(body['label'] ?? ''), 'agent.log.status': String(body['status'] ?? ''), 'agent.log.id': String(body['id'] ?? '') });
+      opts.log.info(
+        {
+          logId: body['id'],
+          parent: body['parent_id'],
+          label: body['label'],
+          status: body['status'],
+          data: stringifyPluginJson(body['data'] ?? null),
+          error: body['error'] ?? undefined,
+        },
+        'agent strategy log',
+      );
+      opts.span.addEvent('agent.log', {
+        'agent.log.label': String(body['label'] ?? ''),
+        'agent.log.status': String(body['status'] ?? ''),
+        'agent.log.id': String(body['id'] ?? ''),
+      });
       if (opts.logToAnswer) yield { kind: 'message', value: { type: 'text', message: { text: logLine(body) }, meta: null } };
       continue;
     }

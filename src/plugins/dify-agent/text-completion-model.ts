@@ -46,7 +46,10 @@ export class TextCompletionModel implements AgentModel {
     const rest = cutter.flush();
     if (rest !== '') yield resultChunk(model, index++, rest);
     if (usage) onUsage(usage);
-    yield resultChunk(model, index, '', { usage: llmUsage(usage ?? { promptTokens: 0, completionTokens: 0 }, (Date.now() - started) / 1000), finishReason: 'stop' });
+    yield resultChunk(model, index, '', {
+      usage: llmUsage(usage ?? { promptTokens: 0, completionTokens: 0 }, (Date.now() - started) / 1000),
+      finishReason: 'stop',
+    });
   }
 
   async close(): Promise<void> {

@@ -33,7 +33,8 @@ const has = (type: string, ...parts: string[]): boolean => parts.some((p) => typ
  * timeout is a TimeoutError. The traceback is never part of the text.
  */
 /** What an agent reads when the plugin daemon refuses the worker's own key. */
-export const DAEMON_KEY_TEXT = "the tool worker is misconfigured: the plugin daemon refused the worker's key (not the tool's credentials); the operator must fix the worker's daemon key setting (DIFY_DAEMON_KEY, or DIFY_SLIM_DAEMON_KEY for slim)";
+export const DAEMON_KEY_TEXT =
+  "the tool worker is misconfigured: the plugin daemon refused the worker's key (not the tool's credentials); the operator must fix the worker's daemon key setting (DIFY_DAEMON_KEY, or DIFY_SLIM_DAEMON_KEY for slim)";
 
 export function agentError(err: DifyError, ctx: AgentErrorContext): ToolwireError {
   const type = err.errorType;

@@ -56,7 +56,9 @@ export class BlobChunkMerger {
     if (!p) {
       const openMax = this.limits.openMax ?? BLOB_OPEN_MAX;
       if (this.pending.size >= openMax) {
-        throw new PayloadTooLargeError(`tool invoke error: the tool sent more than ${openMax} files at once (file ${id} would be one more); the answer was refused`);
+        throw new PayloadTooLargeError(
+          `tool invoke error: the tool sent more than ${openMax} files at once (file ${id} would be one more); the answer was refused`,
+        );
       }
       const declared = msg.message.total_length ?? undefined;
       if (declared !== undefined && declared > this.limits.fileMaxBytes) {
@@ -108,6 +110,8 @@ export class BlobChunkMerger {
   }
 
   private tooLarge(id: string, what: string): PayloadTooLargeError {
-    return new PayloadTooLargeError(`tool invoke error: the tool sent a file larger than the ${mib(this.limits.fileMaxBytes)} limit (file ${id}: ${what}); it was refused`);
+    return new PayloadTooLargeError(
+      `tool invoke error: the tool sent a file larger than the ${mib(this.limits.fileMaxBytes)} limit (file ${id}: ${what}); it was refused`,
+    );
   }
 }

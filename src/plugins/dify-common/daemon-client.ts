@@ -68,7 +68,11 @@ export class DifyDaemonClient {
     return this.dispatch('tool/invoke', pluginId, payload, signal);
   }
 
-  getRuntimeParameters(pluginId: string, body: { user_id: string; data: Omit<ToolInvokeData, 'tool_parameters' | 'credential_type'> }, signal: AbortSignal): AsyncGenerator<StreamItem> {
+  getRuntimeParameters(
+    pluginId: string,
+    body: { user_id: string; data: Omit<ToolInvokeData, 'tool_parameters' | 'credential_type'> },
+    signal: AbortSignal,
+  ): AsyncGenerator<StreamItem> {
     const payload = { user_id: body.user_id, conversation_id: null, app_id: null, message_id: null, data: body.data };
     return this.dispatch('tool/get_runtime_parameters', pluginId, payload, signal);
   }

@@ -105,7 +105,8 @@ export function unwrapErrorMessage(message: string, fallbackType: string, extra:
  * the flat form, or text. `httpStatus` is set for errors that came instead of a stream.
  */
 export function unwrapDifyError(body: unknown, httpStatus?: number): DifyError {
-  const fallback = (httpStatus !== undefined ? STATUS_TYPES[httpStatus] : undefined) ?? (httpStatus !== undefined ? `HTTP${httpStatus}` : 'PluginDaemonInternalServerError');
+  const fallback =
+    (httpStatus !== undefined ? STATUS_TYPES[httpStatus] : undefined) ?? (httpStatus !== undefined ? `HTTP${httpStatus}` : 'PluginDaemonInternalServerError');
   const obj = typeof body === 'string' ? (parseObject(body) ?? body) : body;
   if (isPlainObject(obj)) {
     if (typeof obj['error_type'] === 'string') {

@@ -14,9 +14,15 @@ const SECRET_REF = /^(env|file):.+$/;
  */
 export const difyOptionsSchema = z.strictObject({
   /** `org/plugin` (the X-Plugin-ID header). */
-  plugin_id: z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'plugin_id must be "org/plugin"').optional(),
+  plugin_id: z
+    .string()
+    .regex(/^[^/\s]+\/[^/\s]+$/, 'plugin_id must be "org/plugin"')
+    .optional(),
   /** `author/name:version@checksum`, for the slim binary's -id. */
-  plugin_unique_identifier: z.string().regex(/^[^/\s]+\/[^/\s:]+:[^@\s]+(@\S+)?$/, 'plugin_unique_identifier must be "author/name:version@checksum"').optional(),
+  plugin_unique_identifier: z
+    .string()
+    .regex(/^[^/\s]+\/[^/\s:]+:[^@\s]+(@\S+)?$/, 'plugin_unique_identifier must be "author/name:version@checksum"')
+    .optional(),
   /** `org/plugin/provider`, or just the provider's name. */
   provider: z.string().min(1).optional(),
   /** The tool's name in the plugin; defaults to the tool descriptor's name. */
@@ -58,7 +64,8 @@ export function resolveTarget(service: ToolService, tool: Tool | undefined, need
   if (!provider) problems.push('provider: missing (give "org/plugin/provider" or the provider name)');
   if (segments.length !== 1 && segments.length !== 3) problems.push(`provider: "${merged.provider}" is neither "org/plugin/provider" nor a provider name`);
   if (need === 'plugin_id' && !pluginId) problems.push('plugin_id: missing (give "org/plugin", or provider as "org/plugin/provider")');
-  if (need === 'plugin_unique_identifier' && !merged.plugin_unique_identifier) problems.push('plugin_unique_identifier: missing ("author/name:version@checksum")');
+  if (need === 'plugin_unique_identifier' && !merged.plugin_unique_identifier)
+    problems.push('plugin_unique_identifier: missing ("author/name:version@checksum")');
   const toolName = merged.tool ?? tool?.name;
   if (!toolName) problems.push('tool: missing (the service has no tool descriptor to take the name from)');
   if (problems.length > 0 || !provider || !toolName) return { ok: false, problems };
@@ -92,12 +99,7 @@ export function resolveCredentials(refs: Readonly<Record<string, string>>, secre
  * Load-time problems of every tool of a service, each naming the descriptor. A service with
  * no tools yet is only checked for its credentials: its tools may be added later.
  */
-export function checkTargets(
-  service: ToolService,
-  tools: readonly Tool[],
-  secrets: Secrets,
-  need: 'plugin_id' | 'plugin_unique_identifier',
-): string[] {
+export function checkTargets(service: ToolService, tools: readonly Tool[], secrets: Secrets, need: 'plugin_id' | 'plugin_unique_identifier'): string[] {
   const problems: string[] = [];
   if (tools.length === 0) {
     const refs = options(service.plugin?.options).credentials ?? {};

@@ -12,7 +12,11 @@ import type { SettingsReader } from '../settings-reader.js';
  *                                  link-local addresses (default: refused)
  */
 export function readFileUrlPolicy(r: SettingsReader): AddressPolicy {
-  const list = (v: string | undefined) => v?.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = (v: string | undefined) =>
+    v
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   const hosts = list(r.optional('DIFY_FILE_URL_ALLOW_HOSTS'));
   const priv = r.optional('DIFY_FILE_URL_ALLOW_PRIVATE');
   let allowPrivate: AddressPolicy['allowPrivate'] = false;

@@ -17,7 +17,10 @@ export const InvokeMessageType = {
 } as const;
 export type InvokeMessageType = (typeof InvokeMessageType)[keyof typeof InvokeMessageType];
 
-const meta = z.record(z.string(), z.unknown()).nullish().transform((m) => m ?? null);
+const meta = z
+  .record(z.string(), z.unknown())
+  .nullish()
+  .transform((m) => m ?? null);
 const textBody = z.looseObject({ text: z.string() });
 
 const textLike = z.object({

@@ -94,7 +94,9 @@ export class ObservationBuilder {
       case 'blob': {
         const data = Buffer.from(msg.message.blob, 'base64');
         if (data.length > this.fileMaxBytes) {
-          throw new PayloadTooLargeError(`tool invoke error: the tool sent a file of ${sizeText(data.length)}, over the ${sizeText(this.fileMaxBytes)} limit; it was refused`);
+          throw new PayloadTooLargeError(
+            `tool invoke error: the tool sent a file of ${sizeText(data.length)}, over the ${sizeText(this.fileMaxBytes)} limit; it was refused`,
+          );
         }
         return this.text(await this.describe(data, msg.meta));
       }
@@ -102,7 +104,10 @@ export class ObservationBuilder {
         const merged = this.merger.push(msg);
         if (!merged) return [];
         if (merged.declaredLength !== undefined && merged.declaredLength !== merged.data.length) {
-          this.opts.log.warn({ blobId: merged.id, declared: merged.declaredLength, received: merged.data.length }, 'merged file size differs from the announced total_length');
+          this.opts.log.warn(
+            { blobId: merged.id, declared: merged.declaredLength, received: merged.data.length },
+            'merged file size differs from the announced total_length',
+          );
         }
         return this.text(await this.describe(merged.data, merged.meta));
       }

@@ -36,7 +36,8 @@ export function reportDifyError(error: DifyError, opts: Pick<ObserveOptions, 'lo
   };
   if (error.errorType === 'PluginDaemonUnauthorizedError') opts.log.error(fields, 'the plugin daemon rejected the worker key');
   // Slim's codes are strings too (PLUGIN_EXEC_ERROR): only the daemon's unknown-route answer is this.
-  else if (error.errorType === 'PluginDaemonRouteNotFound') opts.log.error(fields, 'the plugin daemon does not know the route; check the daemon URL and version');
+  else if (error.errorType === 'PluginDaemonRouteNotFound')
+    opts.log.error(fields, 'the plugin daemon does not know the route; check the daemon URL and version');
   else opts.log.warn(fields, 'dify tool failed');
   return agentError(error, { toolName: opts.toolName, secrets: opts.secrets });
 }

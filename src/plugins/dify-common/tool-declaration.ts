@@ -21,7 +21,8 @@ export function i18n(v: unknown, lang: string): string | undefined {
 export function toArgument(raw: unknown, lang: string): Record<string, unknown> {
   if (!isPlainObject(raw) || typeof raw['name'] !== 'string') throw new Error('a parameter without a name');
   const out: Record<string, unknown> = { name: raw['name'], type: raw['type'] ?? 'string', form: raw['form'] ?? 'llm', required: raw['required'] === true };
-  const description = (typeof raw['llm_description'] === 'string' && raw['llm_description']) || i18n(raw['human_description'], lang) || i18n(raw['label'], lang);
+  const description =
+    (typeof raw['llm_description'] === 'string' && raw['llm_description']) || i18n(raw['human_description'], lang) || i18n(raw['label'], lang);
   if (description) out['description'] = description;
   if (raw['default'] !== undefined && raw['default'] !== null) out['default'] = raw['default'];
   if (Array.isArray(raw['options']) && raw['options'].length > 0) {

@@ -35,7 +35,18 @@ export class DifyDaemonPlugin implements Plugin {
   }
 
   async *invoke(call: ToolCall): AsyncGenerator<string> {
-    const { target: t, toolName, log, credentials, data } = prepareDifyInvocation(this.service, call, this.secrets, 'plugin_id', (t) => ({ plugin: DIFY_DAEMON_KIND, pluginId: t.pluginId, provider: t.provider, difyTool: t.tool }));
+    const {
+      target: t,
+      toolName,
+      log,
+      credentials,
+      data,
+    } = prepareDifyInvocation(this.service, call, this.secrets, 'plugin_id', (t) => ({
+      plugin: DIFY_DAEMON_KIND,
+      pluginId: t.pluginId,
+      provider: t.provider,
+      difyTool: t.tool,
+    }));
     await checkFileUrls(data.tool_parameters, this.fileUrls);
     const hidden = [...Object.values(credentials), this.settings.key];
     const body = {

@@ -22,10 +22,13 @@ export async function runtimeParameters(
   }
   const client = new DifyDaemonClient({ url: url.replace(/\/+$/, ''), key, tenantId });
   const provider = o.provider.split('/').pop() ?? o.provider;
-  for await (const item of client.getRuntimeParameters(o.pluginId, { user_id: 'toolwire-import', data: { provider, tool: o.tool, credentials: creds } }, signal)) {
+  for await (const item of client.getRuntimeParameters(
+    o.pluginId,
+    { user_id: 'toolwire-import', data: { provider, tool: o.tool, credentials: creds } },
+    signal,
+  )) {
     if (item.kind === 'error') throw new Error(agentError(item.error, { toolName: o.tool, secrets: [key, ...Object.values(creds)] }).message);
     if (isPlainObject(item.value) && Array.isArray(item.value['parameters'])) return item.value['parameters'];
   }
   throw new Error('the daemon answered without a parameters list');
 }
-

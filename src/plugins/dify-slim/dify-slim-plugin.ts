@@ -36,7 +36,18 @@ export class DifySlimPlugin implements Plugin {
   }
 
   async *invoke(call: ToolCall): AsyncGenerator<string> {
-    const { target: t, toolName, log, credentials, data } = prepareDifyInvocation(this.service, call, this.secrets, 'plugin_unique_identifier', (t) => ({ plugin: DIFY_SLIM_KIND, plugin_unique_identifier: t.uniqueIdentifier, provider: t.provider, difyTool: t.tool }));
+    const {
+      target: t,
+      toolName,
+      log,
+      credentials,
+      data,
+    } = prepareDifyInvocation(this.service, call, this.secrets, 'plugin_unique_identifier', (t) => ({
+      plugin: DIFY_SLIM_KIND,
+      plugin_unique_identifier: t.uniqueIdentifier,
+      provider: t.provider,
+      difyTool: t.tool,
+    }));
     await checkFileUrls(data.tool_parameters, this.fileUrls);
     const hidden = [...Object.values(credentials), ...this.settings.secrets];
     const payload = JSON.stringify({

@@ -115,7 +115,9 @@ export async function* slimItems(outputs: AsyncIterable<SlimOutput>, mode: SlimM
         throw new ToolFailedError(`tool invoke error: the plugin runner refused its input (${detail})`);
       default:
         throw new ToolFailedError(
-          out.signal ? `tool invoke error: the plugin runner was killed (${out.signal})` : `tool invoke error: the plugin runner exited with code ${String(out.code)}`,
+          out.signal
+            ? `tool invoke error: the plugin runner was killed (${out.signal})`
+            : `tool invoke error: the plugin runner exited with code ${String(out.code)}`,
         );
     }
   }

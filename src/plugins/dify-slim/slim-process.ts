@@ -56,7 +56,9 @@ export async function* runSlim(options: SlimRunOptions): AsyncGenerator<SlimOutp
     }
     if (stopper.stoppedBy === 'abort') throw abortError(options.signal);
     if (stopper.stoppedBy === 'timeout') {
-      throw new TimeoutError(`tool invoke error: the plugin did not finish within ${duration(options.timeoutMs)}${options.timeoutHint ? `; ${options.timeoutHint}` : ''}`);
+      throw new TimeoutError(
+        `tool invoke error: the plugin did not finish within ${duration(options.timeoutMs)}${options.timeoutHint ? `; ${options.timeoutHint}` : ''}`,
+      );
     }
     yield { kind: 'exit', code: exit.code, signal: exit.signal, stderr: stderr() };
   } finally {

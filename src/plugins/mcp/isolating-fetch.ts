@@ -10,10 +10,14 @@ function childOf(parent: AbortSignal): { own: AbortController; release: () => vo
     const created = new Set<AbortController>();
     set = created;
     children.set(parent, created);
-    parent.addEventListener('abort', () => {
-      for (const c of created) c.abort(parent.reason);
-      created.clear();
-    }, { once: true });
+    parent.addEventListener(
+      'abort',
+      () => {
+        for (const c of created) c.abort(parent.reason);
+        created.clear();
+      },
+      { once: true },
+    );
   }
   if (parent.aborted) own.abort(parent.reason);
   else set.add(own);

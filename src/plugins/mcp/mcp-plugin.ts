@@ -41,7 +41,16 @@ function sessionContext(service: McpService, ctx: PluginContext, net: GuardedFet
   for (const k of BASICS) basics[k] = ctx.settings[k];
   const { identity, problems } = readStdioIdentity(ctx.settings, ctx.secrets);
   if (problems.length && service.plugin.options.transport === 'stdio') throw new ConfigError(problems);
-  return { serviceId: service.id, configDir: ctx.configDir, secrets: ctx.secrets, basics, stdio: identity, log: ctx.log, events: ctx.events, fetch: net?.fetch };
+  return {
+    serviceId: service.id,
+    configDir: ctx.configDir,
+    secrets: ctx.secrets,
+    basics,
+    stdio: identity,
+    log: ctx.log,
+    events: ctx.events,
+    fetch: net?.fetch,
+  };
 }
 
 /** Where files a tool returns go: `MCP_BLOB_DIR`, else `DIFY_BLOB_DIR`; unset: described, not kept. */
@@ -103,7 +112,9 @@ function missingTools(service: McpService, tools: readonly ToolWith<McpToolOptio
   return tools
     .map((t) => ({ t, name: t.pluginOptions.tool ?? t.name }))
     .filter(({ name }) => !offered.has(name))
-    .map(({ t, name }) => `${t.source}: plugin-options.tool: the MCP server of ${service.id} has no tool "${name}" (it has: ${[...offered].join(', ') || 'none'})`);
+    .map(
+      ({ t, name }) => `${t.source}: plugin-options.tool: the MCP server of ${service.id} has no tool "${name}" (it has: ${[...offered].join(', ') || 'none'})`,
+    );
 }
 
 export const mcpPluginFactory: PluginFactory<McpServiceOptions, McpToolOptions> = {

@@ -155,7 +155,11 @@ export class McpSession {
    * `tools/call`. The signal cancels it (the SDK sends notifications/cancelled); the SDK's own
    * request timeout is set past the tool's, which the worker enforces through the signal.
    */
-  async call(name: string, args: Record<string, unknown>, o: { signal: AbortSignal; timeoutMs: number; onProgress?: (p: Progress) => void }): Promise<CallToolResult> {
+  async call(
+    name: string,
+    args: Record<string, unknown>,
+    o: { signal: AbortSignal; timeoutMs: number; onProgress?: (p: Progress) => void },
+  ): Promise<CallToolResult> {
     const client = await this.ready(o.signal);
     // The worker's span travels in `_meta` under the W3C names, as `mcp serve` reads it; the
     // progress token beside it, when the call wants progress.

@@ -25,6 +25,7 @@ export function readStdioIdentity(settings: Readonly<Record<string, string | und
   const id = (key: string) => (r.optional(key) === undefined ? undefined : r.int(key, 0, 0));
   const uid = id(McpStdioSetting.Uid);
   const gid = id(McpStdioSetting.Gid);
-  if ((uid === undefined) !== (gid === undefined)) r.problems.push(`settings ${McpStdioSetting.Uid} and ${McpStdioSetting.Gid}: set both or neither (a user alone keeps the worker's group)`);
+  if ((uid === undefined) !== (gid === undefined))
+    r.problems.push(`settings ${McpStdioSetting.Uid} and ${McpStdioSetting.Gid}: set both or neither (a user alone keeps the worker's group)`);
   return { identity: { uid, gid, cwd: r.optional(McpStdioSetting.Cwd) }, problems: r.problems };
 }

@@ -20,8 +20,14 @@ export function descriptorDisagreements(tool: TypedTool, descriptor: Tool): stri
       continue;
     }
     if (have.type !== want.type) problems.push(`"${name}" is ${want.type} in ${tool.name}'s schema but ${have.type} in the descriptor ${fix}`);
-    else if (!sameOptions(have, want)) problems.push(`"${name}" takes ${(want.options ?? []).join('|')} in ${tool.name}'s schema but ${(have.options ?? []).join('|')} in the descriptor ${fix}`);
-    if (have.required !== want.required) problems.push(`"${name}" is ${want.required ? 'required' : 'optional'} in ${tool.name}'s schema but ${have.required ? 'required' : 'optional'} in the descriptor ${fix}`);
+    else if (!sameOptions(have, want))
+      problems.push(
+        `"${name}" takes ${(want.options ?? []).join('|')} in ${tool.name}'s schema but ${(have.options ?? []).join('|')} in the descriptor ${fix}`,
+      );
+    if (have.required !== want.required)
+      problems.push(
+        `"${name}" is ${want.required ? 'required' : 'optional'} in ${tool.name}'s schema but ${have.required ? 'required' : 'optional'} in the descriptor ${fix}`,
+      );
   }
   for (const name of declared.keys()) {
     if (!derived.has(name)) problems.push(`"${name}" is in the descriptor but not in ${tool.name}'s schema ${fix}`);

@@ -45,7 +45,9 @@ export async function moduleFile(module: string, configDir: string): Promise<str
     try {
       path = fileURLToPath(resolveImport(module, pathToFileURL(join(resolve(configDir), 'descriptors.js')).href));
     } catch (err) {
-      throw new Error(`cannot find package "${module}" from ${resolve(configDir)} (install it there, or give a path): ${(err as Error).message}`, { cause: err });
+      throw new Error(`cannot find package "${module}" from ${resolve(configDir)} (install it there, or give a path): ${(err as Error).message}`, {
+        cause: err,
+      });
     }
   }
   // A file that is not there stays as named: importing it fails, and says so.
@@ -53,7 +55,9 @@ export async function moduleFile(module: string, configDir: string): Promise<str
 }
 
 /** What a module gives: one function, or typed tools by name. */
-type Loaded = { readonly kind: 'function'; readonly fn: ModuleTool } | { readonly kind: 'typed'; readonly tools: ReadonlyMap<string, { tool: TypedTool; exportName: string }> };
+type Loaded =
+  | { readonly kind: 'function'; readonly fn: ModuleTool }
+  | { readonly kind: 'typed'; readonly tools: ReadonlyMap<string, { tool: TypedTool; exportName: string }> };
 
 async function loadModule(o: ModuleOptions, configDir: string): Promise<Loaded> {
   let mod: Record<string, unknown>;
@@ -71,7 +75,8 @@ async function loadModule(o: ModuleOptions, configDir: string): Promise<Loaded> 
     const typed = typedToolsOf(mod);
     if (typed.size > 0) return { kind: 'typed', tools: typed };
   }
-  if (typeof value !== 'function') throw new Error(`module "${o.module}" has no function export "${o.export ?? 'default'}" and no typed tool (defineTool({ name, arguments, run }))`);
+  if (typeof value !== 'function')
+    throw new Error(`module "${o.module}" has no function export "${o.export ?? 'default'}" and no typed tool (defineTool({ name, arguments, run }))`);
   return { kind: 'function', fn: value as ModuleTool };
 }
 
@@ -111,7 +116,10 @@ class ModulePlugin implements Plugin<ModuleToolOptions> {
       out = this.loaded.fn(contextOf(call, call.arguments));
     } else {
       const tool = pickTyped(this.loaded.tools, call.tool);
-      if (!tool) return Promise.reject(new UnknownToolError(`the module has no tool ${JSON.stringify(call.tool?.name ?? '')} (it has ${[...this.loaded.tools.keys()].join(', ')})`));
+      if (!tool)
+        return Promise.reject(
+          new UnknownToolError(`the module has no tool ${JSON.stringify(call.tool?.name ?? '')} (it has ${[...this.loaded.tools.keys()].join(', ')})`),
+        );
       let args;
       try {
         args = parseArguments(tool, call.arguments);
@@ -148,7 +156,8 @@ export const modulePluginFactory: PluginFactory<ModuleOptions, ModuleToolOptions
     if (o.revision !== undefined && !o.module.startsWith('builtin:')) {
       const file = await moduleFile(o.module, ctx.configDir).catch(() => undefined);
       // The checker is code too: imported only from where the policy lets modules come from.
-      const mayImport = async (ts: string) => ctx.policy?.refuse({ type: 'module', where: `${service.source}: plugin.module`, specifier: 'typescript', file: ts }) === undefined;
+      const mayImport = async (ts: string) =>
+        ctx.policy?.refuse({ type: 'module', where: `${service.source}: plugin.module`, specifier: 'typescript', file: ts }) === undefined;
       const errors = file && isTypeScript(file) ? await typeErrors(file, mayImport) : undefined;
       if (errors && errors.length > 0) return errors.map((e) => `${service.source}: plugin.module: ${e}`);
     }
@@ -161,7 +170,10 @@ export const modulePluginFactory: PluginFactory<ModuleOptions, ModuleToolOptions
     if (loaded.kind === 'function') return [];
     return tools.flatMap((t) => {
       const typed = pickTyped(loaded.tools, t);
-      if (!typed) return [`${t.source}: plugin-options.tool: the module has no tool ${JSON.stringify(t.pluginOptions.tool ?? t.name)} (it has ${[...loaded.tools.keys()].join(', ')})`];
+      if (!typed)
+        return [
+          `${t.source}: plugin-options.tool: the module has no tool ${JSON.stringify(t.pluginOptions.tool ?? t.name)} (it has ${[...loaded.tools.keys()].join(', ')})`,
+        ];
       return descriptorDisagreements(typed, t).map((p) => `${t.source}: arguments: ${p}`);
     });
   },

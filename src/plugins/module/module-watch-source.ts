@@ -55,7 +55,14 @@ export class ModuleWatchSource implements ConfigSource {
 
   private async stamped(e: ConfigEntry, named: Set<string>): Promise<ConfigEntry> {
     const plugin = isPlainObject(e.value) ? e.value['plugin'] : undefined;
-    if (e.type !== 'tool-service' || !isPlainObject(plugin) || plugin['kind'] !== 'module' || typeof plugin['module'] !== 'string' || plugin['module'].startsWith('builtin:')) return e;
+    if (
+      e.type !== 'tool-service' ||
+      !isPlainObject(plugin) ||
+      plugin['kind'] !== 'module' ||
+      typeof plugin['module'] !== 'string' ||
+      plugin['module'].startsWith('builtin:')
+    )
+      return e;
     const file = await moduleFile(plugin['module'], this.configDir).catch(() => undefined);
     if (!file) return e;
     const dir = dirname(file);

@@ -14,7 +14,11 @@ export interface RunToolOptions {
  * checked against its schema (an InvalidArgumentsError when they fail it, as the agent
  * would read it), then `run`, its answer as the observation text the agent gets.
  */
-export async function runTool<S extends ArgumentsSchema>(tool: TypedTool<S>, args: Readonly<Record<string, unknown>>, options: RunToolOptions = {}): Promise<string> {
+export async function runTool<S extends ArgumentsSchema>(
+  tool: TypedTool<S>,
+  args: Readonly<Record<string, unknown>>,
+  options: RunToolOptions = {},
+): Promise<string> {
   const parsed = parseArguments(tool, args);
   const ctx: ModuleToolContext = {
     tool: tool.name,

@@ -6,7 +6,15 @@ import { resolve as resolveImport } from 'import-meta-resolve';
 type TypeScript = typeof import('typescript');
 
 /** What a project gets when its tsconfig.json says nothing: ES modules, strict, as `toolwire init` writes them. */
-const DEFAULTS = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, allowImportingTsExtensions: true, skipLibCheck: true };
+const DEFAULTS = {
+  target: 'ES2022',
+  module: 'NodeNext',
+  moduleResolution: 'NodeNext',
+  strict: true,
+  noEmit: true,
+  allowImportingTsExtensions: true,
+  skipLibCheck: true,
+};
 
 /**
  * The type errors of a TypeScript module and the project files it imports, each as
@@ -26,7 +34,11 @@ export async function typeErrors(file: string, mayImport: (file: string) => Prom
   }
   const configFile = ts.findConfigFile(dirname(file), (f) => ts.sys.fileExists(f));
   const json = configFile ? ts.readConfigFile(configFile, (f) => ts.sys.readFile(f)).config : {};
-  const parsed = ts.parseJsonConfigFileContent({ ...json, compilerOptions: { ...DEFAULTS, ...(json as { compilerOptions?: object }).compilerOptions, noEmit: true } }, ts.sys, configFile ? dirname(configFile) : dirname(file));
+  const parsed = ts.parseJsonConfigFileContent(
+    { ...json, compilerOptions: { ...DEFAULTS, ...(json as { compilerOptions?: object }).compilerOptions, noEmit: true } },
+    ts.sys,
+    configFile ? dirname(configFile) : dirname(file),
+  );
   const program = ts.createProgram([file], parsed.options);
   return ts
     .getPreEmitDiagnostics(program)
@@ -38,4 +50,3 @@ export async function typeErrors(file: string, mayImport: (file: string) => Prom
       return `${d.file.fileName}:${line + 1}:${character + 1}: TS${d.code}: ${text}`;
     });
 }
-

@@ -139,7 +139,14 @@ export class ServiceAuth {
       }
       case 'oauth2-client-credentials':
         this.fixed = { headers: {}, query: [] };
-        this.oauth = new ClientCredentialsToken(options['token-url'], resolveDescriptorValue(options['client-id'], 'plugin.auth.client-id', secrets), secret(options['client-secret'], 'plugin.auth.client-secret'), options.scopes, post, tokenTimeoutMs);
+        this.oauth = new ClientCredentialsToken(
+          options['token-url'],
+          resolveDescriptorValue(options['client-id'], 'plugin.auth.client-id', secrets),
+          secret(options['client-secret'], 'plugin.auth.client-secret'),
+          options.scopes,
+          post,
+          tokenTimeoutMs,
+        );
         break;
     }
     this.secretValues = values;

@@ -36,7 +36,10 @@ function appendField(form: URLSearchParams | FormData, name: string, v: unknown)
   for (const item of Array.isArray(v) ? v : [v]) if (present(item)) form.append(name, wireText(item));
 }
 
-function bodyOf(options: OpenApiToolOptions, args: Readonly<Record<string, unknown>>): { body: string | FormData | undefined; contentType: string | undefined } {
+function bodyOf(
+  options: OpenApiToolOptions,
+  args: Readonly<Record<string, unknown>>,
+): { body: string | FormData | undefined; contentType: string | undefined } {
   const spec = options.body;
   if (!spec) return { body: undefined, contentType: undefined };
   const media = spec['media-type'];
@@ -78,7 +81,8 @@ export function buildRequest(server: string, options: OpenApiToolOptions, args: 
       if (!present(v) || v === '') throw new InvalidArgumentsError(`argument ${b.argument} is required (it is part of the path)`);
       const segment = urlText(b.argument, v);
       // URLs read `.` and `..` (encoded or not) as steps through the path: never a value.
-      if (segment === '.' || segment === '..') throw new InvalidArgumentsError(`argument ${b.argument}: ${JSON.stringify(segment)} is not a path segment value`);
+      if (segment === '.' || segment === '..')
+        throw new InvalidArgumentsError(`argument ${b.argument}: ${JSON.stringify(segment)} is not a path segment value`);
       path = path.replaceAll(`{${b.name}}`, encodeURIComponent(segment));
       continue;
     }

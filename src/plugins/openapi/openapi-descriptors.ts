@@ -146,5 +146,7 @@ export function authFromScheme(name: string, s: SecurityScheme, service: string,
       },
     };
   }
-  return { why: `security scheme ${name}: type ${t}${scheme ? ` (${scheme})` : ''} is not supported; supported: API key in a header or the query, HTTP basic or bearer, OAuth2 client credentials` };
+  return {
+    why: `security scheme ${name}: type ${t}${scheme ? ` (${scheme})` : ''} is not supported; supported: API key in a header or the query, HTTP basic or bearer, OAuth2 client credentials`,
+  };
 }

@@ -21,7 +21,10 @@ function isUrl(source: string): boolean {
  * `$ref`s inside it are still read by the parser, with that guard.
  */
 async function fetchDocument(url: string, signal?: AbortSignal): Promise<Record<string, unknown>> {
-  const res = await fetch(url, { signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(30_000)]) : AbortSignal.timeout(30_000), headers: { accept: 'application/json, application/yaml;q=0.9, */*;q=0.5' } });
+  const res = await fetch(url, {
+    signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(30_000)]) : AbortSignal.timeout(30_000),
+    headers: { accept: 'application/json, application/yaml;q=0.9, */*;q=0.5' },
+  });
   if (!res.ok) throw new Error(`HTTP ${res.status} ${res.statusText}`);
   const parsed: unknown = parseYaml(await res.text());
   if (!isPlainObject(parsed)) throw new Error('the document is not a JSON or YAML object');
@@ -39,7 +42,10 @@ export async function loadApi(source: string, signal?: AbortSignal): Promise<Loa
   let doc: Record<string, unknown>;
   try {
     input = isUrl(source) ? await fetchDocument(source, signal) : resolvePath(source);
-    doc = (await dereference(structuredClone(input) as never, { dereference: { circular: 'ignore' }, timeoutMs: 30_000 })) as unknown as Record<string, unknown>;
+    doc = (await dereference(structuredClone(input) as never, { dereference: { circular: 'ignore' }, timeoutMs: 30_000 })) as unknown as Record<
+      string,
+      unknown
+    >;
   } catch (err) {
     throw new ConfigError([`${source}: not a readable OpenAPI document: ${errorMessage(err)}`]);
   }

@@ -47,7 +47,11 @@ export const openApiServiceOptions = z.object({
    * its own; the call's deadline (the tool's `timeout-ms`, else the worker's) bounds it.
    */
   'read-timeout-ms': z.number().int().positive().optional(),
-  'max-response-bytes': z.number().int().positive().default(4 * 1024 * 1024),
+  'max-response-bytes': z
+    .number()
+    .int()
+    .positive()
+    .default(4 * 1024 * 1024),
   /** Further tries after a 429 or 503; each waits as long as Retry-After says, up to max-retry-after-ms. */
   retries: z.number().int().nonnegative().default(2),
   'max-retry-after-ms': z.number().int().nonnegative().default(30_000),

@@ -49,8 +49,10 @@ function requestFailure(err: unknown, signal: AbortSignal): ToolwireError {
   const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
   if (cause instanceof AddressRefusedError) return new ToolFailedError(`request refused: ${cause.message}`);
   const code = typeof cause === 'object' && cause !== null && 'code' in cause ? String(cause.code) : '';
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return new TimeoutError(`the API did not answer in time (${code === 'UND_ERR_HEADERS_TIMEOUT' ? 'headers' : 'body'})`, { cause: err });
-  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new ToolFailedError('the API answered with more than this service accepts (max-response-bytes)', { cause: err });
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
+    return new TimeoutError(`the API did not answer in time (${code === 'UND_ERR_HEADERS_TIMEOUT' ? 'headers' : 'body'})`, { cause: err });
+  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE')
+    return new ToolFailedError('the API answered with more than this service accepts (max-response-bytes)', { cause: err });
   return new UnavailableError(`the API cannot be reached: ${errorMessage(cause)}`, { cause: err });
 }
 
@@ -87,15 +89,24 @@ export class OpenApiPlugin implements Plugin<OpenApiToolOptions> {
     });
     this.headers = {};
     for (const [k, v] of Object.entries(options.headers)) this.headers[k.toLowerCase()] = resolveDescriptorValue(v, `plugin.headers.${k}`, ctx.secrets);
-    this.auth = new ServiceAuth(options.auth, ctx.secrets, async (url, form, headers, signal) => {
-      ctx.events?.count('token');
-      const r = await this.send({ method: 'POST', url: new URL(url), headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() }, signal);
-      return { status: r.status, text: r.body.toString('utf8') };
-    }, options['connect-timeout-ms'] + (options['read-timeout-ms'] ?? TOKEN_READ_MS));
-    const headerSecrets = Object.entries(options.headers).filter(([, v]) => /^(env|file):/.test(v)).map(([k]) => this.headers[k.toLowerCase()]!);
+    this.auth = new ServiceAuth(
+      options.auth,
+      ctx.secrets,
+      async (url, form, headers, signal) => {
+        ctx.events?.count('token');
+        const r = await this.send(
+          { method: 'POST', url: new URL(url), headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() },
+          signal,
+        );
+        return { status: r.status, text: r.body.toString('utf8') };
+      },
+      options['connect-timeout-ms'] + (options['read-timeout-ms'] ?? TOKEN_READ_MS),
+    );
+    const headerSecrets = Object.entries(options.headers)
+      .filter(([, v]) => /^(env|file):/.test(v))
+      .map(([k]) => this.headers[k.toLowerCase()]!);
     this.secretValues = [...this.auth.secretValues, ...headerSecrets];
   }
-
 
   async invoke(call: ToolCall<OpenApiToolOptions>): Promise<string> {
     const op = call.tool?.pluginOptions;
@@ -149,7 +160,14 @@ export class OpenApiPlugin implements Plugin<OpenApiToolOptions> {
       try {
         this.guard.checkUrl(url);
         // undici's request, not fetch: the same pool and guard at a fraction of fetch's cost.
-        res = await this.agent.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method: method as Dispatcher.HttpMethod, headers, body: body ?? null, signal });
+        res = await this.agent.request({
+          origin: url.origin,
+          path: `${url.pathname}${url.search}`,
+          method: method as Dispatcher.HttpMethod,
+          headers,
+          body: body ?? null,
+          signal,
+        });
       } catch (err) {
         if (err instanceof AddressRefusedError) throw new ToolFailedError(`request refused: ${err.message}`);
         throw requestFailure(err, signal);
@@ -177,7 +195,13 @@ export class OpenApiPlugin implements Plugin<OpenApiToolOptions> {
       } catch (err) {
         throw requestFailure(err, signal);
       }
-      return { status, statusText: STATUS_CODES[status] ?? '', mediaType: mediaTypeOf(header(res.headers, 'content-type') ?? null), body: bytes, retryAfter: header(res.headers, 'retry-after') ?? null };
+      return {
+        status,
+        statusText: STATUS_CODES[status] ?? '',
+        mediaType: mediaTypeOf(header(res.headers, 'content-type') ?? null),
+        body: bytes,
+        retryAfter: header(res.headers, 'retry-after') ?? null,
+      };
     }
   }
 
@@ -196,45 +220,46 @@ export function serviceGuard(o: OpenApiServiceOptions, resolve?: Resolver): Addr
 }
 
 export const openApiPluginFactory: PluginFactory<OpenApiServiceOptions, OpenApiToolOptions> = {
-    kind: OPENAPI_KIND,
-    serviceOptions: openApiServiceOptions,
-    toolOptions: openApiToolOptions,
-    /**
-     * The server and token endpoint, and the private addresses `allow-private` asks for: the
-     * operator's TOOLWIRE_ALLOW_PRIVATE must cover them, so a config writer cannot point the
-     * worker at its own network. Within that, the service's guard holds it to `allow-private`.
-     */
-    reaches(service): Reach[] {
-      const o = service.plugin.options;
-      const asked = o['allow-private'];
-      const found: Reach[] = [{ where: `${service.source}: ${asked === false ? 'plugin.server' : 'plugin.allow-private'}`, url: o.server, allowPrivate: asked }];
-      if (o.auth.type === 'oauth2-client-credentials') found.push({ where: `${service.source}: plugin.auth.token-url`, url: o.auth['token-url'], allowPrivate: false });
-      return found;
-    },
-    /** Secrets resolve, and the server is a host and an address the service may reach. */
-    async check(service, _tools, ctx): Promise<string[]> {
-      const o = service.plugin.options;
-      const problems: string[] = [];
-      try {
-        new ServiceAuth(o.auth, ctx.secrets, () => Promise.reject(new Error('not used')), 0);
-        for (const [k, v] of Object.entries(o.headers)) resolveDescriptorValue(v, `plugin.headers.${k}`, ctx.secrets);
-      } catch (err) {
-        problems.push(...(err instanceof ConfigError ? err.problems : [errorMessage(err)]).map((p) => `${service.source}: ${p}`));
-      }
-      try {
-        serviceGuard(o).checkUrl(o.server);
-      } catch (err) {
-        problems.push(`${service.source}: plugin.server: ${errorMessage(err)}`);
-      }
-      try {
-        await trustedCas(ctx.settings);
-      } catch (err) {
-        problems.push(...(err instanceof ConfigError ? err.problems : [errorMessage(err)]).map((p) => `${service.source}: ${p}`));
-      }
-      return problems;
-    },
-    async create(service, ctx): Promise<OpenApiPlugin> {
-      const o = service.plugin.options;
-      return new OpenApiPlugin(o, ctx, serviceGuard(o, ctx.resolve), blobSink(ctx), await trustedCas(ctx.settings));
-    },
+  kind: OPENAPI_KIND,
+  serviceOptions: openApiServiceOptions,
+  toolOptions: openApiToolOptions,
+  /**
+   * The server and token endpoint, and the private addresses `allow-private` asks for: the
+   * operator's TOOLWIRE_ALLOW_PRIVATE must cover them, so a config writer cannot point the
+   * worker at its own network. Within that, the service's guard holds it to `allow-private`.
+   */
+  reaches(service): Reach[] {
+    const o = service.plugin.options;
+    const asked = o['allow-private'];
+    const found: Reach[] = [{ where: `${service.source}: ${asked === false ? 'plugin.server' : 'plugin.allow-private'}`, url: o.server, allowPrivate: asked }];
+    if (o.auth.type === 'oauth2-client-credentials')
+      found.push({ where: `${service.source}: plugin.auth.token-url`, url: o.auth['token-url'], allowPrivate: false });
+    return found;
+  },
+  /** Secrets resolve, and the server is a host and an address the service may reach. */
+  async check(service, _tools, ctx): Promise<string[]> {
+    const o = service.plugin.options;
+    const problems: string[] = [];
+    try {
+      new ServiceAuth(o.auth, ctx.secrets, () => Promise.reject(new Error('not used')), 0);
+      for (const [k, v] of Object.entries(o.headers)) resolveDescriptorValue(v, `plugin.headers.${k}`, ctx.secrets);
+    } catch (err) {
+      problems.push(...(err instanceof ConfigError ? err.problems : [errorMessage(err)]).map((p) => `${service.source}: ${p}`));
+    }
+    try {
+      serviceGuard(o).checkUrl(o.server);
+    } catch (err) {
+      problems.push(`${service.source}: plugin.server: ${errorMessage(err)}`);
+    }
+    try {
+      await trustedCas(ctx.settings);
+    } catch (err) {
+      problems.push(...(err instanceof ConfigError ? err.problems : [errorMessage(err)]).map((p) => `${service.source}: ${p}`));
+    }
+    return problems;
+  },
+  async create(service, ctx): Promise<OpenApiPlugin> {
+    const o = service.plugin.options;
+    return new OpenApiPlugin(o, ctx, serviceGuard(o, ctx.resolve), blobSink(ctx), await trustedCas(ctx.settings));
+  },
 };

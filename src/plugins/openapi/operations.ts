@@ -85,7 +85,14 @@ function parameterOf(p: Json, swagger2: boolean): OperationParameter | undefined
   }
   // Only query arrays have a choice; Swagger 2's default (csv) is one comma-joined value.
   const explode = location !== 'query' || (swagger2 ? p['collectionFormat'] === 'multi' : p['explode'] !== false);
-  return { name, in: location as ParameterLocation, required: location === 'path' || p['required'] === true, description: str(p['description']), schema, explode };
+  return {
+    name,
+    in: location as ParameterLocation,
+    required: location === 'path' || p['required'] === true,
+    description: str(p['description']),
+    schema,
+    explode,
+  };
 }
 
 /** Parameters of the path item and the operation; the operation's win by (name, in). */
@@ -130,7 +137,12 @@ function swagger2Body(params: Json[], consumes: readonly string[]): OperationBod
     if (r === true) required.push(name as string);
   }
   const multipart = form.some((p) => p['type'] === 'file') || consumes.includes('multipart/form-data');
-  return { mediaType: multipart ? 'multipart/form-data' : 'application/x-www-form-urlencoded', required: required.length > 0, description: undefined, schema: { type: 'object', properties, ...(required.length ? { required } : {}) } };
+  return {
+    mediaType: multipart ? 'multipart/form-data' : 'application/x-www-form-urlencoded',
+    required: required.length > 0,
+    description: undefined,
+    schema: { type: 'object', properties, ...(required.length ? { required } : {}) },
+  };
 }
 
 function openApi3Servers(doc: Json): string[] {
@@ -186,12 +198,21 @@ export function apiModel(doc: Json): ApiModel {
     title: str(obj(doc['info'])['title']) ?? 'API',
     servers: swagger2 ? swagger2Servers(doc) : openApi3Servers(doc),
     operations,
-    securitySchemes: Object.fromEntries(Object.entries(schemes).filter(([, s]) => isPlainObject(s) && typeof s['type'] === 'string')) as Record<string, SecurityScheme>,
+    securitySchemes: Object.fromEntries(Object.entries(schemes).filter(([, s]) => isPlainObject(s) && typeof s['type'] === 'string')) as Record<
+      string,
+      SecurityScheme
+    >,
   };
 }
 
 /** A tool name for an operation: its operationId, else one made of method and path (`get_pets_petId`). */
 export function operationName(op: Operation): string {
   const raw = op.operationId ?? `${op.method}_${op.path}`;
-  return raw.replace(/[{}]/g, '').replace(/[^A-Za-z0-9_-]+/g, '_').replace(/_+/g, '_').replace(/^_+|_+$/g, '') || op.method;
+  return (
+    raw
+      .replace(/[{}]/g, '')
+      .replace(/[^A-Za-z0-9_-]+/g, '_')
+      .replace(/_+/g, '_')
+      .replace(/^_+|_+$/g, '') || op.method
+  );
 }

@@ -9,7 +9,8 @@
 export function redirectRefusal(from: URL, to: URL): string | undefined {
   if (to.origin === from.origin) return undefined;
   if (to.protocol !== 'http:' && to.protocol !== 'https:') return `the API redirected to a ${to.protocol.slice(0, -1)} URL; refused`;
-  if (from.protocol === 'https:' && to.protocol === 'http:') return `the API redirected from https to http (${to.host}); refused, as the request and its credentials would travel in clear text`;
+  if (from.protocol === 'https:' && to.protocol === 'http:')
+    return `the API redirected from https to http (${to.host}); refused, as the request and its credentials would travel in clear text`;
   if (to.hostname !== from.hostname) return `the API redirected to another host (${to.host}); refused`;
   if (from.protocol === 'http:' && to.protocol === 'https:') return undefined;
   return `the API redirected to another port (${to.host}); refused`;

@@ -24,7 +24,12 @@ function isJson(t: string): boolean {
 
 /** Media types an agent reads as text. */
 function isText(t: string): boolean {
-  return isJson(t) || t.startsWith('text/') || t.endsWith('+xml') || ['application/xml', 'application/javascript', 'application/yaml', 'application/x-yaml', 'application/x-www-form-urlencoded'].includes(t);
+  return (
+    isJson(t) ||
+    t.startsWith('text/') ||
+    t.endsWith('+xml') ||
+    ['application/xml', 'application/javascript', 'application/yaml', 'application/x-yaml', 'application/x-www-form-urlencoded'].includes(t)
+  );
 }
 
 /** The message an API put in its error body (`message`, `error`, `detail`...), else the body's text. */

@@ -100,11 +100,15 @@ describe('coerceParameter (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () =>
     checkProperty(
       'coerceParameter: idempotent',
       // A single file unwraps a one-item list each time: that is its rule, not a repeatable coercion.
-      fc.property(declaration.filter((p) => p.type !== 'file'), argumentValue, (p, v) => {
-        const r = coerceOrTypedError(p, v);
-        if (!('value' in r)) return;
-        expect(coerceParameter(p, r.value)).toEqual(r.value);
-      }),
+      fc.property(
+        declaration.filter((p) => p.type !== 'file'),
+        argumentValue,
+        (p, v) => {
+          const r = coerceOrTypedError(p, v);
+          if (!('value' in r)) return;
+          expect(coerceParameter(p, r.value)).toEqual(r.value);
+        },
+      ),
       3_000,
     );
   });
@@ -112,7 +116,11 @@ describe('coerceParameter (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () =>
 
 describe('prepareArguments (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => {
   // As JSON.parse makes them: plain objects; a request's `__proto__` keys were dropped by the decoder.
-  const requestArguments = fc.dictionary(paramName.filter((k) => k !== '__proto__'), argumentValue, { maxKeys: 5, noNullPrototype: true });
+  const requestArguments = fc.dictionary(
+    paramName.filter((k) => k !== '__proto__'),
+    argumentValue,
+    { maxKeys: 5, noNullPrototype: true },
+  );
   const runtimeValues = fc.dictionary(paramName, argumentValue, { maxKeys: 3, noNullPrototype: true });
   const declarations = fc.uniqueArray(declaration, { selector: (p) => p.name, maxLength: 5 });
 

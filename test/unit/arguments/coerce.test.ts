@@ -130,7 +130,11 @@ describe('coerceParameter', () => {
     it('keeps an object', () => {
       expect(coerceParameter(p, { provider: 'x' })).toEqual({ provider: 'x' });
     });
-    it.each([['a string', 'x'], ['a list', [1]], ['a number', 1]])("refuses %s with Dify's text", (_what, v) => {
+    it.each([
+      ['a string', 'x'],
+      ['a list', [1]],
+      ['a number', 1],
+    ])("refuses %s with Dify's text", (_what, v) => {
       expect(() => coerceParameter(p, v)).toThrow(new InvalidArgumentsError('The selector must be a dictionary.'));
     });
   });

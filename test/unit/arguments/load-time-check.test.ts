@@ -43,7 +43,9 @@ function tool(runtime: Record<string, unknown>): ConfigEntry {
 
 describe('the load-time check of runtime parameters', () => {
   it("refuses a tool whose required hidden parameters have no value, with Dify's message", async () => {
-    const err = await buildCatalog([service, tool({ region: 'eu' })], new PluginRegistry(), ctx, { policy: new ExecPolicy('directory') }).catch((e: unknown) => e);
+    const err = await buildCatalog([service, tool({ region: 'eu' })], new PluginRegistry(), ctx, { policy: new ExecPolicy('directory') }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).problems).toContain(
       "tool/web-search.json: runtime-parameters: Tool 'web-search' requires non-LLM runtime_parameters for: engine.",

@@ -3,7 +3,14 @@ import { ConfigError } from '../../../src/errors.js';
 import { catalogOf, entry, service } from '../../support/harness.js';
 
 const joke = service('joke-service', { 'config-params': [{ name: 'style', required: true }], plugin: { kind: 'module', module: 'builtin:joke' } });
-const tellJoke = { type: 'tool-service', name: 'tell-joke', description: 'd', service: 'joke-service', style: 'pun', arguments: [{ name: 'topic', type: 'string', description: 'The topic' }] };
+const tellJoke = {
+  type: 'tool-service',
+  name: 'tell-joke',
+  description: 'd',
+  service: 'joke-service',
+  style: 'pun',
+  arguments: [{ name: 'topic', type: 'string', description: 'The topic' }],
+};
 
 async function problems(...entries: Parameters<typeof catalogOf>[0]): Promise<string[]> {
   try {
@@ -17,7 +24,10 @@ async function problems(...entries: Parameters<typeof catalogOf>[0]): Promise<st
 
 describe('buildCatalog', () => {
   it('accepts TrustGraph descriptors and keeps unknown keys', async () => {
-    const c = await catalogOf([entry('tool-service', 'joke-service', { ...joke, 'x-team': 'a' }), entry('tool', 'tell-joke', { ...tellJoke, group: ['fun'], state: 's', 'applicable-states': ['s'] })]);
+    const c = await catalogOf([
+      entry('tool-service', 'joke-service', { ...joke, 'x-team': 'a' }),
+      entry('tool', 'tell-joke', { ...tellJoke, group: ['fun'], state: 's', 'applicable-states': ['s'] }),
+    ]);
     const s = c.services.get('joke-service')!;
     expect(s.subscription).toBe('joke-service-request');
     expect(s.stream).toBe('single');
@@ -28,7 +38,9 @@ describe('buildCatalog', () => {
   });
 
   it('accepts config-params as plain strings and the short topic form', async () => {
-    const c = await catalogOf([entry('tool-service', 's', { id: 's', 'request-queue': 'request:tg:s', 'response-queue': 'response:tg:s', 'config-params': ['style'] })]);
+    const c = await catalogOf([
+      entry('tool-service', 's', { id: 's', 'request-queue': 'request:tg:s', 'response-queue': 'response:tg:s', 'config-params': ['style'] }),
+    ]);
     const s = c.services.get('s')!;
     expect(s.configParams).toEqual([{ name: 'style', required: false }]);
     expect(s.requestQueue).toBe('non-persistent://tg/request/s');
@@ -69,7 +81,7 @@ describe('buildCatalog', () => {
     expect(p[0]).toMatch(/^tool-service\/s\.json: plugin\.module: unknown builtin module "nothing"/);
   });
 
-  it('reports a required hidden parameter without a value, in Dify\'s words', async () => {
+  it("reports a required hidden parameter without a value, in Dify's words", async () => {
     const p = await problems(
       entry('tool-service', 'joke-service', joke),
       entry('tool', 't', { ...tellJoke, arguments: [{ name: 'api_region', type: 'string', form: 'form', required: true }] }),
@@ -105,7 +117,10 @@ describe('buildCatalog', () => {
   // Found by descriptors.property.test.ts: a tool without the key read the value every object
   // inherits (`Object`, a function) and passed the required check; `__proto__` lost its value.
   it('reads config values a tool has itself, never inherited ones, and refuses a config-param named __proto__', async () => {
-    const inherits = service('inherits', { 'config-params': [{ name: 'constructor', required: true }, 'toString'], plugin: { kind: 'module', module: 'builtin:joke' } });
+    const inherits = service('inherits', {
+      'config-params': [{ name: 'constructor', required: true }, 'toString'],
+      plugin: { kind: 'module', module: 'builtin:joke' },
+    });
     expect(await problems(entry('tool-service', 'inherits', inherits), entry('tool', 't', { name: 't', service: 'inherits' }))).toEqual([
       'tool/t.json: constructor: required by the config-params of service inherits, but missing',
     ]);

@@ -26,7 +26,7 @@ describe('createTransport', () => {
     await expect(createTransport({ kind: 'pulsar', serviceUrl: 'pulsar://127.0.0.1:6650', log, importer: missing })).rejects.toThrow(/pulsar-ws/);
   });
 
-  it("gives the WebSocket transport the admin call for subscriptions at earliest, on the same web port", async () => {
+  it('gives the WebSocket transport the admin call for subscriptions at earliest, on the same web port', async () => {
     const admin = new FakeAdminServer();
     await admin.start();
     admin.override = (_req, res) => {
@@ -36,7 +36,9 @@ describe('createTransport', () => {
     try {
       const calls = subscriptionAdmin(admin.url.replace('http://', 'ws://'), 'secret-token');
       expect(await calls.createSubscriptionAtEarliest('persistent://tg/flow/early', 'first')).toBe('created');
-      expect(admin.seen).toEqual([expect.objectContaining({ method: 'PUT', path: '/admin/v2/persistent/tg/flow/early/subscription/first', authorization: 'Bearer secret-token' })]);
+      expect(admin.seen).toEqual([
+        expect.objectContaining({ method: 'PUT', path: '/admin/v2/persistent/tg/flow/early/subscription/first', authorization: 'Bearer secret-token' }),
+      ]);
     } finally {
       await admin.stop();
     }

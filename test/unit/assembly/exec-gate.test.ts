@@ -25,9 +25,14 @@ describe('the exec policy in the catalog build', () => {
   let dir: string;
   let ctx: PluginContext;
   const marker = (name: string) => join(dir, `${name}-ran`);
-  const shell = (id: string) => entry('tool-service', id, { id, ...queues(id), plugin: { kind: 'mcp', transport: 'stdio', command: '/bin/sh', args: ['-c', `id > ${marker(id)}`] } });
+  const shell = (id: string) =>
+    entry('tool-service', id, { id, ...queues(id), plugin: { kind: 'mcp', transport: 'stdio', command: '/bin/sh', args: ['-c', `id > ${marker(id)}`] } });
   const planted = (id: string, file: string) => entry('tool-service', id, { id, ...queues(id), plugin: { kind: 'module', module: file } });
-  const problems = (p: Promise<unknown>) => p.then(() => [], (err: unknown) => (err instanceof ConfigError ? err.problems : Promise.reject(err)));
+  const problems = (p: Promise<unknown>) =>
+    p.then(
+      () => [],
+      (err: unknown) => (err instanceof ConfigError ? err.problems : Promise.reject(err)),
+    );
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'toolwire-exec-gate-'));
@@ -36,7 +41,10 @@ describe('the exec policy in the catalog build', () => {
       [join(dir, 'plant.mjs'), 'plant'],
       [join(dir, 'roots', 'tools', 'ok.mjs'), 'ok'],
     ] as const) {
-      await writeFile(file, `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker(name))}, 'imported');\nexport default () => '${name}';\n`);
+      await writeFile(
+        file,
+        `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker(name))}, 'imported');\nexport default () => '${name}';\n`,
+      );
     }
     ctx = { log: captureLogger('warn').log, configDir: dir, secrets: loadSecrets({}), settings: { PATH: process.env['PATH'] } };
   });
@@ -45,9 +53,13 @@ describe('the exec policy in the catalog build', () => {
   });
 
   it('starts no command and imports no file a remote source may not use', async () => {
-    const p = await problems(buildCatalog([shell('sh'), planted('plant', join(dir, 'plant.mjs'))], defaultRegistry(), ctx, { policy: new ExecPolicy('trustgraph') }));
+    const p = await problems(
+      buildCatalog([shell('sh'), planted('plant', join(dir, 'plant.mjs'))], defaultRegistry(), ctx, { policy: new ExecPolicy('trustgraph') }),
+    );
     expect(p).toEqual([
-      expect.stringMatching(/^tool-service\/sh\.json: plugin\.command: the worker does not start "\/bin\/sh" for the TrustGraph config service: TOOLWIRE_ALLOW_COMMANDS is unset/),
+      expect.stringMatching(
+        /^tool-service\/sh\.json: plugin\.command: the worker does not start "\/bin\/sh" for the TrustGraph config service: TOOLWIRE_ALLOW_COMMANDS is unset/,
+      ),
       expect.stringMatching(/^tool-service\/plant\.json: plugin\.module: the worker does not import ".*plant\.mjs" .*TOOLWIRE_MODULE_ROOTS is unset/),
     ]);
     expect(existsSync(marker('sh'))).toBe(false);
@@ -55,7 +67,9 @@ describe('the exec policy in the catalog build', () => {
   });
 
   it('runs the same descriptors from the operator’s directory, as before', async () => {
-    const p = await problems(buildCatalog([shell('sh'), planted('plant', join(dir, 'plant.mjs'))], defaultRegistry(), ctx, { policy: new ExecPolicy('directory') }));
+    const p = await problems(
+      buildCatalog([shell('sh'), planted('plant', join(dir, 'plant.mjs'))], defaultRegistry(), ctx, { policy: new ExecPolicy('directory') }),
+    );
     // The shell is no MCP server: its check fails, after it ran.
     expect(p).toEqual([expect.stringMatching(/^tool-service\/sh\.json: plugin: the MCP server does not answer initialize/)]);
     expect(existsSync(marker('sh'))).toBe(true);
@@ -76,7 +90,10 @@ describe('the exec policy in the catalog build', () => {
   it('imports no package resolved outside the roots, nor a data: URL', async () => {
     await mkdir(join(dir, 'node_modules', 'planted-pkg'), { recursive: true });
     await writeFile(join(dir, 'node_modules', 'planted-pkg', 'package.json'), JSON.stringify({ name: 'planted-pkg', type: 'module', main: 'index.js' }));
-    await writeFile(join(dir, 'node_modules', 'planted-pkg', 'index.js'), `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker('pkg'))}, 'imported');\nexport default () => 'pkg';\n`);
+    await writeFile(
+      join(dir, 'node_modules', 'planted-pkg', 'index.js'),
+      `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker('pkg'))}, 'imported');\nexport default () => 'pkg';\n`,
+    );
     const policy = new ExecPolicy('trustgraph', readExecRules({ TOOLWIRE_MODULE_ROOTS: join(dir, 'roots') }).rules);
     const dataUrl = `data:text/javascript,import { writeFileSync } from 'node:fs'; writeFileSync(${JSON.stringify(marker('data'))}, 'x'); export default () => 1;`;
     const p = await problems(buildCatalog([planted('pkg', 'planted-pkg'), planted('data', dataUrl)], defaultRegistry(), ctx, { policy }));
@@ -92,12 +109,19 @@ describe('the exec policy in the catalog build', () => {
   });
 
   it('runs no Dify plugin locally that the list does not name', async () => {
-    const slim = entry('tool-service', 'slim', { id: 'slim', ...queues('slim'), 'config-params': ['t'], plugin: { kind: 'dify-slim', provider: 'p', plugin_unique_identifier: 'langgenius/ok:1.0@abc' } });
+    const slim = entry('tool-service', 'slim', {
+      id: 'slim',
+      ...queues('slim'),
+      'config-params': ['t'],
+      plugin: { kind: 'dify-slim', provider: 'p', plugin_unique_identifier: 'langgenius/ok:1.0@abc' },
+    });
     const tool = entry('tool', 'other', { name: 'other', service: 'slim', t: 'x', 'plugin-options': { plugin_unique_identifier: 'someone/else:1.0@def' } });
     const local = { ...ctx, settings: { DIFY_SLIM_MODE: 'local', DIFY_SLIM_PATH: '/nonexistent/slim', DIFY_SLIM_FOLDER: dir } };
     const policy = new ExecPolicy('trustgraph', readExecRules({ TOOLWIRE_ALLOW_SLIM_PLUGINS: 'langgenius/*' }).rules);
     expect(await problems(buildCatalog([slim, tool], defaultRegistry(), local, { policy }))).toEqual([
-      expect.stringMatching(/^tool\/other\.json: plugin-options\.plugin_unique_identifier: the worker does not run Dify plugin "someone\/else:1\.0@def" on this machine \(DIFY_SLIM_MODE=local\) .*TOOLWIRE_ALLOW_SLIM_PLUGINS/),
+      expect.stringMatching(
+        /^tool\/other\.json: plugin-options\.plugin_unique_identifier: the worker does not run Dify plugin "someone\/else:1\.0@def" on this machine \(DIFY_SLIM_MODE=local\) .*TOOLWIRE_ALLOW_SLIM_PLUGINS/,
+      ),
     ]);
     // In remote mode the daemon runs the plugin, not this machine.
     const remote = { ...ctx, settings: { DIFY_SLIM_PATH: '/nonexistent/slim', DIFY_DAEMON_URL: 'http://127.0.0.1:1', DIFY_DAEMON_KEY: 'k' } };
@@ -114,11 +138,15 @@ describe('the exec policy in the catalog build', () => {
     const allowing = (file: string) => new ExecPolicy('trustgraph', readExecRules({ TOOLWIRE_ALLOW_COMMANDS: file }).rules);
     // Allowing a/server (beside the config directory) does not allow the b/server that would run.
     expect(await problems(buildCatalog([relative], defaultRegistry(), stdio, { policy: allowing(join(base, 'a', 'server')) }))).toEqual([
-      expect.stringMatching(/^tool-service\/rel\.json: plugin\.command: the worker does not start "\.\.\/server" \(.*\/b\/server\) for the TrustGraph config service/),
+      expect.stringMatching(
+        /^tool-service\/rel\.json: plugin\.command: the worker does not start "\.\.\/server" \(.*\/b\/server\) for the TrustGraph config service/,
+      ),
     ]);
     expect(existsSync(marker('a')) || existsSync(marker('b'))).toBe(false);
     // Allowing b/server starts b/server, and nothing else.
-    expect(await problems(buildCatalog([relative], defaultRegistry(), stdio, { policy: allowing(join(base, 'b', 'server')) }))).toEqual([expect.stringMatching(/plugin: the MCP server does not answer initialize/)]);
+    expect(await problems(buildCatalog([relative], defaultRegistry(), stdio, { policy: allowing(join(base, 'b', 'server')) }))).toEqual([
+      expect.stringMatching(/plugin: the MCP server does not answer initialize/),
+    ]);
     expect(existsSync(marker('b'))).toBe(true);
     expect(existsSync(marker('a'))).toBe(false);
   });
@@ -135,9 +163,13 @@ describe('the exec policy in the catalog build', () => {
     await mkdir(join(dir, 'tool-service'));
     await writeFile(join(dir, 'tool-service', 'sh.json'), JSON.stringify(shell('sh').value));
     const settings = readSettings({ TOOLWIRE_CONFIG_DIR: dir, TOOLWIRE_HTTP_PORT: 'off', TOOLWIRE_CONFIG_POLL_MS: '0', TOOLWIRE_ALLOW_COMMANDS: 'npx' });
-    const err = await startApp({ settings, transport: new MemoryTransport(), secrets: loadSecrets({}), log: captureLogger('warn').log }).catch((e: unknown) => e);
+    const err = await startApp({ settings, transport: new MemoryTransport(), secrets: loadSecrets({}), log: captureLogger('warn').log }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ConfigError);
-    expect((err as ConfigError).problems).toEqual([expect.stringMatching(/sh\.json: plugin\.command: the worker does not start "\/bin\/sh" for the config directory: add it to TOOLWIRE_ALLOW_COMMANDS/)]);
+    expect((err as ConfigError).problems).toEqual([
+      expect.stringMatching(/sh\.json: plugin\.command: the worker does not start "\/bin\/sh" for the config directory: add it to TOOLWIRE_ALLOW_COMMANDS/),
+    ]);
     expect(existsSync(marker('sh'))).toBe(false);
   });
 });

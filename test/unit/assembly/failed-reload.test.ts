@@ -18,7 +18,13 @@ import { captureLogger } from '../../support/harness.js';
 import { waitUntil } from '../../support/pulsar-app.js';
 
 const service = (id: string, behaviour: string) =>
-  JSON.stringify({ id, 'request-queue': `persistent://tg/flow/${id}`, 'response-queue': `non-persistent://tg/response/${id}`, 'config-params': [{ name: 'which', required: false }], plugin: { kind: 'test', behaviour } });
+  JSON.stringify({
+    id,
+    'request-queue': `persistent://tg/flow/${id}`,
+    'response-queue': `non-persistent://tg/response/${id}`,
+    'config-params': [{ name: 'which', required: false }],
+    plugin: { kind: 'test', behaviour },
+  });
 const tool = (name: string) => JSON.stringify({ type: 'tool-service', name, service: 'a-svc', description: name, which: name, arguments: [] });
 
 describe('a reload whose apply fails', () => {

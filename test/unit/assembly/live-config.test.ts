@@ -27,7 +27,14 @@ describe('a worker following its config directory', () => {
   let app: App;
   let base: string;
   const echoCall = (text: string, tool = 'echo') =>
-    app.client.call({ requestQueue: 'persistent://tg/flow/echo-request', responseQueue: 'non-persistent://tg/response/echo', config: {}, arguments: { text }, tool, timeoutMs: 5000 });
+    app.client.call({
+      requestQueue: 'persistent://tg/flow/echo-request',
+      responseQueue: 'non-persistent://tg/response/echo',
+      config: {},
+      arguments: { text },
+      tool,
+      timeoutMs: 5000,
+    });
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'toolwire-live-'));
@@ -47,17 +54,36 @@ describe('a worker following its config directory', () => {
     await expect(echoCall('x', 'shout')).rejects.toBeInstanceOf(ToolResponseError);
     const before = app.config().version;
     // The tool first, as a careless copy would: refused until its service arrives too.
-    await writeFile(join(dir, 'tool', 'shout.json'), JSON.stringify({ name: 'shout', service: 'shout-service', arguments: [{ name: 'text', type: 'string' }] }));
+    await writeFile(
+      join(dir, 'tool', 'shout.json'),
+      JSON.stringify({ name: 'shout', service: 'shout-service', arguments: [{ name: 'text', type: 'string' }] }),
+    );
     await writeFile(
       join(dir, 'tool-service', 'shout-service.json'),
-      JSON.stringify({ id: 'shout-service', 'request-queue': 'non-persistent://tg/request/shout', 'response-queue': 'non-persistent://tg/response/shout', plugin: { kind: 'module', module: 'builtin:echo' } }),
+      JSON.stringify({
+        id: 'shout-service',
+        'request-queue': 'non-persistent://tg/request/shout',
+        'response-queue': 'non-persistent://tg/response/shout',
+        plugin: { kind: 'module', module: 'builtin:echo' },
+      }),
     );
     await until(() => app.catalog.tools.has('shout'), 'the new tool in the catalog');
-    const shout = await app.client.call({ requestQueue: 'non-persistent://tg/request/shout', responseQueue: 'non-persistent://tg/response/shout', config: {}, arguments: { text: 'hello' }, timeoutMs: 5000 });
+    const shout = await app.client.call({
+      requestQueue: 'non-persistent://tg/request/shout',
+      responseQueue: 'non-persistent://tg/response/shout',
+      config: {},
+      arguments: { text: 'hello' },
+      timeoutMs: 5000,
+    });
     expect(shout).toBe('hello');
     expect(app.config().version).not.toBe(before);
     expect(app.config().rejected).toBeUndefined();
-    expect(app.worker.served().map((s) => s.id).sort()).toEqual(['echo-service', 'shout-service']);
+    expect(
+      app.worker
+        .served()
+        .map((s) => s.id)
+        .sort(),
+    ).toEqual(['echo-service', 'shout-service']);
   });
 
   it('refuses an invalid change, reports it, and keeps serving the last good catalog', async () => {
@@ -87,7 +113,13 @@ describe('a worker following its config directory', () => {
     await rm(join(dir, 'tool', 'echo.json'));
     await rm(join(dir, 'tool-service', 'echo-service.json'));
     await until(() => app.worker.served().length === 0, 'the service retired');
-    const call = app.client.call({ requestQueue: 'persistent://tg/flow/echo-request', responseQueue: 'non-persistent://tg/response/echo', config: {}, arguments: { text: 'anyone?' }, timeoutMs: 300 });
+    const call = app.client.call({
+      requestQueue: 'persistent://tg/flow/echo-request',
+      responseQueue: 'non-persistent://tg/response/echo',
+      config: {},
+      arguments: { text: 'anyone?' },
+      timeoutMs: 300,
+    });
     await expect(call).rejects.toThrow(/no final answer within 300 ms/);
   });
 });

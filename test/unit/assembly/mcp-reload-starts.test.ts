@@ -27,16 +27,34 @@ describe('reloads of a config with an unchanged MCP stdio service', () => {
     dir = await mkdtemp(join(tmpdir(), 'toolwire-mcp-reload-'));
     await mkdir(join(dir, 'tool-service'));
     await mkdir(join(dir, 'tool'));
-    await writeFile(join(dir, 'everything.sh'), `#!/bin/sh\necho $$ >> ${JSON.stringify(join(dir, 'starts'))}\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(EVERYTHING)} stdio\n`);
+    await writeFile(
+      join(dir, 'everything.sh'),
+      `#!/bin/sh\necho $$ >> ${JSON.stringify(join(dir, 'starts'))}\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(EVERYTHING)} stdio\n`,
+    );
     await chmod(join(dir, 'everything.sh'), 0o755);
     await writeFile(
       join(dir, 'tool-service', 'everything.json'),
-      json({ id: 'everything', 'config-params': ['op'], 'request-queue': 'non-persistent://tg/request/everything', 'response-queue': 'non-persistent://tg/response/everything', plugin: { kind: 'mcp', transport: 'stdio', command: './everything.sh' } }),
+      json({
+        id: 'everything',
+        'config-params': ['op'],
+        'request-queue': 'non-persistent://tg/request/everything',
+        'response-queue': 'non-persistent://tg/response/everything',
+        plugin: { kind: 'mcp', transport: 'stdio', command: './everything.sh' },
+      }),
     );
-    await writeFile(join(dir, 'tool', 'mcp-echo.json'), json({ name: 'mcp-echo', service: 'everything', op: 'echo', 'plugin-options': { tool: 'echo' }, arguments: [{ name: 'message', type: 'string' }] }));
+    await writeFile(
+      join(dir, 'tool', 'mcp-echo.json'),
+      json({ name: 'mcp-echo', service: 'everything', op: 'echo', 'plugin-options': { tool: 'echo' }, arguments: [{ name: 'message', type: 'string' }] }),
+    );
     await writeFile(
       join(dir, 'tool-service', 'extras.json'),
-      json({ id: 'extras', 'config-params': ['op'], 'request-queue': 'non-persistent://tg/request/extras', 'response-queue': 'non-persistent://tg/response/extras', plugin: { kind: 'module', module: 'builtin:echo' } }),
+      json({
+        id: 'extras',
+        'config-params': ['op'],
+        'request-queue': 'non-persistent://tg/request/extras',
+        'response-queue': 'non-persistent://tg/response/extras',
+        plugin: { kind: 'module', module: 'builtin:echo' },
+      }),
     );
     const settings = readSettings({ TOOLWIRE_CONFIG_DIR: dir, TOOLWIRE_HTTP_PORT: 'off', TOOLWIRE_CONFIG_POLL_MS: '0' });
     app = await startApp({ settings, transport: new MemoryTransport(), secrets: loadSecrets({}), log: captureLogger('warn').log });
@@ -48,13 +66,23 @@ describe('reloads of a config with an unchanged MCP stdio service', () => {
 
   it('start the server once for the check and once to serve, then never again', async () => {
     const call = (message: string) =>
-      app.client.call({ requestQueue: 'non-persistent://tg/request/everything', responseQueue: 'non-persistent://tg/response/everything', config: {}, arguments: { message }, tool: 'mcp-echo', timeoutMs: 10_000 });
+      app.client.call({
+        requestQueue: 'non-persistent://tg/request/everything',
+        responseQueue: 'non-persistent://tg/response/everything',
+        config: {},
+        arguments: { message },
+        tool: 'mcp-echo',
+        timeoutMs: 10_000,
+      });
     expect(await call('first')).toBe('Echo: first');
     expect(await starts()).toBe(2);
 
     for (let n = 0; n < 10; n++) {
       const applied = app.config().reloads.applied;
-      await writeFile(join(dir, 'tool', `extra-${n}.json`), json({ name: `extra-${n}`, service: 'extras', op: `op-${n}`, arguments: [{ name: 'text', type: 'string' }] }));
+      await writeFile(
+        join(dir, 'tool', `extra-${n}.json`),
+        json({ name: `extra-${n}`, service: 'extras', op: `op-${n}`, arguments: [{ name: 'text', type: 'string' }] }),
+      );
       await waitUntil(() => app.config().reloads.applied > applied && app.catalog.tools.has(`extra-${n}`), 10_000, `reload ${n} applied`, 20);
     }
     expect(app.config().reloads.applied).toBeGreaterThanOrEqual(11);
@@ -66,7 +94,9 @@ describe('reloads of a config with an unchanged MCP stdio service', () => {
     const applied = app.config().reloads.applied;
     await writeFile(join(dir, 'tool', 'mcp-sum.json'), json({ name: 'mcp-sum', service: 'everything', op: 'sum', 'plugin-options': { tool: 'no-such-tool' } }));
     await waitUntil(() => app.config().rejected !== undefined, 10_000, 'the change refused', 20);
-    expect(app.config().rejected?.problems).toEqual([expect.stringMatching(/tool\/mcp-sum\.json: plugin-options\.tool: the MCP server of everything has no tool "no-such-tool"/)]);
+    expect(app.config().rejected?.problems).toEqual([
+      expect.stringMatching(/tool\/mcp-sum\.json: plugin-options\.tool: the MCP server of everything has no tool "no-such-tool"/),
+    ]);
     expect(app.config().reloads.applied).toBe(applied);
     await writeFile(join(dir, 'tool', 'mcp-sum.json'), json({ name: 'mcp-sum', service: 'everything', op: 'sum', 'plugin-options': { tool: 'get-sum' } }));
     await waitUntil(() => app.catalog.tools.has('mcp-sum'), 10_000, 'the fixed change applied', 20);

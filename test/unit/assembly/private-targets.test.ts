@@ -21,8 +21,13 @@ import { asServed, captureLogger, entry } from '../../support/harness.js';
 import { startEverythingHttp } from '../../support/mcp-everything.js';
 
 const registry = defaultRegistry();
-const problems = (p: Promise<unknown>) => p.then(() => [], (err: unknown) => (err instanceof ConfigError ? err.problems : Promise.reject(err)));
-const service = (id: string, plugin: Record<string, unknown>) => entry('tool-service', id, { id, 'request-queue': `non-persistent://tg/request/${id}`, 'response-queue': `non-persistent://tg/response/${id}`, plugin });
+const problems = (p: Promise<unknown>) =>
+  p.then(
+    () => [],
+    (err: unknown) => (err instanceof ConfigError ? err.problems : Promise.reject(err)),
+  );
+const service = (id: string, plugin: Record<string, unknown>) =>
+  entry('tool-service', id, { id, 'request-queue': `non-persistent://tg/request/${id}`, 'response-queue': `non-persistent://tg/response/${id}`, plugin });
 const remote = (allow?: string) => new ExecPolicy('trustgraph', readExecRules(allow === undefined ? {} : { TOOLWIRE_ALLOW_PRIVATE: allow }).rules);
 
 let counter: Server;
@@ -51,7 +56,17 @@ beforeEach(() => {
 /** One call of the service's first tool (or the named MCP tool), its whole text. */
 async function call(plugin: Plugin, catalog: Catalog, id: string, args: Record<string, unknown> = {}): Promise<string> {
   const s = catalog.services.get(id)!;
-  const out = plugin.invoke({ requestId: randomUUID(), service: s, tool: catalog.toolsOf(id)[0], config: {}, arguments: args, stream: false, timeoutMs: 20_000, signal: AbortSignal.timeout(20_000), log: ctx.log });
+  const out = plugin.invoke({
+    requestId: randomUUID(),
+    service: s,
+    tool: catalog.toolsOf(id)[0],
+    config: {},
+    arguments: args,
+    stream: false,
+    timeoutMs: 20_000,
+    signal: AbortSignal.timeout(20_000),
+    log: ctx.log,
+  });
   if (!isAsyncIterable(out)) return out;
   let text = '';
   for await (const c of out) text += c;
@@ -60,7 +75,11 @@ async function call(plugin: Plugin, catalog: Catalog, id: string, args: Record<s
 
 describe('an MCP server URL from config', () => {
   it('is refused at build time when it is a private address a remote source may not reach; nothing is sent', async () => {
-    expect(await problems(buildCatalog([service('m', { kind: 'mcp', transport: 'http', url: `http://127.0.0.1:${port}/mcp` })], registry, ctx, { policy: remote() }))).toEqual([
+    expect(
+      await problems(
+        buildCatalog([service('m', { kind: 'mcp', transport: 'http', url: `http://127.0.0.1:${port}/mcp` })], registry, ctx, { policy: remote() }),
+      ),
+    ).toEqual([
       'tool-service/m.json: plugin.url: the worker does not connect to 127.0.0.1, a loopback address, for the TrustGraph config service: TOOLWIRE_ALLOW_PRIVATE is unset, which allows none for this source; add their CIDRs to TOOLWIRE_ALLOW_PRIVATE to allow it',
     ]);
     expect(hits).toBe(0);
@@ -69,7 +88,9 @@ describe('an MCP server URL from config', () => {
   it('is refused at connect time when its name resolves to a private address, at the check and at calls', async () => {
     const m = service('m', { kind: 'mcp', transport: 'http', url: `http://localhost:${port}/mcp` });
     expect(await problems(buildCatalog([m], registry, ctx, { policy: remote() }))).toEqual([
-      expect.stringMatching(/^tool-service\/m\.json: plugin\.url: host localhost resolves to (127\.0\.0\.1|::1), a loopback address, which is not allowed \(see TOOLWIRE_ALLOW_PRIVATE\)$/),
+      expect.stringMatching(
+        /^tool-service\/m\.json: plugin\.url: host localhost resolves to (127\.0\.0\.1|::1), a loopback address, which is not allowed \(see TOOLWIRE_ALLOW_PRIVATE\)$/,
+      ),
     ]);
     // A plugin made for a remote source holds to it whatever the name answers later.
     const catalog = await buildCatalog([m, entry('tool', 'echo', { name: 'echo', service: 'm' })], registry, ctx, { portable: true });
@@ -96,9 +117,9 @@ describe('an MCP server URL from config', () => {
     }
     expect((await buildCatalog(entries, registry, ctx, { policy: new ExecPolicy('directory') })).services.has('e')).toBe(true);
     // Another loopback address than the one allowed is still refused.
-    expect(await problems(buildCatalog([service('m', { kind: 'mcp', transport: 'http', url: `http://127.0.0.2:${port}/mcp` })], registry, ctx, { policy }))).toEqual([
-      expect.stringMatching(/plugin\.url: the worker does not connect to 127\.0\.0\.2, a loopback address/),
-    ]);
+    expect(
+      await problems(buildCatalog([service('m', { kind: 'mcp', transport: 'http', url: `http://127.0.0.2:${port}/mcp` })], registry, ctx, { policy })),
+    ).toEqual([expect.stringMatching(/plugin\.url: the worker does not connect to 127\.0\.0\.2, a loopback address/)]);
   });
 });
 

@@ -25,7 +25,12 @@ describe('starting a worker process whose HTTP port is taken', () => {
     await mkdir(join(dir, 'tool-service'));
     await writeFile(
       join(dir, 'tool-service', 'svc.json'),
-      JSON.stringify({ id: 'svc', 'request-queue': 'persistent://tg/flow/start-order', 'response-queue': 'non-persistent://tg/response/start-order', plugin: { kind: 'test', behaviour: 'count' } }),
+      JSON.stringify({
+        id: 'svc',
+        'request-queue': 'persistent://tg/flow/start-order',
+        'response-queue': 'non-persistent://tg/response/start-order',
+        plugin: { kind: 'test', behaviour: 'count' },
+      }),
     );
     taken = createServer();
     await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
@@ -46,13 +51,24 @@ describe('starting a worker process whose HTTP port is taken', () => {
       create: async () => ({ kind: 'test', invoke: async () => String(++invoked), close: async () => void closed++ }),
     });
     const transport = new MemoryTransport();
-    const settings = readSettings({ TOOLWIRE_CONFIG_DIR: dir, TOOLWIRE_HTTP_HOST: '127.0.0.1', TOOLWIRE_HTTP_PORT: String(port), TOOLWIRE_CONFIG_POLL_MS: '0' });
+    const settings = readSettings({
+      TOOLWIRE_CONFIG_DIR: dir,
+      TOOLWIRE_HTTP_HOST: '127.0.0.1',
+      TOOLWIRE_HTTP_PORT: String(port),
+      TOOLWIRE_CONFIG_POLL_MS: '0',
+    });
     await expect(startApp({ settings, transport, secrets: loadSecrets({}), log: captureLogger().log, registry })).rejects.toThrow(/EADDRINUSE/);
     expect(closed).toBe(1);
     // Nothing consumes the service's queue: a request finds no worker.
     const client = new ToolClient(transport);
     await expect(
-      client.call({ requestQueue: 'persistent://tg/flow/start-order', responseQueue: 'non-persistent://tg/response/start-order', config: {}, arguments: {}, timeoutMs: 300 }),
+      client.call({
+        requestQueue: 'persistent://tg/flow/start-order',
+        responseQueue: 'non-persistent://tg/response/start-order',
+        config: {},
+        arguments: {},
+        timeoutMs: 300,
+      }),
     ).rejects.toThrow(/no final answer within 300 ms/);
     expect(invoked).toBe(0);
     await client.close();

@@ -12,7 +12,12 @@ describe('cpu profile summary', () => {
     await writeFile(
       file,
       JSON.stringify({
-        nodes: [node(1, '(idle)', ''), node(2, 'answer', 'file:///r/dist/worker/request-handler.js'), node(3, 'writev', ''), node(4, 'frame', 'file:///r/node_modules/ws/lib/sender.js')],
+        nodes: [
+          node(1, '(idle)', ''),
+          node(2, 'answer', 'file:///r/dist/worker/request-handler.js'),
+          node(3, 'writev', ''),
+          node(4, 'frame', 'file:///r/node_modules/ws/lib/sender.js'),
+        ],
         samples: [1, 2, 2, 3, 3, 3, 4],
         timeDeltas: [1000, 1000, 1000, 1000, 1000, 1000, 1000],
         startTime: 0,

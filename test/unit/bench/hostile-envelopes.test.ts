@@ -74,7 +74,25 @@ describe('hostileMix', () => {
 
   it('covers every category in 2,000 envelopes', () => {
     const cats = new Set(mix.map((e) => e.category));
-    for (const c of ['good', 'good-stream', 'good-long-id', 'good-unknown-keys', 'truncated-json', 'control-byte', 'invalid-utf8', 'binary-garbage', 'empty', 'wrong-types', 'wrong-argument-types', 'deep-array', 'deep-object', 'huge-payload', 'unknown-tool', 'no-id', 'empty-id']) {
+    for (const c of [
+      'good',
+      'good-stream',
+      'good-long-id',
+      'good-unknown-keys',
+      'truncated-json',
+      'control-byte',
+      'invalid-utf8',
+      'binary-garbage',
+      'empty',
+      'wrong-types',
+      'wrong-argument-types',
+      'deep-array',
+      'deep-object',
+      'huge-payload',
+      'unknown-tool',
+      'no-id',
+      'empty-id',
+    ]) {
       expect(cats.has(c), c).toBe(true);
     }
   });

@@ -36,7 +36,10 @@ async function scriptedResponder(script: (n: number, send: Send) => Promise<void
       await m.ack();
       const id = m.properties['id']!;
       await script(n++, (text, end, seq) =>
-        producer.send({ data: JSON.stringify({ error: null, response: text, end_of_stream: end }), properties: seq === undefined ? { id } : { id, [SEQ_PROPERTY]: String(seq) } }),
+        producer.send({
+          data: JSON.stringify({ error: null, response: text, end_of_stream: end }),
+          properties: seq === undefined ? { id } : { id, [SEQ_PROPERTY]: String(seq) },
+        }),
       );
     }
   })();
@@ -46,7 +49,19 @@ async function scriptedResponder(script: (n: number, send: Send) => Promise<void
 describe('runLoad against the floor responder (memory transport)', () => {
   it('sends exactly the asked number of requests with K in flight and records every answer', async () => {
     const t = await setup();
-    const r = await runLoad({ transport: t, requestTopic: REQ, responseTopic: RES, concurrency: 8, requests: 500, warmupMs: 0, shape: { argumentBytes: 1024, chunks: 0 }, stream: false, answerTimeoutMs: 5_000, readyTimeoutMs: 5_000, log });
+    const r = await runLoad({
+      transport: t,
+      requestTopic: REQ,
+      responseTopic: RES,
+      concurrency: 8,
+      requests: 500,
+      warmupMs: 0,
+      shape: { argumentBytes: 1024, chunks: 0 },
+      stream: false,
+      answerTimeoutMs: 5_000,
+      readyTimeoutMs: 5_000,
+      log,
+    });
     expect(r.requests).toBe(500);
     expect(r.answered).toBe(500);
     expect(r.latency.count).toBe(500);
@@ -58,7 +73,19 @@ describe('runLoad against the floor responder (memory transport)', () => {
 
   it('joins a streamed answer and counts each of its messages', async () => {
     const t = await setup();
-    const r = await runLoad({ transport: t, requestTopic: REQ, responseTopic: RES, concurrency: 4, requests: 50, warmupMs: 0, shape: { argumentBytes: 1024, chunks: 10 }, stream: true, answerTimeoutMs: 5_000, readyTimeoutMs: 5_000, log });
+    const r = await runLoad({
+      transport: t,
+      requestTopic: REQ,
+      responseTopic: RES,
+      concurrency: 4,
+      requests: 50,
+      warmupMs: 0,
+      shape: { argumentBytes: 1024, chunks: 10 },
+      stream: true,
+      answerTimeoutMs: 5_000,
+      readyTimeoutMs: 5_000,
+      log,
+    });
     expect(r.answered).toBe(50);
     expect(r.wrongAnswers).toBe(0);
     // The floor streams one message per chunk plus the final one.
@@ -70,7 +97,19 @@ describe('runLoad against the floor responder (memory transport)', () => {
     transport = await scriptedResponder(async (n, send) => {
       if (n === 0) await send('', true);
     });
-    const r = await runLoad({ transport, requestTopic: REQ, responseTopic: RES, concurrency: 2, requests: 2, warmupMs: 0, shape: { argumentBytes: 64, chunks: 0 }, stream: false, answerTimeoutMs: 300, readyTimeoutMs: 5_000, log });
+    const r = await runLoad({
+      transport,
+      requestTopic: REQ,
+      responseTopic: RES,
+      concurrency: 2,
+      requests: 2,
+      warmupMs: 0,
+      shape: { argumentBytes: 64, chunks: 0 },
+      stream: false,
+      answerTimeoutMs: 300,
+      readyTimeoutMs: 5_000,
+      log,
+    });
     expect(r.timeouts).toBe(2);
     expect(r.answered).toBe(0);
     expect(r.elapsedMs).toBeLessThan(300);
@@ -83,7 +122,19 @@ describe('runLoad against the floor responder (memory transport)', () => {
       await send('a', false, 0);
       await send('', true, 2);
     });
-    const r = await runLoad({ transport, requestTopic: REQ, responseTopic: RES, concurrency: 2, requests: 4, warmupMs: 0, shape: { argumentBytes: 64, chunks: 2 }, stream: true, answerTimeoutMs: 60_000, readyTimeoutMs: 5_000, log });
+    const r = await runLoad({
+      transport,
+      requestTopic: REQ,
+      responseTopic: RES,
+      concurrency: 2,
+      requests: 4,
+      warmupMs: 0,
+      shape: { argumentBytes: 64, chunks: 2 },
+      stream: true,
+      answerTimeoutMs: 60_000,
+      readyTimeoutMs: 5_000,
+      log,
+    });
     expect(r.errors).toBe(4);
     expect(r.answered + r.timeouts + r.wrongAnswers).toBe(0);
   });

@@ -31,7 +31,10 @@ function result(id: string, l: LoadResult | undefined, rss: [number, number] = [
   const [target, mode] = id.split('-') as [ScenarioResult['scenario']['target'], string];
   // Warm-up, then seven samples: three at the start figure, one between, three at the end figure.
   const mbs = [rss[0], rss[0], rss[0], (rss[0] + rss[1]) / 2, rss[1], rss[1], rss[1]];
-  const series = [{ tMs: -500, rssBytes: rss[0] * 2 ** 20, cpuMs: 0, eldP99Ms: 1, eldMaxMs: 2 }, ...mbs.map((mb, i) => ({ tMs: i * 1000, rssBytes: mb * 2 ** 20, cpuMs: 10 + i * 100, eldP99Ms: 1, eldMaxMs: 2 }))];
+  const series = [
+    { tMs: -500, rssBytes: rss[0] * 2 ** 20, cpuMs: 0, eldP99Ms: 1, eldMaxMs: 2 },
+    ...mbs.map((mb, i) => ({ tMs: i * 1000, rssBytes: mb * 2 ** 20, cpuMs: 10 + i * 100, eldP99Ms: 1, eldMaxMs: 2 })),
+  ];
   return {
     scenario: { id, target, stream: mode === 'stream', chunks: mode === 'stream' ? 100 : 0, requests: undefined, durationMs: 1000, purpose: 'test' },
     description: `${target} <process>`,
@@ -106,7 +109,7 @@ describe('target checks', () => {
     expect(computeRatios([result('floor-single', load(1000, 10)), result('toolwire-single', load(900, 12))]).vsBaseline).toBeUndefined();
   });
 
-  it("judges the native client against the WebSocket floor of the same rounds: throughput 1.3x at no higher p99", () => {
+  it('judges the native client against the WebSocket floor of the same rounds: throughput 1.3x at no higher p99', () => {
     const met = computeRatios([
       result('ws-floor-single', load(1000, 20)),
       result('toolwire-single', load(1400, 19)),
@@ -190,7 +193,18 @@ describe('one call in flight', () => {
         finishedAt: 'b',
         command: 'npm run bench',
         loadAverageEnd: 0,
-        machine: { cpus: 2, cpuModel: 'c', memoryGiB: 1, freeMemoryGiB: 1, os: 'l', node: 'v20', pulsar: 'x', python: undefined, trustgraphBase: undefined, loadAverage: 0 },
+        machine: {
+          cpus: 2,
+          cpuModel: 'c',
+          memoryGiB: 1,
+          freeMemoryGiB: 1,
+          os: 'l',
+          node: 'v20',
+          pulsar: 'x',
+          python: undefined,
+          trustgraphBase: undefined,
+          loadAverage: 0,
+        },
         options: { ...options, broker: 'http://b' },
         scenarios: oneCall,
         ratios: r,
@@ -225,7 +239,7 @@ describe('planScenarios', () => {
     ]);
   });
 
-  it('measures one call in flight on both request topic kinds, the run\'s own first, in alternating order', () => {
+  it("measures one call in flight on both request topic kinds, the run's own first, in alternating order", () => {
     const o = { ...options, requestPersistence: 'non-persistent', streamChunks: 0, longRequests: 0, broker: undefined, python: undefined } as BenchOptions;
     const c1 = planScenarios(o).filter((s) => s.concurrency === 1);
     expect(c1.map((s) => [s.id, s.requestPersistence, s.durationMs])).toEqual([
@@ -235,22 +249,62 @@ describe('planScenarios', () => {
       ['floor-c1-persistent', 'persistent', 10_000],
     ]);
     // The memory transport has no topic kinds; --one-call 0 leaves them out.
-    expect(planScenarios({ ...o, transport: 'memory' }).filter((s) => s.concurrency === 1).map((s) => s.id)).toEqual(['floor-c1-non-persistent', 'toolwire-c1-non-persistent']);
+    expect(
+      planScenarios({ ...o, transport: 'memory' })
+        .filter((s) => s.concurrency === 1)
+        .map((s) => s.id),
+    ).toEqual(['floor-c1-non-persistent', 'toolwire-c1-non-persistent']);
     expect(planScenarios({ ...o, oneCallMs: 0 }).filter((s) => s.concurrency === 1)).toEqual([]);
   });
 
   it('repeats the floor/toolwire pair in alternating order for extra rounds', () => {
-    const ids = planScenarios({ ...options, rounds: 3, streamChunks: 0, longRequests: 0, oneCallMs: 0, broker: undefined, python: undefined } as BenchOptions).map((s) => s.id);
+    const ids = planScenarios({
+      ...options,
+      rounds: 3,
+      streamChunks: 0,
+      longRequests: 0,
+      oneCallMs: 0,
+      broker: undefined,
+      python: undefined,
+    } as BenchOptions).map((s) => s.id);
     expect(ids).toEqual(['floor-single', 'toolwire-single', 'python-single', 'toolwire-single-r2', 'floor-single-r2', 'floor-single-r3', 'toolwire-single-r3']);
   });
 
   it('puts a baseline build in every round beside the floor and toolwire, the order alternating', () => {
-    const ids = planScenarios({ ...options, targets: ['floor', 'toolwire', 'baseline'], rounds: 3, streamChunks: 0, longRequests: 0, oneCallMs: 0, broker: undefined, python: undefined } as BenchOptions).map((s) => s.id);
-    expect(ids).toEqual(['floor-single', 'toolwire-single', 'baseline-single', 'baseline-single-r2', 'toolwire-single-r2', 'floor-single-r2', 'floor-single-r3', 'toolwire-single-r3', 'baseline-single-r3']);
+    const ids = planScenarios({
+      ...options,
+      targets: ['floor', 'toolwire', 'baseline'],
+      rounds: 3,
+      streamChunks: 0,
+      longRequests: 0,
+      oneCallMs: 0,
+      broker: undefined,
+      python: undefined,
+    } as BenchOptions).map((s) => s.id);
+    expect(ids).toEqual([
+      'floor-single',
+      'toolwire-single',
+      'baseline-single',
+      'baseline-single-r2',
+      'toolwire-single-r2',
+      'floor-single-r2',
+      'floor-single-r3',
+      'toolwire-single-r3',
+      'baseline-single-r3',
+    ]);
   });
 
   it('bounds each scenario by requests when asked, and skips what is switched off', () => {
-    const s = planScenarios({ ...options, targets: ['toolwire'], requests: 10, streamChunks: 0, longRequests: 0, oneCallMs: 0, broker: undefined, python: undefined } as BenchOptions);
+    const s = planScenarios({
+      ...options,
+      targets: ['toolwire'],
+      requests: 10,
+      streamChunks: 0,
+      longRequests: 0,
+      oneCallMs: 0,
+      broker: undefined,
+      python: undefined,
+    } as BenchOptions);
     expect(s).toEqual([expect.objectContaining({ id: 'toolwire-single', requests: 10, durationMs: undefined })]);
   });
 });
@@ -264,7 +318,18 @@ describe('markdown and SVG reports', () => {
     finishedAt: 'b',
     command: 'npm run bench',
     loadAverageEnd: 2,
-    machine: { cpus: 2, cpuModel: 'cpu', memoryGiB: 24, freeMemoryGiB: 20, os: 'linux', node: 'v20', pulsar: '3.3.6', python: '3.11', trustgraphBase: '2.11.1', loadAverage: 0.5 },
+    machine: {
+      cpus: 2,
+      cpuModel: 'cpu',
+      memoryGiB: 24,
+      freeMemoryGiB: 20,
+      os: 'linux',
+      node: 'v20',
+      pulsar: '3.3.6',
+      python: '3.11',
+      trustgraphBase: '2.11.1',
+      loadAverage: 0.5,
+    },
     options: { ...options, broker: 'http://b' },
     scenarios,
     ratios,

@@ -51,7 +51,12 @@ const secretPlacement = fc.constantFrom<Record<string, unknown>>(
   { kind: 'mcp', transport: 'stdio', command: 'server', env: { API_KEY: CANARY, N: 1 } },
   { kind: 'openapi', server: `https://user:${CANARY}@api.example/`, auth: { type: 'api-key', value: CANARY } },
   { kind: 'openapi', server: 'https://api.example/', auth: { type: 'basic', username: 'u', password: CANARY } },
-  { kind: 'openapi', server: 'not a url', headers: { 'x-api-key': CANARY }, auth: { type: 'oauth2-client-credentials', 'token-url': 'https://t.example/', 'client-id': 'c', 'client-secret': CANARY } },
+  {
+    kind: 'openapi',
+    server: 'not a url',
+    headers: { 'x-api-key': CANARY },
+    auth: { type: 'oauth2-client-credentials', 'token-url': 'https://t.example/', 'client-id': 'c', 'client-secret': CANARY },
+  },
   { kind: 'dify-daemon', 'api-key': CANARY, url: 42 },
   { kind: 'module', module: 7, secret: CANARY },
 );
@@ -60,9 +65,19 @@ const secretPlacement = fc.constantFrom<Record<string, unknown>>(
 const nearValidService = fc.record(
   {
     id: fc.oneof(identifier, plainValue),
-    'request-queue': fc.oneof(identifier.map((t) => `request:tg:${t}`), fc.constant('persistent://tg/flow/x'), plainValue),
-    'response-queue': fc.oneof(identifier.map((t) => `non-persistent://tg/response/${t}`), plainValue),
-    'config-params': fc.oneof(fc.array(fc.oneof(keyName, fc.record({ name: keyName, required: fc.oneof(fc.boolean(), anyValue) })), { maxLength: 3 }), anyValue),
+    'request-queue': fc.oneof(
+      identifier.map((t) => `request:tg:${t}`),
+      fc.constant('persistent://tg/flow/x'),
+      plainValue,
+    ),
+    'response-queue': fc.oneof(
+      identifier.map((t) => `non-persistent://tg/response/${t}`),
+      plainValue,
+    ),
+    'config-params': fc.oneof(
+      fc.array(fc.oneof(keyName, fc.record({ name: keyName, required: fc.oneof(fc.boolean(), anyValue) })), { maxLength: 3 }),
+      anyValue,
+    ),
     plugin: fc.oneof(secretPlacement, fc.dictionary(keyName, anyValue, { maxKeys: 3 }), anyValue),
     concurrency: fc.oneof(fc.integer({ min: -2, max: 10 }), anyValue),
     stream: fc.oneof(fc.constantFrom('single', 'stream'), anyValue),
@@ -77,7 +92,21 @@ const nearValidTool = fc.record(
     service: fc.oneof(identifier, plainValue),
     description: anyValue,
     arguments: fc.oneof(
-      fc.array(fc.oneof(fc.record({ name: fc.oneof(keyName, plainValue), type: fc.oneof(fc.constantFrom(...Object.values(ParameterType)), plainValue), form: fc.oneof(fc.constantFrom('llm', 'form'), anyValue), required: anyValue }, { requiredKeys: [] }), anyValue), { maxLength: 3 }),
+      fc.array(
+        fc.oneof(
+          fc.record(
+            {
+              name: fc.oneof(keyName, plainValue),
+              type: fc.oneof(fc.constantFrom(...Object.values(ParameterType)), plainValue),
+              form: fc.oneof(fc.constantFrom('llm', 'form'), anyValue),
+              required: anyValue,
+            },
+            { requiredKeys: [] },
+          ),
+          anyValue,
+        ),
+        { maxLength: 3 },
+      ),
       anyValue,
     ),
     'runtime-parameters': fc.oneof(fc.dictionary(keyName, anyValue, { maxKeys: 2 }), anyValue),
@@ -131,13 +160,21 @@ describe('buildCatalog (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => {
         fc.record({
           name: identifier,
           values: fc.array(fc.option(fc.oneof(fc.string({ maxLength: 5 }), fc.integer()), { nil: undefined }), { minLength: 3, maxLength: 3 }),
-          arguments: fc.uniqueArray(fc.record({ name: identifier, type: fc.constantFrom(...Object.values(ParameterType)), description: fc.string({ maxLength: 10 }) }), { selector: (a) => a.name, maxLength: 3 }),
+          arguments: fc.uniqueArray(
+            fc.record({ name: identifier, type: fc.constantFrom(...Object.values(ParameterType)), description: fc.string({ maxLength: 10 }) }),
+            { selector: (a) => a.name, maxLength: 3 },
+          ),
         }),
         { selector: (t) => t.name, maxLength: 4 },
       ),
     })
     .map(({ id, params, short, tools }) => {
-      const service = { id, 'request-queue': short ? `request:tg:${id}` : `persistent://tg/flow/${id}`, 'response-queue': `non-persistent://tg/response/${id}`, 'config-params': params };
+      const service = {
+        id,
+        'request-queue': short ? `request:tg:${id}` : `persistent://tg/flow/${id}`,
+        'response-queue': `non-persistent://tg/response/${id}`,
+        'config-params': params,
+      };
       const seen = new Set<string>();
       const descriptors: Record<string, unknown>[] = [];
       for (const t of tools) {

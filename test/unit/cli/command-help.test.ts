@@ -73,7 +73,8 @@ describe('the command framework', () => {
 
   it("lists a group's commands for --help, -h and help (exit 0), and when none is named (exit 2)", async () => {
     const group = commandGroup('things', 'things to do', [echoCommand('echo'), echoCommand('say')]);
-    const listing = "Usage: toolwire things <command> [options]\n\nCommands:\n  echo  the echo command\n  say   the say command\n\n'toolwire things <command> --help' shows a command's options.\n";
+    const listing =
+      "Usage: toolwire things <command> [options]\n\nCommands:\n  echo  the echo command\n  say   the say command\n\n'toolwire things <command> --help' shows a command's options.\n";
     expect(group.help).toBe(listing);
     for (const word of ['--help', '-h', 'help']) expect(await runCommand(group, [word])).toEqual({ code: 0, stdout: listing, stderr: '' });
     expect(await runCommand(group, [])).toEqual({ code: 2, stdout: listing, stderr: '' });

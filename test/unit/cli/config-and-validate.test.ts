@@ -29,10 +29,18 @@ describe('toolwire validate and config', () => {
     expect(r.stderr).toMatch(/tool\/broken\.json: service: unknown tool-service "ghost"/);
   });
 
-  it('runs a module plugin\'s code only when asked to check plugins: --static does not', async () => {
+  it("runs a module plugin's code only when asked to check plugins: --static does not", async () => {
     const marker = join(dir, 'ran.txt');
-    await writeFile(join(dir, 'side-effect.mjs'), `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'ran');\nexport default () => 'x';\n`);
-    const service = { id: 'side', 'request-queue': 'non-persistent://tg/request/side', 'response-queue': 'non-persistent://tg/response/side', plugin: { kind: 'module', module: './side-effect.mjs' } };
+    await writeFile(
+      join(dir, 'side-effect.mjs'),
+      `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'ran');\nexport default () => 'x';\n`,
+    );
+    const service = {
+      id: 'side',
+      'request-queue': 'non-persistent://tg/request/side',
+      'response-queue': 'non-persistent://tg/response/side',
+      plugin: { kind: 'module', module: './side-effect.mjs' },
+    };
     await writeFile(join(dir, 'tool-service', 'side.json'), JSON.stringify(service));
     const quiet = await runCli(['validate', dir, '--static']);
     expect(quiet.code).toBe(0);

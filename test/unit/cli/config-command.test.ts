@@ -15,13 +15,21 @@ describe('toolwire config operations', () => {
 
   it('prints its help with no operation (exit 2), and for --help after any operation (exit 0)', async () => {
     expect(await runCli(['config'])).toEqual({ code: 2, stdout: configCommand.help, stderr: '' });
-    for (const argv of [['put', '--help'], ['import', 'somewhere', '-h'], ['fly', '--help']]) {
+    for (const argv of [
+      ['put', '--help'],
+      ['import', 'somewhere', '-h'],
+      ['fly', '--help'],
+    ]) {
       expect(await runCli(['config', ...argv])).toEqual({ code: 0, stdout: configCommand.help, stderr: '' });
     }
   });
 
   it('names the operations when given another', async () => {
-    expect(await runCli(['config', 'fly'])).toEqual({ code: 2, stdout: '', stderr: 'toolwire config: unknown config operation "fly" (put, get, list, delete, import)\n' });
+    expect(await runCli(['config', 'fly'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'toolwire config: unknown config operation "fly" (put, get, list, delete, import)\n',
+    });
     expect((await runCli(['config', 'toString'])).stderr).toContain('unknown config operation "toString"');
   });
 
@@ -50,9 +58,15 @@ describe('toolwire config operations', () => {
   });
 
   it('refuses a store the flags contradict, and a workspace the directory does not have', async () => {
-    expect((await runCli(['config', 'list', '--type', 'tool', '--store', 'disk'])).stderr).toBe('toolwire config: --store disk: use directory, trustgraph or pulsar\n');
-    expect((await runCli(['config', 'list', '--type', 'tool', '--store', 'directory', '-u', 'http://x'])).stderr).toBe('toolwire config: --store directory contradicts --api-url\n');
-    expect((await runCli(['config', 'list', '--type', 'tool', '--store', 'trustgraph', '--pulsar-url', 'pulsar://x'])).stderr).toBe('toolwire config: --store trustgraph contradicts --pulsar-url\n');
+    expect((await runCli(['config', 'list', '--type', 'tool', '--store', 'disk'])).stderr).toBe(
+      'toolwire config: --store disk: use directory, trustgraph or pulsar\n',
+    );
+    expect((await runCli(['config', 'list', '--type', 'tool', '--store', 'directory', '-u', 'http://x'])).stderr).toBe(
+      'toolwire config: --store directory contradicts --api-url\n',
+    );
+    expect((await runCli(['config', 'list', '--type', 'tool', '--store', 'trustgraph', '--pulsar-url', 'pulsar://x'])).stderr).toBe(
+      'toolwire config: --store trustgraph contradicts --pulsar-url\n',
+    );
     const workspace = await runCli(['config', 'list', '--type', 'tool', '-d', join(dir, 'shipped'), '-w', 'team']);
     expect(workspace).toEqual({ code: 2, stdout: '', stderr: 'toolwire config: workspace "team": the directory store has only the "default" workspace\n' });
   });
@@ -78,8 +92,16 @@ describe('toolwire config operations', () => {
 
   it('says when get or delete finds no item (exit 1)', async () => {
     const shipped = join(dir, 'shipped');
-    expect(await runCli(['config', 'get', '--type', 'tool', '-k', 'nope', '-d', shipped])).toEqual({ code: 1, stdout: '', stderr: 'no tool item with key nope\n' });
-    expect(await runCli(['config', 'delete', '--type', 'tool', '-k', 'nope', '-d', shipped, '--static'])).toEqual({ code: 1, stdout: '', stderr: 'no tool item with key nope\n' });
+    expect(await runCli(['config', 'get', '--type', 'tool', '-k', 'nope', '-d', shipped])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'no tool item with key nope\n',
+    });
+    expect(await runCli(['config', 'delete', '--type', 'tool', '-k', 'nope', '-d', shipped, '--static'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'no tool item with key nope\n',
+    });
   });
 
   it('refuses to delete an item the catalog needs, unless forced', async () => {

@@ -21,7 +21,11 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
 }
 
 async function invoke(base: string, tool: string, args: unknown): Promise<{ error: unknown; response: string; end_of_stream: boolean }[]> {
-  const res = await fetch(`${base}/v1/tools/${tool}/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: args }) });
+  const res = await fetch(`${base}/v1/tools/${tool}/invoke`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ arguments: args }),
+  });
   const text = await res.text();
   return text
     .split('\n\n')
@@ -43,7 +47,12 @@ describe('toolwire run (a real process)', { timeout: 60_000 }, () => {
     );
     await writeFile(
       join(dir, 'tool-service', 'slow-service.json'),
-      JSON.stringify({ id: 'slow-service', 'request-queue': 'persistent://tg/flow/slow', 'response-queue': 'non-persistent://tg/response/slow', plugin: { kind: 'module', module: './slow.mjs' } }),
+      JSON.stringify({
+        id: 'slow-service',
+        'request-queue': 'persistent://tg/flow/slow',
+        'response-queue': 'non-persistent://tg/response/slow',
+        plugin: { kind: 'module', module: './slow.mjs' },
+      }),
     );
     await writeFile(join(dir, 'tool', 'slow.json'), JSON.stringify({ name: 'slow', service: 'slow-service', arguments: [{ name: 'n', type: 'number' }] }));
   });
@@ -71,7 +80,10 @@ describe('toolwire run (a real process)', { timeout: 60_000 }, () => {
     child = run.child;
     const calls = Array.from({ length: 5 }, (_, n) => invoke(run.base, 'slow', { n }));
     // Wait until all five are running in the worker, then ask it to stop.
-    await vi.waitFor(async () => expect(await (await fetch(`${run.base}/metrics`)).text()).toMatch(/^toolwire_requests_in_flight\{service="[^"]+"\} 5$/m), { timeout: 20_000, interval: 20 });
+    await vi.waitFor(async () => expect(await (await fetch(`${run.base}/metrics`)).text()).toMatch(/^toolwire_requests_in_flight\{service="[^"]+"\} 5$/m), {
+      timeout: 20_000,
+      interval: 20,
+    });
     const exited = new Promise<number | null>((resolve) => run.child.once('exit', resolve));
     run.child.kill('SIGTERM');
     await vi.waitFor(() => expect(run.stderr()).toMatch(/"inFlight":5,.*"msg":"draining"/), { timeout: 20_000, interval: 20 });

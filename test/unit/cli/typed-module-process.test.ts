@@ -40,7 +40,10 @@ export const boom = defineTool({
 });
 `;
 }
-const BOOM_LINE = toolSource('x').split('\n').findIndex((l) => l.includes('throw new Error(why)')) + 1;
+const BOOM_LINE =
+  toolSource('x')
+    .split('\n')
+    .findIndex((l) => l.includes('throw new Error(why)')) + 1;
 
 function start(configDir: string): Promise<RunProcess> {
   return startRun(configDir, { args: ['--watch'], env: { LOG_LEVEL: 'info' } });
@@ -48,7 +51,11 @@ function start(configDir: string): Promise<RunProcess> {
 
 /** A gateway call: its SSE answer, joined (the response text, or the error). */
 async function invoke(base: string, tool: string, args: unknown): Promise<{ response: string; error: string | undefined }> {
-  const res = await fetch(`${base}/v1/tools/${tool}/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: args }) });
+  const res = await fetch(`${base}/v1/tools/${tool}/invoke`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ arguments: args }),
+  });
   const text = await res.text();
   if (res.status !== 200) return { response: '', error: text };
   const events = text
@@ -94,11 +101,16 @@ describe('a typed TypeScript module under toolwire run --watch (a real process)'
     await until('a stack naming hello.ts', () => run.stderr().includes(`hello.ts:${BOOM_LINE}:`));
 
     // A schema the call fails is an invalid-arguments answer that says what to fix.
-    expect((await invoke(run.base, 'greet', { name: '' })).error).toMatch(/^invalid-arguments: invalid arguments for greet: name: Too small: expected string to have >=1 characters$/);
+    expect((await invoke(run.base, 'greet', { name: '' })).error).toMatch(
+      /^invalid-arguments: invalid arguments for greet: name: Too small: expected string to have >=1 characters$/,
+    );
 
     // A call in flight when the file is saved finishes on the code it started on.
     const inFlight = invoke(run.base, 'slow', { ms: 1500 });
-    await until('the slow call running', async () => ((await (await fetch(`${run.base}/metrics`)).text()).match(/toolwire_requests_in_flight\{service="hello"\} 1/) !== null));
+    await until(
+      'the slow call running',
+      async () => (await (await fetch(`${run.base}/metrics`)).text()).match(/toolwire_requests_in_flight\{service="hello"\} 1/) !== null,
+    );
     await writeFile(join(dir, 'tools', 'hello.ts'), toolSource('v2'));
     await until('the change applied', () => run.stderr().includes('config change applied'));
     expect(await invoke(run.base, 'greet', { name: 'Ada' })).toEqual({ response: 'v2: hello Ada', error: undefined });

@@ -37,19 +37,29 @@ describe('ToolClient and numbered streams', () => {
 
   it('joins a stream numbered 0, 1, 2', async () => {
     const t = new MemoryTransport();
-    await answerWith(t, [['a', false, 0], ['b', false, 1], ['', true, 2]]);
+    await answerWith(t, [
+      ['a', false, 0],
+      ['b', false, 1],
+      ['', true, 2],
+    ]);
     expect(await call(t)).toBe('ab');
   });
 
   it('joins unnumbered messages (another worker, or a single answer) as before', async () => {
     const t = new MemoryTransport();
-    await answerWith(t, [['a', false], ['b', true]]);
+    await answerWith(t, [
+      ['a', false],
+      ['b', true],
+    ]);
     expect(await call(t)).toBe('ab');
   });
 
   it('fails, retriable, when a message of the stream is missing, rather than return a shortened text', async () => {
     const t = new MemoryTransport();
-    await answerWith(t, [['a', false, 0], ['c', true, 2]]);
+    await answerWith(t, [
+      ['a', false, 0],
+      ['c', true, 2],
+    ]);
     const err = await call(t).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ToolwireError);
     expect((err as ToolwireError).code).toBe(ErrorCode.Transport);
@@ -59,7 +69,12 @@ describe('ToolClient and numbered streams', () => {
 
   it('fails when the stream starts over, rather than splice two answers', async () => {
     const t = new MemoryTransport();
-    await answerWith(t, [['a', false, 0], ['b', false, 1], ['a', false, 0], ['b', true, 1]]);
+    await answerWith(t, [
+      ['a', false, 0],
+      ['b', false, 1],
+      ['a', false, 0],
+      ['b', true, 1],
+    ]);
     await expect(call(t)).rejects.toThrow(/started over/);
   });
 });

@@ -208,7 +208,13 @@ describe('ConfigFollower', () => {
       source.entries = [svc, tool('a')];
       const { log } = captureLogger('info');
       const applied: Catalog[] = [];
-      const f = new ConfigFollower({ source, build: (entries) => catalogOf([...entries]), log, settleMs: 5, retry: { initialDelayMs: 1_000, maxDelayMs: 1_000 } });
+      const f = new ConfigFollower({
+        source,
+        build: (entries) => catalogOf([...entries]),
+        log,
+        settleMs: 5,
+        retry: { initialDelayMs: 1_000, maxDelayMs: 1_000 },
+      });
       await f.start({ serveEmpty: false });
       f.follow(async (c) => void applied.push(c));
       const read = source.read.bind(source);

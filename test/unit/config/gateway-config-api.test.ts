@@ -6,7 +6,9 @@ import { TrustGraphConfigStore } from '../../../src/config/trustgraph/trustgraph
 import { ConfigServiceError } from '../../../src/errors.js';
 
 /** An HTTP server that answers each POST with what `answer` returns, and keeps what it was sent. */
-async function server(answer: (body: unknown, req: IncomingMessage) => { status?: number; body: unknown }): Promise<{ url: string; seen: { path: string; auth: string | undefined; body: unknown }[]; close(): Promise<void> }> {
+async function server(
+  answer: (body: unknown, req: IncomingMessage) => { status?: number; body: unknown },
+): Promise<{ url: string; seen: { path: string; auth: string | undefined; body: unknown }[]; close(): Promise<void> }> {
   const seen: { path: string; auth: string | undefined; body: unknown }[] = [];
   const s: Server = createServer((req, res) => {
     let text = '';
@@ -32,7 +34,9 @@ afterEach(async () => {
 
 describe('GatewayConfigApi', () => {
   it('posts the request to api/v1/config with the bearer token, as tg-put-config-item does', async () => {
-    const srv = await server(() => ({ body: { version: 3, values: [{ type: 'tool', key: 'a', value: '{"name":"a"}', workspace: '' }], directory: [], config: {}, error: null } }));
+    const srv = await server(() => ({
+      body: { version: 3, values: [{ type: 'tool', key: 'a', value: '{"name":"a"}', workspace: '' }], directory: [], config: {}, error: null },
+    }));
     close = srv.close;
     const store = new TrustGraphConfigStore(new GatewayConfigApi(srv.url.replace(/\/$/, ''), 's3cret'), 'ws1');
     const { version, entries } = await store.read(['tool']);
@@ -42,7 +46,11 @@ describe('GatewayConfigApi', () => {
   });
 
   it('says what went wrong: refused credentials, the gateway’s own errors, an unreachable gateway', async () => {
-    const srv = await server((body) => ((body as { operation: string }).operation === 'list' ? { status: 401, body: { error: 'auth failure' } } : { body: { error: { type: 'gateway-error', message: "'key'" } } }));
+    const srv = await server((body) =>
+      (body as { operation: string }).operation === 'list'
+        ? { status: 401, body: { error: 'auth failure' } }
+        : { body: { error: { type: 'gateway-error', message: "'key'" } } },
+    );
     close = srv.close;
     const store = new TrustGraphConfigStore(new GatewayConfigApi(srv.url, undefined), 'default');
     await expect(store.keys('tool')).rejects.toThrow(/refused the credentials \(HTTP 401\); give a token/);

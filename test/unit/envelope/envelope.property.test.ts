@@ -25,7 +25,9 @@ function pythonDumps(v: unknown): string {
   if (typeof v === 'string') return JSON.stringify(v).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   if (typeof v === 'number' || typeof v === 'boolean') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(pythonDumps).join(', ')}]`;
-  return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${pythonDumps(k)}: ${pythonDumps(x)}`).join(', ')}}`;
+  return `{${Object.entries(v as Record<string, unknown>)
+    .map(([k, x]) => `${pythonDumps(k)}: ${pythonDumps(x)}`)
+    .join(', ')}}`;
 }
 
 /** A value as the decoder must give it back: `__proto__` keys dropped (agent-json.ts). */
@@ -53,7 +55,10 @@ const fieldValue = fc.oneof(
   fc.nat(2000).map((n) => `{"__proto__":{"polluted":1},"a":${'['.repeat(n)}${']'.repeat(n)}}`),
 );
 
-const nearValidEnvelope = fc.record({ config: fieldValue, arguments: fieldValue, user: fc.oneof(fc.constant(undefined), anyText(10), fc.jsonValue({ maxDepth: 1 })) }, { requiredKeys: [] });
+const nearValidEnvelope = fc.record(
+  { config: fieldValue, arguments: fieldValue, user: fc.oneof(fc.constant(undefined), anyText(10), fc.jsonValue({ maxDepth: 1 })) },
+  { requiredKeys: [] },
+);
 
 describe('decodeRequest (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => {
   it('answers arbitrary bytes with a request or a typed error, never anything else', () => {
@@ -69,9 +74,16 @@ describe('decodeRequest (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => {
   it('answers arbitrary JSON text, with lone surrogates and odd units, with a request or a typed error', () => {
     checkProperty(
       'decodeRequest: arbitrary JSON',
-      fc.property(fc.oneof(fc.json({ maxDepth: 4 }), anyText(60), fc.jsonValue({ maxDepth: 3, stringUnit: 'binary' }).map((v) => JSON.stringify(v) ?? '')), (text) => {
-        decodeOrTypedError(Buffer.from(text, 'utf8'));
-      }),
+      fc.property(
+        fc.oneof(
+          fc.json({ maxDepth: 4 }),
+          anyText(60),
+          fc.jsonValue({ maxDepth: 3, stringUnit: 'binary' }).map((v) => JSON.stringify(v) ?? ''),
+        ),
+        (text) => {
+          decodeOrTypedError(Buffer.from(text, 'utf8'));
+        },
+      ),
       2_000,
     );
   });
@@ -79,14 +91,19 @@ describe('decodeRequest (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => {
   it('refuses payloads that are not UTF-8 with InvalidRequestError, and those over the limit with PayloadTooLargeError', () => {
     checkProperty(
       'decodeRequest: invalid UTF-8 and oversize',
-      fc.property(nearValidEnvelope, fc.nat(300), fc.constantFrom(Buffer.from([0xff]), Buffer.from([0xc3]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xe2, 0x82])), (env, max, bad) => {
-        const good = Buffer.from(JSON.stringify(env), 'utf8');
-        const broken = Buffer.concat([good.subarray(0, good.length - 1), bad, good.subarray(good.length - 1)]);
-        expect(() => decodeRequest(broken)).toThrow(InvalidRequestError);
-        const r = decodeOrTypedError(good, max);
-        if (good.length > max) expect(r).toBeInstanceOf(PayloadTooLargeError);
-        else expect(r).not.toBeInstanceOf(PayloadTooLargeError);
-      }),
+      fc.property(
+        nearValidEnvelope,
+        fc.nat(300),
+        fc.constantFrom(Buffer.from([0xff]), Buffer.from([0xc3]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xe2, 0x82])),
+        (env, max, bad) => {
+          const good = Buffer.from(JSON.stringify(env), 'utf8');
+          const broken = Buffer.concat([good.subarray(0, good.length - 1), bad, good.subarray(good.length - 1)]);
+          expect(() => decodeRequest(broken)).toThrow(InvalidRequestError);
+          const r = decodeOrTypedError(good, max);
+          if (good.length > max) expect(r).toBeInstanceOf(PayloadTooLargeError);
+          else expect(r).not.toBeInstanceOf(PayloadTooLargeError);
+        },
+      ),
       1_000,
     );
   });
@@ -111,11 +128,16 @@ describe('decodeRequest (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => {
   it('refuses JSON nested deeper than it reads with an InvalidRequestError that says so, whatever the escapes', () => {
     checkProperty(
       'decodeRequest: deep nesting',
-      fc.property(fc.integer({ min: 1_000, max: 250_000 }), fc.constantFrom('', '"\\u0041"', '"__proto__"'), fc.constantFrom('config', 'arguments', 'x'), (depth, extra, field) => {
-        const nested = `${'['.repeat(depth)}${']'.repeat(depth)}`;
-        const r = decodeOrTypedError(Buffer.from(`{${extra ? `"e":${extra},` : ''}"${field}":{"d":${nested}}}`, 'utf8'));
-        if (r instanceof Error) expect(r.message).toMatch(/nested too deeply/);
-      }),
+      fc.property(
+        fc.integer({ min: 1_000, max: 250_000 }),
+        fc.constantFrom('', '"\\u0041"', '"__proto__"'),
+        fc.constantFrom('config', 'arguments', 'x'),
+        (depth, extra, field) => {
+          const nested = `${'['.repeat(depth)}${']'.repeat(depth)}`;
+          const r = decodeOrTypedError(Buffer.from(`{${extra ? `"e":${extra},` : ''}"${field}":{"d":${nested}}}`, 'utf8'));
+          if (r instanceof Error) expect(r.message).toMatch(/nested too deeply/);
+        },
+      ),
       20,
     );
   });
@@ -125,7 +147,10 @@ describe('decodeRequest (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => {
       'decodeRequest: round trip',
       fc.property(jsonObject, jsonObject, fc.option(anyText(12).filter((u) => u !== '')), fc.boolean(), (config, args, user, python) => {
         const request: ToolRequest = user === null ? { config, arguments: args } : { config, arguments: args, user };
-        const env: Record<string, string> = { config: python ? pythonDumps(config) : JSON.stringify(config), arguments: python ? pythonDumps(args) : JSON.stringify(args) };
+        const env: Record<string, string> = {
+          config: python ? pythonDumps(config) : JSON.stringify(config),
+          arguments: python ? pythonDumps(args) : JSON.stringify(args),
+        };
         if (user !== null) env['user'] = user;
         const wire = python ? Buffer.from(pythonDumps(env), 'utf8') : encodeRequest(request);
         const decoded = decodeRequest(wire);
@@ -155,22 +180,26 @@ describe('response encoding (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () 
   it('encodes any error as a final frame with a non-empty message, bounded and never split inside a surrogate pair', () => {
     checkProperty(
       'encodeError: shape and bound',
-      fc.property(fc.constantFrom(...Object.values(ErrorCode)), fc.oneof(anyText(50), fc.string({ unit: 'binary', minLength: MAX_ERROR_TEXT - 5, maxLength: MAX_ERROR_TEXT + 50 })), (type, message) => {
-        const decoded = decodeResponse(encodeError(type, message));
-        expect(decoded.endOfStream).toBe(true);
-        expect(decoded.response).toBe('');
-        expect(decoded.error!.type).toBe(type);
-        expect(decoded.error!.message).toBe(message === '' ? type : boundedText(message));
-        const kept = boundedText(message);
-        expect(kept.length).toBeLessThanOrEqual(MAX_ERROR_TEXT + 40);
-        if (kept !== message) {
-          const head = kept.slice(0, kept.lastIndexOf('... ('));
-          expect(message.startsWith(head)).toBe(true);
-          const last = head.charCodeAt(head.length - 1);
-          // A high surrogate may end the cut text only if it had no pair in the message.
-          if (last >= 0xd800 && last <= 0xdbff) expect(message.charCodeAt(head.length) >= 0xdc00 && message.charCodeAt(head.length) <= 0xdfff).toBe(false);
-        }
-      }),
+      fc.property(
+        fc.constantFrom(...Object.values(ErrorCode)),
+        fc.oneof(anyText(50), fc.string({ unit: 'binary', minLength: MAX_ERROR_TEXT - 5, maxLength: MAX_ERROR_TEXT + 50 })),
+        (type, message) => {
+          const decoded = decodeResponse(encodeError(type, message));
+          expect(decoded.endOfStream).toBe(true);
+          expect(decoded.response).toBe('');
+          expect(decoded.error!.type).toBe(type);
+          expect(decoded.error!.message).toBe(message === '' ? type : boundedText(message));
+          const kept = boundedText(message);
+          expect(kept.length).toBeLessThanOrEqual(MAX_ERROR_TEXT + 40);
+          if (kept !== message) {
+            const head = kept.slice(0, kept.lastIndexOf('... ('));
+            expect(message.startsWith(head)).toBe(true);
+            const last = head.charCodeAt(head.length - 1);
+            // A high surrogate may end the cut text only if it had no pair in the message.
+            if (last >= 0xd800 && last <= 0xdbff) expect(message.charCodeAt(head.length) >= 0xdc00 && message.charCodeAt(head.length) <= 0xdfff).toBe(false);
+          }
+        },
+      ),
       1_000,
     );
   });
@@ -178,14 +207,23 @@ describe('response encoding (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () 
   it('writes any JSON value a tool returns as its JSON text, big integers as their digits', () => {
     checkProperty(
       'observationText: JSON values',
-      fc.property(fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.bigInt(), fc.dictionary(fc.string({ maxLength: 5 }), fc.bigInt(), { maxKeys: 3 }), fc.constantFrom(() => 1, Symbol('s'))), (value) => {
-        const text = observationText(value);
-        if (typeof value === 'string') expect(text).toBe(value);
-        else if (value === null || typeof value === 'function' || typeof value === 'symbol') expect(text).toBe('');
-        else expect(text).toBe(JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? `\u0000big:${v}` : v)).replace(/"\\u0000big:(-?\d+)"/g, '$1'));
-        // Whatever it is, it reaches the agent whole.
-        expect(decodeResponse(encodeChunk(text, true)).response).toBe(text);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.jsonValue({ maxDepth: 3 }),
+          fc.bigInt(),
+          fc.dictionary(fc.string({ maxLength: 5 }), fc.bigInt(), { maxKeys: 3 }),
+          fc.constantFrom(() => 1, Symbol('s')),
+        ),
+        (value) => {
+          const text = observationText(value);
+          if (typeof value === 'string') expect(text).toBe(value);
+          else if (value === null || typeof value === 'function' || typeof value === 'symbol') expect(text).toBe('');
+          else
+            expect(text).toBe(JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? `\u0000big:${v}` : v)).replace(/"\\u0000big:(-?\d+)"/g, '$1'));
+          // Whatever it is, it reaches the agent whole.
+          expect(decodeResponse(encodeChunk(text, true)).response).toBe(text);
+        },
+      ),
       1_000,
     );
   });

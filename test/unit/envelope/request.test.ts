@@ -60,7 +60,16 @@ describe('decodeRequest', () => {
 
 describe('decodeRequest and hostile keys', () => {
   it('drops __proto__ keys so they cannot reach a prototype', () => {
-    const r = decodeRequest(b(JSON.stringify({ arguments: JSON.stringify({ q: 'x', __proto__: { base_url: 'https://evil.example' } }).replace('"q"', '"__proto__":{"base_url":"https://evil.example"},"q"') })));
+    const r = decodeRequest(
+      b(
+        JSON.stringify({
+          arguments: JSON.stringify({ q: 'x', __proto__: { base_url: 'https://evil.example' } }).replace(
+            '"q"',
+            '"__proto__":{"base_url":"https://evil.example"},"q"',
+          ),
+        }),
+      ),
+    );
     expect(Object.keys(r.arguments)).toEqual(['q']);
     const merged = Object.assign({}, r.arguments) as Record<string, unknown>;
     expect(merged['base_url']).toBeUndefined();

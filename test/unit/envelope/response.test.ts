@@ -39,7 +39,14 @@ describe('response encoding', () => {
     expect(observationText(12345678901234567890n)).toBe('12345678901234567890');
     expect(observationText({ id: 2n ** 64n, n: 1 })).toBe('{"id":18446744073709551616,"n":1}');
     expect(observationText(() => 1)).toBe('');
-    expect(JSON.parse(encodeChunk(observationText(() => 1), true).toString('utf8'))).toMatchObject({ response: '' });
+    expect(
+      JSON.parse(
+        encodeChunk(
+          observationText(() => 1),
+          true,
+        ).toString('utf8'),
+      ),
+    ).toMatchObject({ response: '' });
   });
 
   it('keeps internal error text off the wire but passes ToolwireError text', () => {

@@ -32,7 +32,10 @@ describe('HTTP surface', () => {
   });
 
   it('describes itself at /openapi.json, with one invoke route per tool carrying its arguments', async () => {
-    const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { openapi: string; paths: Record<string, { post?: { requestBody: { content: Record<string, { schema: { properties: { arguments: unknown } } }> } } }> };
+    const doc = (await (await fetch(`${base}/openapi.json`)).json()) as {
+      openapi: string;
+      paths: Record<string, { post?: { requestBody: { content: Record<string, { schema: { properties: { arguments: unknown } } }> } } }>;
+    };
     expect(doc.openapi).toBe('3.1.0');
     const args = (tool: string) => doc.paths[`/v1/tools/${tool}/invoke`]!.post!.requestBody.content['application/json']!.schema.properties.arguments;
     expect(args('echo')).toMatchObject({ type: 'object', properties: { text: { type: 'string' }, chunks: { type: 'number' } } });
@@ -49,9 +52,16 @@ describe('HTTP surface', () => {
   });
 
   it('streams a tool call as Server-Sent Events', async () => {
-    const res = await fetch(`${base}/v1/tools/echo/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { text: 'hi', chunks: 2 }, stream: true }) });
+    const res = await fetch(`${base}/v1/tools/echo/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ arguments: { text: 'hi', chunks: 2 }, stream: true }),
+    });
     expect(res.headers.get('content-type')).toBe('text/event-stream');
-    const events = (await res.text()).split('\n\n').filter(Boolean).map((e) => JSON.parse(e.replace(/^data: /, '')) as unknown);
+    const events = (await res.text())
+      .split('\n\n')
+      .filter(Boolean)
+      .map((e) => JSON.parse(e.replace(/^data: /, '')) as unknown);
     expect(events).toEqual([
       { error: null, response: 'hi', end_of_stream: false },
       { error: null, response: 'hi', end_of_stream: false },
@@ -61,8 +71,12 @@ describe('HTTP surface', () => {
 
   it('refuses bad calls with a status and a reason', async () => {
     expect((await fetch(`${base}/v1/tools/nope/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(404);
-    expect((await fetch(`${base}/v1/tools/echo/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{not json' })).status).toBe(400);
-    expect((await fetch(`${base}/v1/tools/echo/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"arguments":[1]}' })).status).toBe(400);
+    expect((await fetch(`${base}/v1/tools/echo/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{not json' })).status).toBe(
+      400,
+    );
+    expect(
+      (await fetch(`${base}/v1/tools/echo/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"arguments":[1]}' })).status,
+    ).toBe(400);
     expect((await fetch(`${base}/v1/tools/%E0%A4%A/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(400);
     const get = await fetch(`${base}/v1/tools/echo/invoke`);
     expect([get.status, get.headers.get('allow')]).toEqual([405, 'POST']);
@@ -70,11 +84,23 @@ describe('HTTP surface', () => {
     expect([post.status, post.headers.get('allow')]).toEqual([405, 'GET']);
     expect((await fetch(`${base}/nowhere`)).status).toBe(404);
     // The body is what the document says, and the tool's own check runs before anything is published.
-    const user = await fetch(`${base}/v1/tools/echo/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"arguments":{"text":"x"},"user":{}}' });
+    const user = await fetch(`${base}/v1/tools/echo/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"arguments":{"text":"x"},"user":{}}',
+    });
     expect([user.status, await user.json()]).toEqual([400, { error: '"user": must be a string' }]);
-    const stream = await fetch(`${base}/v1/tools/echo/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"arguments":{"text":"x"},"stream":"yes"}' });
+    const stream = await fetch(`${base}/v1/tools/echo/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"arguments":{"text":"x"},"stream":"yes"}',
+    });
     expect([stream.status, await stream.json()]).toEqual([400, { error: '"stream": must be true or false' }]);
-    const missing = await fetch(`${base}/v1/tools/calculate/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"arguments":{}}' });
+    const missing = await fetch(`${base}/v1/tools/calculate/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"arguments":{}}',
+    });
     expect([missing.status, await missing.json()]).toEqual([400, { error: 'tool parameter expression not found in tool config' }]);
   });
 });
@@ -82,12 +108,20 @@ describe('HTTP surface', () => {
 describe('HTTP surface behind a token, and beyond loopback', () => {
   it('asks for the bearer token on /v1/ and leaves health, readiness and metrics open', async () => {
     const settings = readSettings({ TOOLWIRE_CONFIG_DIR: 'config', TOOLWIRE_HTTP_PORT: '0', TOOLWIRE_HTTP_TOKEN: 'env:GATEWAY_TOKEN' });
-    const app = await startApp({ settings, transport: new MemoryTransport(), secrets: loadSecrets({ GATEWAY_TOKEN: 'open-sesame' }), log: captureLogger().log });
+    const app = await startApp({
+      settings,
+      transport: new MemoryTransport(),
+      secrets: loadSecrets({ GATEWAY_TOKEN: 'open-sesame' }),
+      log: captureLogger().log,
+    });
     const base = `http://${app.http!.host}:${app.http!.port}`;
     try {
       expect((await fetch(`${base}/v1/tools`)).status).toBe(401);
       expect((await fetch(`${base}/v1/tools`, { headers: { authorization: 'Bearer open-sesamE' } })).status).toBe(401);
-      expect((await fetch(`${base}/v1/tools/echo/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"arguments":{"text":"x"}}' })).status).toBe(401);
+      expect(
+        (await fetch(`${base}/v1/tools/echo/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"arguments":{"text":"x"}}' }))
+          .status,
+      ).toBe(401);
       expect((await fetch(`${base}/v1/tools`, { headers: { authorization: 'Bearer open-sesame' } })).status).toBe(200);
       expect((await fetch(`${base}/healthz`)).status).toBe(200);
       expect((await fetch(`${base}/metrics`)).status).toBe(200);
@@ -117,7 +151,12 @@ describe('HTTP surface and web pages', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'toolwire-http-'));
     await cp('config', dir, { recursive: true });
-    const settings = readSettings({ TOOLWIRE_CONFIG_DIR: dir, TOOLWIRE_HTTP_PORT: '0', TOOLWIRE_HTTP_ALLOWED_ORIGINS: 'https://ui.example.com', TOOLWIRE_CONFIG_POLL_MS: '100' });
+    const settings = readSettings({
+      TOOLWIRE_CONFIG_DIR: dir,
+      TOOLWIRE_HTTP_PORT: '0',
+      TOOLWIRE_HTTP_ALLOWED_ORIGINS: 'https://ui.example.com',
+      TOOLWIRE_CONFIG_POLL_MS: '100',
+    });
     app = await startApp({ settings, transport: new MemoryTransport(), secrets: loadSecrets({}), log: captureLogger().log });
     base = `http://${app.http!.host}:${app.http!.port}`;
   });
@@ -125,7 +164,8 @@ describe('HTTP surface and web pages', () => {
     await app.stop(100);
     await rm(dir, { recursive: true, force: true });
   });
-  const invoke = (headers: Record<string, string>, body = '{"arguments":{"text":"x"}}') => fetch(`${base}/v1/tools/echo/invoke`, { method: 'POST', headers, body });
+  const invoke = (headers: Record<string, string>, body = '{"arguments":{"text":"x"}}') =>
+    fetch(`${base}/v1/tools/echo/invoke`, { method: 'POST', headers, body });
 
   it('takes a call only as JSON: a form or a text/plain body is a request any page may send', async () => {
     for (const type of ['text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
@@ -138,7 +178,10 @@ describe('HTTP surface and web pages', () => {
 
   it('refuses a page of another origin and a rebinding Host on every route, and takes the allowed origin', async () => {
     const foreign = await invoke({ 'content-type': 'application/json', origin: 'https://evil.example' });
-    expect([foreign.status, await foreign.json()]).toEqual([403, { error: 'pages from https://evil.example may not call this server (TOOLWIRE_HTTP_ALLOWED_ORIGINS names the ones that may)' }]);
+    expect([foreign.status, await foreign.json()]).toEqual([
+      403,
+      { error: 'pages from https://evil.example may not call this server (TOOLWIRE_HTTP_ALLOWED_ORIGINS names the ones that may)' },
+    ]);
     for (const path of ['/v1/tools', '/readyz', '/metrics', '/openapi.json']) {
       const rebound = await request(`${base}${path}`, { headers: { host: `rebind.test:${app.http!.port}` } });
       expect([path, rebound.statusCode]).toEqual([path, 403]);
@@ -162,7 +205,11 @@ describe('HTTP surface and web pages', () => {
 
   it('shows readiness problems on loopback', async () => {
     await writeFile(join(dir, 'tool', 'broken.json'), JSON.stringify({ name: 'broken', service: 'no-such-service', description: 'x' }));
-    await waitUntil(async () => ((await (await fetch(`${base}/readyz`)).json()) as { config?: { rejected?: unknown } }).config?.rejected !== undefined, 10_000, 'the change refused');
+    await waitUntil(
+      async () => ((await (await fetch(`${base}/readyz`)).json()) as { config?: { rejected?: unknown } }).config?.rejected !== undefined,
+      10_000,
+      'the change refused',
+    );
     await rm(join(dir, 'tool', 'broken.json'));
   });
 });
@@ -171,13 +218,28 @@ describe('readiness beyond loopback', () => {
   it('gives the status only, and the problems to the bearer of the token', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'toolwire-http-'));
     await cp('config', dir, { recursive: true });
-    const settings = readSettings({ TOOLWIRE_CONFIG_DIR: dir, TOOLWIRE_HTTP_PORT: '0', TOOLWIRE_HTTP_HOST: '0.0.0.0', TOOLWIRE_HTTP_TOKEN: 'env:T', TOOLWIRE_CONFIG_POLL_MS: '100' });
+    const settings = readSettings({
+      TOOLWIRE_CONFIG_DIR: dir,
+      TOOLWIRE_HTTP_PORT: '0',
+      TOOLWIRE_HTTP_HOST: '0.0.0.0',
+      TOOLWIRE_HTTP_TOKEN: 'env:T',
+      TOOLWIRE_CONFIG_POLL_MS: '100',
+    });
     const app = await startApp({ settings, transport: new MemoryTransport(), secrets: loadSecrets({ T: 'tok' }), log: captureLogger().log });
     const url = `http://127.0.0.1:${app.http!.port}/readyz`;
     try {
       // A refused descriptor whose problem quotes a URL with a password.
-      await writeFile(join(dir, 'tool-service', 'leaky.json'), JSON.stringify({ id: 'leaky', 'request-queue': 'non-persistent://tg/request/leaky', 'response-queue': 'non-persistent://tg/response/leaky', plugin: { kind: 'mcp', transport: 'carrier-pigeon', url: 'http://admin:hunter2@127.0.0.1:1/mcp' } }));
-      const detail = async () => (await (await fetch(url, { headers: { authorization: 'Bearer tok' } })).json()) as { config?: { rejected?: { problems: string[] } } };
+      await writeFile(
+        join(dir, 'tool-service', 'leaky.json'),
+        JSON.stringify({
+          id: 'leaky',
+          'request-queue': 'non-persistent://tg/request/leaky',
+          'response-queue': 'non-persistent://tg/response/leaky',
+          plugin: { kind: 'mcp', transport: 'carrier-pigeon', url: 'http://admin:hunter2@127.0.0.1:1/mcp' },
+        }),
+      );
+      const detail = async () =>
+        (await (await fetch(url, { headers: { authorization: 'Bearer tok' } })).json()) as { config?: { rejected?: { problems: string[] } } };
       await waitUntil(async () => (await detail()).config?.rejected !== undefined, 10_000, 'the change refused');
       const open = await fetch(url);
       expect(open.status).toBe(200);

@@ -12,7 +12,8 @@ describe('isLoopback', () => {
   });
 
   it('refuses names that only look like one, and every other address', () => {
-    for (const h of ['127.attacker.example', '127.0.0.1.nip.io', 'localhost.attacker.example', '0.0.0.0', '::', '10.0.0.1', '[::7f00:1]', '']) expect(isLoopback(h), h).toBe(false);
+    for (const h of ['127.attacker.example', '127.0.0.1.nip.io', 'localhost.attacker.example', '0.0.0.0', '::', '10.0.0.1', '[::7f00:1]', ''])
+      expect(isLoopback(h), h).toBe(false);
   });
 });
 
@@ -20,7 +21,8 @@ describe('RequestGuard', () => {
   const local = new RequestGuard('127.0.0.1', none);
 
   it('lets a client with no Origin through on a loopback name, whatever the port', () => {
-    for (const host of ['127.0.0.1:8787', 'localhost:8787', '[::1]:8787', '127.0.0.1', 'localhost:1234']) expect(local.refusal(req({ host })), host).toBeUndefined();
+    for (const host of ['127.0.0.1:8787', 'localhost:8787', '[::1]:8787', '127.0.0.1', 'localhost:1234'])
+      expect(local.refusal(req({ host })), host).toBeUndefined();
   });
 
   it('refuses a rebinding Host: a name the server does not listen as', () => {
@@ -58,7 +60,8 @@ describe('isJsonBody', () => {
   it('takes application/json with parameters, nothing a page may send without asking', () => {
     expect(isJsonBody(req({ 'content-type': 'application/json' }))).toBe(true);
     expect(isJsonBody(req({ 'content-type': 'Application/JSON; charset=utf-8' }))).toBe(true);
-    for (const t of ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx']) expect(isJsonBody(req({ 'content-type': t })), t).toBe(false);
+    for (const t of ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx'])
+      expect(isJsonBody(req({ 'content-type': t })), t).toBe(false);
     expect(isJsonBody(req({}))).toBe(false);
   });
 });

@@ -29,7 +29,12 @@ describe('toolwire mcp serve over stdio', () => {
   const read: JSONRPCMessage[] = [];
   beforeAll(async () => {
     client = new Client({ name: 'test', version: '1' });
-    const transport = new StdioClientTransport({ command: process.execPath, args: ['bin/toolwire.js', 'mcp', 'serve', '-d', dir], env: { PATH: process.env['PATH'] ?? '', LOG_LEVEL: 'warn', TOOLWIRE_CONFIG_POLL_MS: '0' }, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['bin/toolwire.js', 'mcp', 'serve', '-d', dir],
+      env: { PATH: process.env['PATH'] ?? '', LOG_LEVEL: 'warn', TOOLWIRE_CONFIG_POLL_MS: '0' },
+      stderr: 'pipe',
+    });
     // The SDK's client keeps a handler set here and calls it before its own dispatch.
     transport.onmessage = (m) => read.push(m);
     await client.connect(transport);
@@ -83,7 +88,10 @@ describe('toolwire mcp serve over stdio', () => {
 
   it('announces tools/list_changed when the config changes, and lists the new tool', async () => {
     const changed = new Promise<void>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()));
-    await writeFile(join(dir, 'tool', 'shout.json'), JSON.stringify({ name: 'shout', service: 'joke-service', style: 'shout', description: 'a loud joke', arguments: [{ name: 'topic', type: 'string' }] }));
+    await writeFile(
+      join(dir, 'tool', 'shout.json'),
+      JSON.stringify({ name: 'shout', service: 'joke-service', style: 'shout', description: 'a loud joke', arguments: [{ name: 'topic', type: 'string' }] }),
+    );
     await changed;
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('shout');
   }, 20_000);
@@ -118,7 +126,9 @@ describe('toolwire mcp serve over streamable HTTP', () => {
     const client = new Client({ name: 'test', version: '1' });
     await expect(client.connect(new StreamableHTTPClientTransport(new URL(url)))).rejects.toMatchObject({ code: 401 });
     const wrong = new Client({ name: 'test', version: '1' });
-    await expect(wrong.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: 'Bearer let-me-inn' } } }))).rejects.toMatchObject({ code: 401 });
+    await expect(
+      wrong.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: 'Bearer let-me-inn' } } })),
+    ).rejects.toMatchObject({ code: 401 });
   });
 
   it('serves a client with the token: list and call', async () => {
@@ -131,7 +141,10 @@ describe('toolwire mcp serve over streamable HTTP', () => {
   });
 
   it('will not listen beyond loopback without a token', async () => {
-    const c = spawn(process.execPath, ['bin/toolwire.js', 'mcp', 'serve', '-d', 'config', '--http', '0', '--host', '0.0.0.0'], { env: { PATH: process.env['PATH'] ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(process.execPath, ['bin/toolwire.js', 'mcp', 'serve', '-d', 'config', '--http', '0', '--host', '0.0.0.0'], {
+      env: { PATH: process.env['PATH'] ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
     c.stderr?.on('data', (d: Buffer) => (err += d.toString()));
     const code = await new Promise<number | null>((resolve) => c.once('exit', resolve));

@@ -26,7 +26,12 @@ let listeners = 0;
 let deps: FleetDeps;
 beforeAll(async () => {
   const { log } = captureLogger('warn');
-  app = await startApp({ settings: readSettings({ TOOLWIRE_CONFIG_DIR: 'config', TOOLWIRE_HTTP_PORT: 'off' }), transport: new MemoryTransport(), secrets: loadSecrets({}), log });
+  app = await startApp({
+    settings: readSettings({ TOOLWIRE_CONFIG_DIR: 'config', TOOLWIRE_HTTP_PORT: 'off' }),
+    transport: new MemoryTransport(),
+    secrets: loadSecrets({}),
+    log,
+  });
   deps = {
     catalog: () => app.catalog,
     onCatalogChange: (l) => {
@@ -47,7 +52,12 @@ afterAll(async () => {
   await app?.stop(100);
 });
 
-const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'leaky', version: '1' } } });
+const INIT = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'leaky', version: '1' } },
+});
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 /** An initialize whose client never sends DELETE; its status, Retry-After and session id. */
@@ -78,7 +88,11 @@ describe('mcp serve over HTTP keeps its sessions bounded', () => {
               // Seconds until the longest-idle session would go: within the idle time.
               expect(Number(r.retryAfter)).toBeGreaterThanOrEqual(1);
               expect(Number(r.retryAfter)).toBeLessThanOrEqual(600);
-              expect(JSON.parse(r.body)).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringMatching(/100 MCP sessions are open, the most this server keeps/) }, id: null });
+              expect(JSON.parse(r.body)).toMatchObject({
+                jsonrpc: '2.0',
+                error: { code: -32000, message: expect.stringMatching(/100 MCP sessions are open, the most this server keeps/) },
+                id: null,
+              });
             }
           }
         }
@@ -130,7 +144,11 @@ describe('mcp serve over HTTP keeps its sessions bounded', () => {
     const stop = vi.spyOn(McpSession.prototype, 'stop');
     try {
       // The SDK refuses an initialize without the Accept it needs (406): no session may stay.
-      const r = await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: INIT });
+      const r = await fetch(`http://127.0.0.1:${port}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: INIT,
+      });
       expect(r.status).toBe(406);
       expect([server.sessionCount, listeners]).toEqual([0, 0]);
       // Stopped, so that its response closing arms no idle clock that would keep it for the idle time.

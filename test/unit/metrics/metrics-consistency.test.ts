@@ -93,7 +93,8 @@ const ok = (call: ToolCall) =>
   })();
 const registry = testRegistry({ ok });
 const REQ = (id: string) => `persistent://tg/flow/${id}-request`;
-const svc = (id: string) => entry('tool-service', id, service(id, { 'response-queue': RES, 'config-params': ['op'], plugin: { kind: 'test', behaviour: 'ok' } }));
+const svc = (id: string) =>
+  entry('tool-service', id, service(id, { 'response-queue': RES, 'config-params': ['op'], plugin: { kind: 'test', behaviour: 'ok' } }));
 const tool = (name: string, of: string) => entry('tool', name, { name, service: of, op: name });
 
 let close: (() => Promise<void>) | undefined;
@@ -127,7 +128,9 @@ async function start(entries: Parameters<typeof catalogOf>[0]) {
   let n = 0;
   const request = async (serviceId: string, toolName: string) => {
     const id = `r${n++}`;
-    await (await transport.inner.producer(REQ(serviceId))).send({ data: JSON.stringify({ config: {}, arguments: {} }), properties: { id, [TOOL_PROPERTY]: toolName } });
+    await (
+      await transport.inner.producer(REQ(serviceId))
+    ).send({ data: JSON.stringify({ config: {}, arguments: {} }), properties: { id, [TOOL_PROPERTY]: toolName } });
     return id;
   };
   return { transport, metrics, worker, answers, request, log };
@@ -160,7 +163,13 @@ describe('a scrape', () => {
   });
 
   it('shows no series of a service or tool gone from the catalog, nor of its plugin', async () => {
-    const { metrics, worker, answers, request } = await start([svc('stays'), svc('goes'), tool('kept', 'stays'), tool('dropped', 'stays'), tool('gone-tool', 'goes')]);
+    const { metrics, worker, answers, request } = await start([
+      svc('stays'),
+      svc('goes'),
+      tool('kept', 'stays'),
+      tool('dropped', 'stays'),
+      tool('gone-tool', 'goes'),
+    ]);
     metrics.pluginEvents('goes', 'test').count('retry');
     metrics.pluginEvents('stays', 'test').count('retry');
     for (const [s, t] of [

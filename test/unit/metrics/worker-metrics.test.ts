@@ -29,9 +29,12 @@ describe('/metrics after real calls (memory transport, the example descriptors)'
     const svc = app.catalog.services;
     const echo = svc.get('echo-service')!;
     const calc = svc.get('calculator-service')!;
-    for (let n = 0; n < 5; n++) await app.client.call({ requestQueue: echo.requestQueue, responseQueue: echo.responseQueue, tool: 'echo', config: {}, arguments: { text: `t${n}` } });
+    for (let n = 0; n < 5; n++)
+      await app.client.call({ requestQueue: echo.requestQueue, responseQueue: echo.responseQueue, tool: 'echo', config: {}, arguments: { text: `t${n}` } });
     for (let n = 0; n < 2; n++) {
-      const err = await app.client.call({ requestQueue: calc.requestQueue, responseQueue: calc.responseQueue, tool: 'calculate', config: {}, arguments: { expression: '1/0' } }).catch((e: unknown) => e);
+      const err = await app.client
+        .call({ requestQueue: calc.requestQueue, responseQueue: calc.responseQueue, tool: 'calculate', config: {}, arguments: { expression: '1/0' } })
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ToolResponseError);
     }
     const res = await fetch(`http://${app.http!.host}:${app.http!.port}/metrics`);
@@ -57,7 +60,9 @@ describe('/metrics after real calls (memory transport, the example descriptors)'
     // Buckets are cumulative, and the total time holds the plugin's.
     const buckets = [...s].filter(([k]) => k.startsWith('toolwire_request_duration_seconds_bucket{service="echo-service"')).map(([, v]) => v);
     expect(buckets).toEqual([...buckets].sort((a, b) => a - b));
-    expect(s.get('toolwire_request_duration_seconds_sum{service="echo-service",tool="echo"}')!).toBeGreaterThanOrEqual(s.get('toolwire_plugin_duration_seconds_sum{service="echo-service",tool="echo"}')!);
+    expect(s.get('toolwire_request_duration_seconds_sum{service="echo-service",tool="echo"}')!).toBeGreaterThanOrEqual(
+      s.get('toolwire_plugin_duration_seconds_sum{service="echo-service",tool="echo"}')!,
+    );
   });
 
   it('shows in-flight and queued gauges per service, the transport, the config, and Node process metrics', () => {
@@ -76,7 +81,11 @@ describe('/metrics after real calls (memory transport, the example descriptors)'
 
 describe("Node's default metrics", () => {
   /** The metric names of an exposition text, from its TYPE lines. */
-  const names = (text: string) => text.split('\n').filter((l) => l.startsWith('# TYPE ')).map((l) => l.split(' ')[2]!);
+  const names = (text: string) =>
+    text
+      .split('\n')
+      .filter((l) => l.startsWith('# TYPE '))
+      .map((l) => l.split(' ')[2]!);
 
   it('are published under their standard names, none of them with the toolwire_ prefix', async () => {
     const { collectDefaultMetrics, Registry } = await import('prom-client');
@@ -108,7 +117,8 @@ describe('plugin events', () => {
 
 describe('series of a service that left the catalog', () => {
   const service = (id: string) => ({ id, plugin: { kind: 'module', options: {} } }) as unknown as ToolService;
-  const call = (id: string) => ({ service: service(id), message: { redeliveryCount: 0 }, receivedAt: 0, startedAt: 0, tool: undefined }) as unknown as CallContext;
+  const call = (id: string) =>
+    ({ service: service(id), message: { redeliveryCount: 0 }, receivedAt: 0, startedAt: 0, tool: undefined }) as unknown as CallContext;
 
   it('are all dropped, the no-tool series and token counts too, and a late call of the retired instance shows nowhere', async () => {
     const { WorkerMetrics } = await import('../../../src/metrics/worker-metrics.js');

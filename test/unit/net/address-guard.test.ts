@@ -108,7 +108,10 @@ describe('DIFY_FILE_URL_ALLOW_*', () => {
   });
 
   it('reads hosts, true or CIDRs, and says what it cannot read', () => {
-    expect(read({ DIFY_FILE_URL_ALLOW_HOSTS: 'files.example, *.cdn.example', DIFY_FILE_URL_ALLOW_PRIVATE: '10.0.0.0/8' }).policy).toMatchObject({ allowHosts: ['files.example', '*.cdn.example'], allowPrivate: ['10.0.0.0/8'] });
+    expect(read({ DIFY_FILE_URL_ALLOW_HOSTS: 'files.example, *.cdn.example', DIFY_FILE_URL_ALLOW_PRIVATE: '10.0.0.0/8' }).policy).toMatchObject({
+      allowHosts: ['files.example', '*.cdn.example'],
+      allowPrivate: ['10.0.0.0/8'],
+    });
     expect(read({ DIFY_FILE_URL_ALLOW_PRIVATE: 'true' }).policy.allowPrivate).toBe(true);
     expect(read({ DIFY_FILE_URL_ALLOW_PRIVATE: 'yes' }).problems).toEqual(['setting DIFY_FILE_URL_ALLOW_PRIVATE: true, false or CIDRs, got yes']);
   });

@@ -7,12 +7,20 @@ import { readExecRules } from '../../../src/policy/exec-rules.js';
 import { readSettings } from '../../../src/settings.js';
 
 const command = (c: string, path?: string): Execution => ({ type: 'command', where: 'tool-service/s.json: plugin.command', command: c, path });
-const module = (file: string | undefined, specifier = file ?? 'pkg'): Execution => ({ type: 'module', where: 'tool-service/s.json: plugin.module', specifier, file });
+const module = (file: string | undefined, specifier = file ?? 'pkg'): Execution => ({
+  type: 'module',
+  where: 'tool-service/s.json: plugin.module',
+  specifier,
+  file,
+});
 const slim = (id: string): Execution => ({ type: 'slim-plugin', where: 'tool/t.json: plugin-options.plugin_unique_identifier', id });
 
 describe('reading the exec settings', () => {
   it('leaves unset settings to the source, reads * as anything and empty or none as nothing', () => {
-    expect(readExecRules({})).toEqual({ rules: { plugins: undefined, commands: undefined, moduleRoots: undefined, slimPlugins: undefined, commandEnv: undefined, privateNetworks: undefined }, problems: [] });
+    expect(readExecRules({})).toEqual({
+      rules: { plugins: undefined, commands: undefined, moduleRoots: undefined, slimPlugins: undefined, commandEnv: undefined, privateNetworks: undefined },
+      problems: [],
+    });
     const { rules, problems } = readExecRules({
       TOOLWIRE_ALLOW_PLUGINS: ' mcp, openapi ',
       TOOLWIRE_ALLOW_COMMANDS: '*',
@@ -20,7 +28,12 @@ describe('reading the exec settings', () => {
       TOOLWIRE_ALLOW_SLIM_PLUGINS: 'none',
     });
     expect(problems).toEqual([]);
-    expect(rules).toMatchObject({ plugins: { any: false, items: ['mcp', 'openapi'] }, commands: { any: true }, moduleRoots: { any: false, items: [] }, slimPlugins: { any: false, items: [] } });
+    expect(rules).toMatchObject({
+      plugins: { any: false, items: ['mcp', 'openapi'] },
+      commands: { any: true },
+      moduleRoots: { any: false, items: [] },
+      slimPlugins: { any: false, items: [] },
+    });
   });
 
   it('normalizes absolute paths and refuses what would mean a different thing elsewhere', () => {
@@ -36,7 +49,9 @@ describe('reading the exec settings', () => {
   });
 
   it('stops the worker at start on a bad exec setting, naming it', () => {
-    expect(() => readSettings({ TOOLWIRE_MODULE_ROOTS: 'relative/dir' })).toThrow(/invalid environment: TOOLWIRE_MODULE_ROOTS: "relative\/dir" is not an absolute path/);
+    expect(() => readSettings({ TOOLWIRE_MODULE_ROOTS: 'relative/dir' })).toThrow(
+      /invalid environment: TOOLWIRE_MODULE_ROOTS: "relative\/dir" is not an absolute path/,
+    );
     expect(readSettings({ TOOLWIRE_ALLOW_COMMANDS: 'npx' }).execRules.commands).toEqual({ any: false, items: ['npx'] });
   });
 });
@@ -56,7 +71,8 @@ describe('the exec policy', () => {
 
   it('lets the operator’s directory run what it names, by default', () => {
     const p = new ExecPolicy('directory');
-    for (const e of [command('/bin/sh', '/bin/sh'), command('npx'), module('/anywhere/x.mjs'), module(undefined), slim('a/b:1@c')]) expect(p.refuse(e)).toBeUndefined();
+    for (const e of [command('/bin/sh', '/bin/sh'), command('npx'), module('/anywhere/x.mjs'), module(undefined), slim('a/b:1@c')])
+      expect(p.refuse(e)).toBeUndefined();
     expect(p.refusePlugin('mcp')).toBeUndefined();
   });
 
@@ -69,8 +85,12 @@ describe('the exec policy', () => {
     expect(p.refuse(module('/tmp/x.mjs', './x.mjs'))).toBe(
       'tool-service/s.json: plugin.module: the worker does not import "./x.mjs" (/tmp/x.mjs) for the TrustGraph config service: it is under no directory of TOOLWIRE_MODULE_ROOTS; TOOLWIRE_MODULE_ROOTS is unset, which allows only builtin: modules for this source; add a directory that holds it to TOOLWIRE_MODULE_ROOTS to allow it',
     );
-    expect(p.refuse(module(undefined, 'some-package'))).toMatch(/"some-package" is not found, and for the TrustGraph config service the worker imports only builtin: modules and files under TOOLWIRE_MODULE_ROOTS/);
-    expect(p.refuse(slim('langgenius/openai:0.1@abc'))).toMatch(/does not run Dify plugin "langgenius\/openai:0.1@abc" on this machine \(DIFY_SLIM_MODE=local\) for the TrustGraph config service: TOOLWIRE_ALLOW_SLIM_PLUGINS is unset/);
+    expect(p.refuse(module(undefined, 'some-package'))).toMatch(
+      /"some-package" is not found, and for the TrustGraph config service the worker imports only builtin: modules and files under TOOLWIRE_MODULE_ROOTS/,
+    );
+    expect(p.refuse(slim('langgenius/openai:0.1@abc'))).toMatch(
+      /does not run Dify plugin "langgenius\/openai:0.1@abc" on this machine \(DIFY_SLIM_MODE=local\) for the TrustGraph config service: TOOLWIRE_ALLOW_SLIM_PLUGINS is unset/,
+    );
   });
 
   it('allows a command by the name or the path it is given as, and nothing else', () => {
@@ -97,7 +117,9 @@ describe('the exec policy', () => {
     await symlink(join(root, 'outside'), join(root, 'tools', 'escape'));
     const p = new ExecPolicy('trustgraph', readExecRules({ TOOLWIRE_MODULE_ROOTS: join(root, 'tools') }).rules);
     const cwd = (dir: string): Execution => ({ type: 'working-dir', where: 'tool-service/s.json: plugin.cwd', dir });
-    expect(p.refuse(cwd(join(root, 'tools', 'escape')))).toMatch(/does not start a command in ".*escape" .*add a directory that holds it to TOOLWIRE_MODULE_ROOTS/);
+    expect(p.refuse(cwd(join(root, 'tools', 'escape')))).toMatch(
+      /does not start a command in ".*escape" .*add a directory that holds it to TOOLWIRE_MODULE_ROOTS/,
+    );
     expect(p.refuse(cwd(join(root, 'tools')))).toBeUndefined();
     // A link to the root is the root.
     expect(new ExecPolicy('trustgraph', readExecRules({ TOOLWIRE_MODULE_ROOTS: join(root, 'tools') }).rules).refuse(cwd(link))).toBeUndefined();
@@ -108,7 +130,9 @@ describe('the exec policy', () => {
     expect(p.refuse(slim('langgenius/openai:0.1@abc'))).toBeUndefined();
     expect(p.refuse(slim('someone/else:0.1@abc'))).toMatch(/add it to TOOLWIRE_ALLOW_SLIM_PLUGINS/);
     expect(p.refusePlugin('openapi')).toBeUndefined();
-    expect(p.refusePlugin('module')).toBe('plugin kind "module" is not allowed on this worker for the TrustGraph config service: add it to TOOLWIRE_ALLOW_PLUGINS to allow it');
+    expect(p.refusePlugin('module')).toBe(
+      'plugin kind "module" is not allowed on this worker for the TrustGraph config service: add it to TOOLWIRE_ALLOW_PLUGINS to allow it',
+    );
   });
 
   it('holds the directory to what the operator set, when set', () => {
@@ -141,12 +165,16 @@ describe('what config may set for a command, and where it may make the worker co
     );
     const listed = new ExecPolicy('trustgraph', readExecRules({ TOOLWIRE_ALLOW_COMMAND_ENV: 'GITHUB_TOKEN,MYSRV_*' }).rules);
     expect(listed.refuse(env('GITHUB_TOKEN', 'MYSRV_MODE'))).toBeUndefined();
-    expect(listed.refuse(env('GITHUB_TOKEN', 'npm_config_registry'))).toMatch(/does not set npm_config_registry for "npx" .*add it to TOOLWIRE_ALLOW_COMMAND_ENV/);
+    expect(listed.refuse(env('GITHUB_TOKEN', 'npm_config_registry'))).toMatch(
+      /does not set npm_config_registry for "npx" .*add it to TOOLWIRE_ALLOW_COMMAND_ENV/,
+    );
   });
 
   it('starts a remote source’s command only in a working directory under a module root', () => {
     expect(new ExecPolicy('directory').refuse(cwd('/tmp/x'))).toBeUndefined();
-    expect(new ExecPolicy('trustgraph').refuse(cwd('/tmp/x'))).toMatch(/^tool-service\/s\.json: plugin\.cwd: the worker does not start a command in "\/tmp\/x" for the TrustGraph config service: .*TOOLWIRE_MODULE_ROOTS is unset/);
+    expect(new ExecPolicy('trustgraph').refuse(cwd('/tmp/x'))).toMatch(
+      /^tool-service\/s\.json: plugin\.cwd: the worker does not start a command in "\/tmp\/x" for the TrustGraph config service: .*TOOLWIRE_MODULE_ROOTS is unset/,
+    );
     const rooted = new ExecPolicy('trustgraph', readExecRules({ TOOLWIRE_MODULE_ROOTS: '/opt/tools' }).rules);
     expect(rooted.refuse(cwd('/opt/tools/github'))).toBeUndefined();
     expect(rooted.refuse(cwd('/opt/toolsx'))).toBeDefined();
@@ -169,7 +197,9 @@ describe('what config may set for a command, and where it may make the worker co
     const some = new ExecPolicy('trustgraph', readExecRules({ TOOLWIRE_ALLOW_PRIVATE: '10.1.0.0/16,127.0.0.1/32' }).rules);
     expect(some.refuseReach(reach('http://127.0.0.1:9/', ['127.0.0.1/32', '10.1.2.0/24']))).toBeUndefined();
     expect(some.refuseReach(reach('http://127.0.0.2:9/'))).toMatch(/does not connect to 127\.0\.0\.2, a loopback address/);
-    expect(some.refuseReach(reach('http://10.1.0.5/', ['10.0.0.0/8']))).toMatch(/does not connect to 10\.0\.0\.0\/8 .*add their CIDRs to TOOLWIRE_ALLOW_PRIVATE/);
+    expect(some.refuseReach(reach('http://10.1.0.5/', ['10.0.0.0/8']))).toMatch(
+      /does not connect to 10\.0\.0\.0\/8 .*add their CIDRs to TOOLWIRE_ALLOW_PRIVATE/,
+    );
     expect(some.refuseReach(reach('http://10.1.0.5/', true))).toBeDefined();
     expect(new ExecPolicy('trustgraph', readExecRules({ TOOLWIRE_ALLOW_PRIVATE: '*' }).rules).refuseReach(reach('http://127.0.0.1/', true))).toBeUndefined();
   });

@@ -207,8 +207,6 @@ describe('waitForBroker', () => {
 
   it('fails with the last cause when the wait runs out', async () => {
     const port = await closedPort();
-    await expect(waitForBroker(`http://127.0.0.1:${port}`, { intervalMs: 20, waitMs: 100 })).rejects.toThrow(
-      /not ready within 100 ms: .*ECONNREFUSED/,
-    );
+    await expect(waitForBroker(`http://127.0.0.1:${port}`, { intervalMs: 20, waitMs: 100 })).rejects.toThrow(/not ready within 100 ms: .*ECONNREFUSED/);
   });
 });

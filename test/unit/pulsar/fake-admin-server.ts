@@ -69,7 +69,10 @@ export class FakeAdminServer {
     }
     if ((m = /^\/admin\/v2\/namespaces\/([^/]+)$/.exec(path)) && method === 'GET') {
       const prefix = `${m[1]}/`;
-      return json(200, [...this.namespaces].filter((n) => n.startsWith(prefix)));
+      return json(
+        200,
+        [...this.namespaces].filter((n) => n.startsWith(prefix)),
+      );
     }
     if ((m = /^\/admin\/v2\/namespaces\/([^/]+)\/([^/]+)$/.exec(path)) && method === 'PUT') {
       if (!this.tenants.has(m[1] ?? '')) return json(404, { reason: 'Tenant does not exist' });

@@ -13,7 +13,8 @@ import { catalogOf, entry, service } from '../../support/harness.js';
 describe('lookups by a name from outside', () => {
   it('resolves no secret named after an inherited property, from the environment or the file', () => {
     const secrets = loadSecrets({ REAL: 'x' });
-    for (const ref of ['env:constructor', 'env:toString', 'env:__proto__', 'file:constructor', 'file:hasOwnProperty']) expect(secrets.resolve(ref), ref).toBeUndefined();
+    for (const ref of ['env:constructor', 'env:toString', 'env:__proto__', 'file:constructor', 'file:hasOwnProperty'])
+      expect(secrets.resolve(ref), ref).toBeUndefined();
     expect(secrets.resolve('env:REAL')).toBe('x');
     expect(loadSecrets(process.env).resolve('env:constructor')).toBeUndefined();
   });

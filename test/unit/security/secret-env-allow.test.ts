@@ -7,7 +7,14 @@ import { mcpTransport } from '../../../src/plugins/mcp/mcp-session.js';
 import { loadSecrets, unresolvedReason } from '../../../src/secrets.js';
 import pino from 'pino';
 
-const env = { PULSAR_TOKEN: 'broker-token', TOOLWIRE_HTTP_TOKEN: 'x', DIFY_DAEMON_KEY: 'daemon-key', SERPAPI_API_KEY: 'serp', TOOL_WEATHER_KEY: 'w', GATEWAY_TOKEN: 'gw' };
+const env = {
+  PULSAR_TOKEN: 'broker-token',
+  TOOLWIRE_HTTP_TOKEN: 'x',
+  DIFY_DAEMON_KEY: 'daemon-key',
+  SERPAPI_API_KEY: 'serp',
+  TOOL_WEATHER_KEY: 'w',
+  GATEWAY_TOKEN: 'gw',
+};
 
 describe('env: references a descriptor may make', () => {
   it("by default, any variable but the worker's own credentials and settings", () => {
@@ -40,10 +47,13 @@ describe('env: references a descriptor may make', () => {
     const secrets = loadSecrets(env);
     const err = (() => {
       try {
-        mcpTransport(
-          { transport: 'http', url: 'http://127.0.0.1:1/mcp', headers: { authorization: 'env:PULSAR_TOKEN' } } as never,
-          { serviceId: 's', configDir: '.', secrets, basics: {}, log: pino({ level: 'silent' }) },
-        );
+        mcpTransport({ transport: 'http', url: 'http://127.0.0.1:1/mcp', headers: { authorization: 'env:PULSAR_TOKEN' } } as never, {
+          serviceId: 's',
+          configDir: '.',
+          secrets,
+          basics: {},
+          log: pino({ level: 'silent' }),
+        });
       } catch (e) {
         return e;
       }
@@ -53,7 +63,7 @@ describe('env: references a descriptor may make', () => {
     expect((err as Error).message).toMatch(/env:PULSAR_TOKEN names a variable TOOLWIRE_SECRET_ENV does not allow/);
   });
 
-  it("keeps every variable the worker reads, and the usual cloud credentials, from descriptors by default", () => {
+  it('keeps every variable the worker reads, and the usual cloud credentials, from descriptors by default', () => {
     const own = {
       DIFY_SLIM_DAEMON_KEY: 'slim-key',
       OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer otlp',
@@ -85,7 +95,9 @@ describe('env: references a descriptor may make', () => {
     expect(all.resolve('env:SERPAPI_API_KEY')).toBe('serp');
     expect(all.resolve('env:AWS_SECRET_ACCESS_KEY')).toBeUndefined();
     expect(loadSecrets({ ...env, AWS_SECRET_ACCESS_KEY: 'aws', TOOLWIRE_SECRET_ENV: 'AWS_*' }).resolve('env:AWS_SECRET_ACCESS_KEY')).toBeUndefined();
-    expect(loadSecrets({ ...env, AWS_SECRET_ACCESS_KEY: 'aws', TOOLWIRE_SECRET_ENV: 'AWS_SECRET_ACCESS_KEY' }).resolve('env:AWS_SECRET_ACCESS_KEY')).toBe('aws');
+    expect(loadSecrets({ ...env, AWS_SECRET_ACCESS_KEY: 'aws', TOOLWIRE_SECRET_ENV: 'AWS_SECRET_ACCESS_KEY' }).resolve('env:AWS_SECRET_ACCESS_KEY')).toBe(
+      'aws',
+    );
   });
 });
 
@@ -119,6 +131,8 @@ describe('file: references a descriptor may make', () => {
     expect(s.resolve('file:weather-key')).toBe('w');
     expect(s.resolve('file:daemon-key')).toBeUndefined();
     expect(s.resolve('file:http-token')).toBeUndefined();
-    expect(loadSecrets({ TOOLWIRE_HTTP_TOKEN: 'file:http-token', TOOLWIRE_SECRET_FILE_KEYS: 'http-token' }, file).resolve('file:http-token')).toBe('gateway-secret');
+    expect(loadSecrets({ TOOLWIRE_HTTP_TOKEN: 'file:http-token', TOOLWIRE_SECRET_FILE_KEYS: 'http-token' }, file).resolve('file:http-token')).toBe(
+      'gateway-secret',
+    );
   });
 });

@@ -22,7 +22,13 @@ describe('numeric settings', () => {
 
 describe('HTTP caller settings', () => {
   it('read allowed hosts and origins as lists, and the mcp serve session bounds', () => {
-    expect(readSettings({ TOOLWIRE_HTTP_ALLOWED_HOSTS: ' tools.example.com, worker.svc ,', TOOLWIRE_HTTP_ALLOWED_ORIGINS: 'https://ui.example.com,http://127.0.0.1:3000', TOOLWIRE_MCP_MAX_SESSIONS: '10' })).toMatchObject({
+    expect(
+      readSettings({
+        TOOLWIRE_HTTP_ALLOWED_HOSTS: ' tools.example.com, worker.svc ,',
+        TOOLWIRE_HTTP_ALLOWED_ORIGINS: 'https://ui.example.com,http://127.0.0.1:3000',
+        TOOLWIRE_MCP_MAX_SESSIONS: '10',
+      }),
+    ).toMatchObject({
       httpAllowedHosts: ['tools.example.com', 'worker.svc'],
       httpAllowedOrigins: ['https://ui.example.com', 'http://127.0.0.1:3000'],
       mcpMaxSessions: 10,

@@ -58,7 +58,12 @@ const valueText = fc.string({
 });
 
 const line = fc.oneof(
-  { arbitrary: fc.tuple(fc.constantFrom('data', 'event', 'id', 'retry', 'dat', 'DATA', 'data ', ''), fc.constantFrom('', ':', ': ', ':  '), valueText).map(([f, sep, v]) => `${f}${sep}${sep === '' ? '' : v}`), weight: 6 },
+  {
+    arbitrary: fc
+      .tuple(fc.constantFrom('data', 'event', 'id', 'retry', 'dat', 'DATA', 'data ', ''), fc.constantFrom('', ':', ': ', ':  '), valueText)
+      .map(([f, sep, v]) => `${f}${sep}${sep === '' ? '' : v}`),
+    weight: 6,
+  },
   { arbitrary: valueText.map((v) => `:${v}`), weight: 1 },
   { arbitrary: fc.constant(''), weight: 3 },
 );
@@ -142,15 +147,20 @@ describe('readSseData (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => {
     const badBytes = fc.constantFrom(Buffer.from([0xff]), Buffer.from([0xe2, 0x82]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xf0, 0x9f]));
     await checkAsyncProperty(
       'readSseData: byte split invariance',
-      fc.asyncProperty(eventStream, fc.option(fc.tuple(badBytes, fc.nat()), { nil: undefined }), fc.array(fc.nat(), { maxLength: 16 }), async (text, bad, cuts) => {
-        let bytes: Buffer = Buffer.from(text, 'utf8');
-        if (bad) {
-          const at = bad[1] % (bytes.length + 1);
-          bytes = Buffer.concat([bytes.subarray(0, at), bad[0], bytes.subarray(at)]);
-        }
-        const expected = referenceEvents(new TextDecoder('utf-8').decode(bytes), true).map((e) => e.data);
-        expect(await dataOf(pieces(bytes, cuts).map((b) => new Uint8Array(b)))).toEqual(expected);
-      }),
+      fc.asyncProperty(
+        eventStream,
+        fc.option(fc.tuple(badBytes, fc.nat()), { nil: undefined }),
+        fc.array(fc.nat(), { maxLength: 16 }),
+        async (text, bad, cuts) => {
+          let bytes: Buffer = Buffer.from(text, 'utf8');
+          if (bad) {
+            const at = bad[1] % (bytes.length + 1);
+            bytes = Buffer.concat([bytes.subarray(0, at), bad[0], bytes.subarray(at)]);
+          }
+          const expected = referenceEvents(new TextDecoder('utf-8').decode(bytes), true).map((e) => e.data);
+          expect(await dataOf(pieces(bytes, cuts).map((b) => new Uint8Array(b)))).toEqual(expected);
+        },
+      ),
       1_000,
     );
   });

@@ -71,7 +71,9 @@ beforeAll(async () => {
   // Stateless streamable HTTP: a server and transport per request, as the SDK's examples do.
   mcpHttp = createServer((req, res) => {
     const server = new McpServer({ name: 'meta-echo', version: '1' });
-    server.registerTool('meta-echo', { description: 'answers with the _meta its call carried' }, (extra) => ({ content: [{ type: 'text', text: JSON.stringify(extra._meta ?? {}) }] }));
+    server.registerTool('meta-echo', { description: 'answers with the _meta its call carried' }, (extra) => ({
+      content: [{ type: 'text', text: JSON.stringify(extra._meta ?? {}) }],
+    }));
     const t = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => void t.close().then(() => server.close()));
     void server.connect(t).then(() => t.handleRequest(req, res));
@@ -80,15 +82,30 @@ beforeAll(async () => {
   tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiverPort}`, OTEL_SERVICE_NAME: 'toolwire-test' }, logs.log);
   dir = await writeConfigDir({
     services: [
-      { id: 'api', 'request-queue': 'persistent://tg/flow/api-request', 'response-queue': 'non-persistent://tg/response/api', plugin: { kind: 'openapi', server: `http://127.0.0.1:${apiPort}`, 'allow-private': ['127.0.0.0/8'] } },
-      { id: 'mcp', 'request-queue': 'persistent://tg/flow/mcp-request', 'response-queue': 'non-persistent://tg/response/mcp', plugin: { kind: 'mcp', transport: 'http', url: `http://127.0.0.1:${mcpPort}/mcp` } },
+      {
+        id: 'api',
+        'request-queue': 'persistent://tg/flow/api-request',
+        'response-queue': 'non-persistent://tg/response/api',
+        plugin: { kind: 'openapi', server: `http://127.0.0.1:${apiPort}`, 'allow-private': ['127.0.0.0/8'] },
+      },
+      {
+        id: 'mcp',
+        'request-queue': 'persistent://tg/flow/mcp-request',
+        'response-queue': 'non-persistent://tg/response/mcp',
+        plugin: { kind: 'mcp', transport: 'http', url: `http://127.0.0.1:${mcpPort}/mcp` },
+      },
     ],
     tools: [
       { name: 'ping', service: 'api', 'plugin-options': { method: 'get', path: '/ping' } },
       { name: 'meta-echo', service: 'mcp' },
     ],
   });
-  app = await startApp({ settings: readSettings({ TOOLWIRE_CONFIG_DIR: dir, TOOLWIRE_HTTP_PORT: 'off' }), transport: new MemoryTransport(), secrets: loadSecrets({}), log: logs.log });
+  app = await startApp({
+    settings: readSettings({ TOOLWIRE_CONFIG_DIR: dir, TOOLWIRE_HTTP_PORT: 'off' }),
+    transport: new MemoryTransport(),
+    secrets: loadSecrets({}),
+    log: logs.log,
+  });
 });
 
 afterAll(async () => {
@@ -105,20 +122,35 @@ describe('tracing over OTLP', () => {
     expect(tracingEnabled()).toBe(true);
     const agent = trace.getTracer('agent');
     const ids = await agent.startActiveSpan('agent decides to ping', async (span) => {
-      await app.client.call({ requestQueue: 'persistent://tg/flow/api-request', responseQueue: 'non-persistent://tg/response/api', tool: 'ping', config: {}, arguments: {} });
+      await app.client.call({
+        requestQueue: 'persistent://tg/flow/api-request',
+        responseQueue: 'non-persistent://tg/response/api',
+        tool: 'ping',
+        config: {},
+        arguments: {},
+      });
       span.end();
       return span.spanContext();
     });
     const agentCallTraceparent = apiTraceparent;
     // The same through an MCP server: the worker's span reaches it in the call's `_meta`.
     const mcpIds = await agent.startActiveSpan('agent asks an MCP tool', async (span) => {
-      const answer = await app.client.call({ requestQueue: 'persistent://tg/flow/mcp-request', responseQueue: 'non-persistent://tg/response/mcp', tool: 'meta-echo', config: {}, arguments: {} });
+      const answer = await app.client.call({
+        requestQueue: 'persistent://tg/flow/mcp-request',
+        responseQueue: 'non-persistent://tg/response/mcp',
+        tool: 'meta-echo',
+        config: {},
+        arguments: {},
+      });
       span.end();
       return { ...span.spanContext(), answer };
     });
     // An MCP client's trace context in `_meta`, through `mcp serve`'s handler.
     const mcpTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
-    const { server, dispose } = fleetMcpServer({ catalog: () => app.catalog, onCatalogChange: () => () => {}, client: app.client, log: logs.log, maxInFlight: 4, callTimeoutMs: 10_000 }, new InFlight());
+    const { server, dispose } = fleetMcpServer(
+      { catalog: () => app.catalog, onCatalogChange: () => () => {}, client: app.client, log: logs.log, maxInFlight: 4, callTimeoutMs: 10_000 },
+      new InFlight(),
+    );
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     const mcp = new Client({ name: 'test', version: '1' });
@@ -148,7 +180,10 @@ describe('tracing over OTLP', () => {
     expect(mcpWorker?.parentSpanId).toBe(mcpIds.spanId);
     expect(JSON.parse(mcpIds.answer)).toMatchObject({ traceparent: `00-${mcpIds.traceId}-${mcpWorker!.spanId}-01` });
     // And the worker's log lines of that request carry the trace.
-    const settled = logs.lines().map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l['msg'] === 'request settled');
+    const settled = logs
+      .lines()
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l['msg'] === 'request settled');
     expect(settled).toMatchObject({ trace_id: ids.traceId, span_id: worker!.spanId });
   });
 });

@@ -53,7 +53,9 @@ export class FakePulsarWs {
         // A client that gives up mid-refusal resets the connection; a real server shrugs that off.
         socket.on('error', () => undefined);
         const body = refuse.body ?? '';
-        socket.end(`HTTP/1.1 ${refuse.status} Refused\r\nContent-Type: text/html\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+        socket.end(
+          `HTTP/1.1 ${refuse.status} Refused\r\nContent-Type: text/html\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
         return;
       }
       this.wss.handleUpgrade(req, socket, head, (ws) => {

@@ -240,7 +240,13 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
   });
 
   it('keeps its non-persistent sends within a window shared by all producers; persistent ones are not counted', async () => {
-    const t = (transport = await createTransport({ kind: 'pulsar', serviceUrl: 'pulsar://b:6650', log, importer: fakeImporter, native: { nonPersistentInFlight: 2 } }));
+    const t = (transport = await createTransport({
+      kind: 'pulsar',
+      serviceUrl: 'pulsar://b:6650',
+      log,
+      importer: fakeImporter,
+      native: { nonPersistentInFlight: 2 },
+    }));
     const [a, b] = [await t.producer('non-persistent://public/default/a'), await t.producer('non-persistent://public/default/b')];
     const durable = await t.producer(TOPIC);
     const [pa, pb, pd] = FakeClient.last!.producers;
@@ -280,7 +286,9 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
   });
 
   it('refuses a batch size libpulsar would end the process over', async () => {
-    await expect(createTransport({ kind: 'pulsar', serviceUrl: 'pulsar://b:6650', log, importer: fakeImporter, native: { batchingMaxMessages: 1 } })).rejects.toBeInstanceOf(ConfigError);
+    await expect(
+      createTransport({ kind: 'pulsar', serviceUrl: 'pulsar://b:6650', log, importer: fakeImporter, native: { batchingMaxMessages: 1 } }),
+    ).rejects.toBeInstanceOf(ConfigError);
   });
 
   it('closes everything and refuses work afterwards', async () => {

@@ -37,7 +37,9 @@ describe('pulsar-ws subscriptions at earliest', () => {
   it('refuses one when it was given no admin call, and needs none otherwise', async () => {
     fake = await FakePulsarWs.start();
     transport = new PulsarWsTransport({ kind: 'pulsar-ws', url: fake.url, log });
-    await expect(transport.subscribe({ topic: 'persistent://tg/flow/early', subscription: 'first', initialPosition: 'earliest' })).rejects.toThrow(/needs the admin client/);
+    await expect(transport.subscribe({ topic: 'persistent://tg/flow/early', subscription: 'first', initialPosition: 'earliest' })).rejects.toThrow(
+      /needs the admin client/,
+    );
     const latest = await transport.subscribe({ topic: 'persistent://tg/flow/early', subscription: 'second' });
     await latest.close();
   });

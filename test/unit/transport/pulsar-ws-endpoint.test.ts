@@ -12,15 +12,16 @@ describe('pulsar-ws endpoints', () => {
   });
 
   it('builds consumer URLs from full and short topic names, encoding each part', () => {
-    expect(endpointUrl('ws://h:8080', 'consumer', 'persistent://public/default/a:b', 'my sub', { subscriptionType: 'Shared', receiverQueueSize: 10, x: undefined })).toBe(
-      'ws://h:8080/ws/v2/consumer/persistent/public/default/a%3Ab/my%20sub?subscriptionType=Shared&receiverQueueSize=10',
-    );
+    expect(
+      endpointUrl('ws://h:8080', 'consumer', 'persistent://public/default/a:b', 'my sub', { subscriptionType: 'Shared', receiverQueueSize: 10, x: undefined }),
+    ).toBe('ws://h:8080/ws/v2/consumer/persistent/public/default/a%3Ab/my%20sub?subscriptionType=Shared&receiverQueueSize=10');
     expect(endpointUrl('ws://h:8080', 'producer', 'request:tg:joke', undefined, {})).toBe('ws://h:8080/ws/v2/producer/non-persistent/tg/request/joke');
     expect(() => endpointUrl('ws://h:8080', 'producer', 'bogus', undefined, {})).toThrow(ConfigError);
   });
 
   it("reads the reason out of Jetty's error page", () => {
-    const body = '<html><head><title>Error 409 Failed to create producer/consumer: {&quot;errorMsg&quot;:&quot;Exclusive consumer is already connected&quot;}</title></head></html>';
+    const body =
+      '<html><head><title>Error 409 Failed to create producer/consumer: {&quot;errorMsg&quot;:&quot;Exclusive consumer is already connected&quot;}</title></head></html>';
     expect(upgradeReason(body)).toBe('Error 409 Failed to create producer/consumer: {"errorMsg":"Exclusive consumer is already connected"}');
   });
 

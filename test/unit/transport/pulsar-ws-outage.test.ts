@@ -19,10 +19,15 @@ afterEach(async () => {
 });
 
 describe('pulsar-ws subscription while its broker is away (local fake endpoint)', () => {
-
   it('does not hand out a persistent message pushed on the lost socket, even before a reconnect', async () => {
     const server = (fake = await FakePulsarWs.start());
-    const t = (transport = new PulsarWsTransport({ kind: 'pulsar-ws', url: server.url, log, connectTimeoutMs: 2_000, reconnect: { initialDelayMs: 10, maxDelayMs: 50 } }));
+    const t = (transport = new PulsarWsTransport({
+      kind: 'pulsar-ws',
+      url: server.url,
+      log,
+      connectTimeoutMs: 2_000,
+      reconnect: { initialDelayMs: 10, maxDelayMs: 50 },
+    }));
     const sub = await t.subscribe({ topic: 'persistent://public/default/outage', subscription: 's' });
     const it = sub[Symbol.asyncIterator]();
     await until(() => expect(server.openSockets).toBe(1));
@@ -52,7 +57,13 @@ describe('pulsar-ws transport logging an outage (local fake endpoint)', () => {
   it('logs the loss once and the recovery once, for all its sockets and however many retries', async () => {
     const server = (fake = await FakePulsarWs.start());
     const { log, lines } = captureLogger('info');
-    const t = (transport = new PulsarWsTransport({ kind: 'pulsar-ws', url: server.url, log, connectTimeoutMs: 2_000, reconnect: { initialDelayMs: 5, maxDelayMs: 20 } }));
+    const t = (transport = new PulsarWsTransport({
+      kind: 'pulsar-ws',
+      url: server.url,
+      log,
+      connectTimeoutMs: 2_000,
+      reconnect: { initialDelayMs: 5, maxDelayMs: 20 },
+    }));
     await t.subscribe({ topic: 'persistent://public/default/outage-a', subscription: 's' });
     await t.subscribe({ topic: 'non-persistent://public/default/outage-b', subscription: 's' });
     await t.producer('persistent://public/default/outage-c');
@@ -77,7 +88,13 @@ describe('pulsar-ws transport logging an outage (local fake endpoint)', () => {
   it('does not call a closed socket an outage', async () => {
     const server = (fake = await FakePulsarWs.start());
     const { log, lines } = captureLogger('info');
-    const t = (transport = new PulsarWsTransport({ kind: 'pulsar-ws', url: server.url, log, connectTimeoutMs: 2_000, reconnect: { initialDelayMs: 5, maxDelayMs: 20 } }));
+    const t = (transport = new PulsarWsTransport({
+      kind: 'pulsar-ws',
+      url: server.url,
+      log,
+      connectTimeoutMs: 2_000,
+      reconnect: { initialDelayMs: 5, maxDelayMs: 20 },
+    }));
     const sub = await t.subscribe({ topic: 'persistent://public/default/closing', subscription: 's' });
     await sub.close();
     await t.close();

@@ -93,7 +93,7 @@ describe('pulsar-ws reconnect (local fake endpoint)', () => {
     expect(server.received).toHaveLength(8);
   });
 
-  it('takes a persistent topic\'s receipt as it is: no drop there', async () => {
+  it("takes a persistent topic's receipt as it is: no drop there", async () => {
     const [server, t] = await start();
     const producer = await t.producer(TOPIC);
     server.dropPublishes = 1;

@@ -25,7 +25,13 @@ async function fixture(request: string, response: string) {
     })();
   const registry = testRegistry({ b: behaviour });
   const catalog = await catalogOf(
-    [entry('tool-service', 'hung', service('hung', { 'request-queue': request, 'response-queue': response, plugin: { kind: 'test', behaviour: 'b' }, concurrency: 2, 'timeout-ms': 30 }))],
+    [
+      entry(
+        'tool-service',
+        'hung',
+        service('hung', { 'request-queue': request, 'response-queue': response, plugin: { kind: 'test', behaviour: 'b' }, concurrency: 2, 'timeout-ms': 30 }),
+      ),
+    ],
     registry,
   );
   fx = await startFixture(catalog, { b: behaviour }, response, { maxAbandoned: 2 });

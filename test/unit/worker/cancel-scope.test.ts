@@ -45,7 +45,15 @@ describe('a cancel', () => {
     const w = waiting();
     const topics = { b: 'persistent://tenant-b/tools/slow-request', a: 'persistent://tenant-a/tools/slow-request' };
     // tenant-b first: a search that stops at the first call with the id would take b's.
-    const catalog = await catalogOf([svc('slow-b', topics.b), svc('slow-a', topics.a), entry('tool', 'slow-b', { name: 'slow-b', service: 'slow-b' }), entry('tool', 'slow-a', { name: 'slow-a', service: 'slow-a' })], testRegistry({ wait: w.behaviour }));
+    const catalog = await catalogOf(
+      [
+        svc('slow-b', topics.b),
+        svc('slow-a', topics.a),
+        entry('tool', 'slow-b', { name: 'slow-b', service: 'slow-b' }),
+        entry('tool', 'slow-a', { name: 'slow-a', service: 'slow-a' }),
+      ],
+      testRegistry({ wait: w.behaviour }),
+    );
     fx = await startFixture(catalog, { wait: w.behaviour }, RES);
     await fx.send(topics.b, JSON.stringify({ config: {}, arguments: {} }), { id: 'same-id', [TOOL_PROPERTY]: 'slow-b' });
     await fx.send(topics.a, JSON.stringify({ config: {}, arguments: {} }), { id: 'same-id', [TOOL_PROPERTY]: 'slow-a' });
@@ -89,7 +97,15 @@ describe('the cancel subscription of a namespace', () => {
     const registry = testRegistry({ wait: w.behaviour });
     const kept = 'persistent://tg/flow/kept-request';
     const churned = 'persistent://tenant-c/tools/churned-request';
-    const both = await catalogOf([svc('kept', kept), svc('churned', churned), entry('tool', 'kept', { name: 'kept', service: 'kept' }), entry('tool', 'churned', { name: 'churned', service: 'churned' })], registry);
+    const both = await catalogOf(
+      [
+        svc('kept', kept),
+        svc('churned', churned),
+        entry('tool', 'kept', { name: 'kept', service: 'kept' }),
+        entry('tool', 'churned', { name: 'churned', service: 'churned' }),
+      ],
+      registry,
+    );
     const keptOnly = await catalogOf([svc('kept', kept), entry('tool', 'kept', { name: 'kept', service: 'kept' })], registry);
     fx = await startFixture(both, { wait: w.behaviour }, RES);
     const readers = () => fx!.transport.subscriptionNames(cancelTopic(churned)!).length;

@@ -51,7 +51,16 @@ for (const kind of ['persistent', 'non-persistent'] as const) {
     async function setup() {
       const w = waiting();
       const catalog = await catalogOf(
-        [entry('tool-service', 'slow', { id: 'slow', 'request-queue': REQ, 'response-queue': RES, plugin: { kind: 'test', behaviour: 'wait' }, 'timeout-ms': 60_000 }), entry('tool', 'slow', { name: 'slow', service: 'slow' })],
+        [
+          entry('tool-service', 'slow', {
+            id: 'slow',
+            'request-queue': REQ,
+            'response-queue': RES,
+            plugin: { kind: 'test', behaviour: 'wait' },
+            'timeout-ms': 60_000,
+          }),
+          entry('tool', 'slow', { name: 'slow', service: 'slow' }),
+        ],
         testRegistry({ wait: w.behaviour }),
       );
       fx = await startFixture(catalog, { wait: w.behaviour }, RES);

@@ -24,7 +24,8 @@ describe('the call’s deadline', () => {
         seen.set(call.tool!.name, call.timeoutMs);
         yield 'ok';
       })();
-    const svc = (id: string, extra: Record<string, unknown>) => entry('tool-service', id, service(id, { 'response-queue': RES, plugin: { kind: 'test', behaviour: 'record' }, ...extra }));
+    const svc = (id: string, extra: Record<string, unknown>) =>
+      entry('tool-service', id, service(id, { 'response-queue': RES, plugin: { kind: 'test', behaviour: 'record' }, ...extra }));
     const catalog = await catalogOf(
       [
         svc('own', { 'timeout-ms': 40_000 }),

@@ -54,7 +54,10 @@ describe('after the grace period', () => {
 
 describe('error texts', () => {
   it('are bounded however much agent input they quote', async () => {
-    const ok: Behaviour = () => (async function* () { yield 'x'; })();
+    const ok: Behaviour = () =>
+      (async function* () {
+        yield 'x';
+      })();
     const catalog = await catalogOf(
       [
         entry('tool-service', 'lim', service('lim', { 'config-params': [{ name: 'style' }], plugin: { kind: 'test', behaviour: 'ok' } })),
@@ -89,7 +92,10 @@ class RefusingTransport extends MemoryTransport {
 describe('a publish that keeps failing', () => {
   it('is nacked up to the redelivery limit, then dead-lettered with its reason, never looped', async () => {
     const transport = new RefusingTransport();
-    const ok: Behaviour = () => (async function* () { yield 'x'; })();
+    const ok: Behaviour = () =>
+      (async function* () {
+        yield 'x';
+      })();
     const catalog = await catalogOf([entry('tool-service', 'lim', service('lim', { plugin: { kind: 'test', behaviour: 'ok' } }))], testRegistry({ ok }));
     const dead = await transport.subscribe({ topic: `${REQ}-lim-request-DLQ`, subscription: 'ops' });
     fx = await startFixture(catalog, { ok }, RES, { maxRedeliveries: 2, nackDelayMs: 10 }, transport);
@@ -141,7 +147,11 @@ function request(messageId: string, redeliveryCount: number, label: string, sett
 describe('a redelivered copy of an answered request', () => {
   it('is acked without running the tool again, counted as a duplicate; an agent retry (a new message) runs', async () => {
     let runs = 0;
-    const ok: Behaviour = () => (async function* () { runs++; yield 'x'; })();
+    const ok: Behaviour = () =>
+      (async function* () {
+        runs++;
+        yield 'x';
+      })();
     const { handler, transport } = await redeliverableHandler(ok);
     const settled: string[] = [];
     const delivery = (messageId: string, redeliveryCount: number): IncomingMessage => request(messageId, redeliveryCount, messageId, settled);
@@ -162,7 +172,12 @@ describe('a copy of a request still being answered', () => {
     let runs = 0;
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    const slow: Behaviour = () => (async function* () { runs++; await held; yield 'x'; })();
+    const slow: Behaviour = () =>
+      (async function* () {
+        runs++;
+        await held;
+        yield 'x';
+      })();
     const { handler, transport } = await redeliverableHandler(slow);
     const settled: string[] = [];
     const delivery = (n: number): IncomingMessage => request('m1', 0, String(n), settled);
@@ -183,7 +198,9 @@ describe('ToolClient', () => {
     const transport = new MemoryTransport();
     const topic = `persistent://tg/flow/answers-${randomUUID()}`;
     const client = new ToolClient(transport);
-    const call = client.call({ requestQueue: 'persistent://tg/flow/nobody', responseQueue: topic, config: {}, arguments: {}, timeoutMs: 50 }).catch(() => undefined);
+    const call = client
+      .call({ requestQueue: 'persistent://tg/flow/nobody', responseQueue: topic, config: {}, arguments: {}, timeoutMs: 50 })
+      .catch(() => undefined);
     await call;
     expect(transport.subscriptionNames(topic)).toHaveLength(1);
     await client.close();

@@ -26,7 +26,8 @@ async function fixture(behaviour: Behaviour, limits: Partial<WorkerLimits> = {},
   return fx;
 }
 
-const hanging = (invoked: string[]): Behaviour =>
+const hanging =
+  (invoked: string[]): Behaviour =>
   (call: ToolCall) =>
     (async function* () {
       invoked.push(call.requestId);

@@ -22,7 +22,10 @@ class NamedTransport extends MemoryTransport {
   }
 }
 
-const ok: Behaviour = () => (async function* () { yield 'x'; })();
+const ok: Behaviour = () =>
+  (async function* () {
+    yield 'x';
+  })();
 
 let fx: Fixture | undefined;
 afterEach(async () => {
@@ -31,7 +34,10 @@ afterEach(async () => {
 });
 
 async function prefetchOf(transportKind: string, requestQueue: string, setting?: number): Promise<number | undefined> {
-  const catalog = await catalogOf([entry('tool-service', 'p', service('p', { 'request-queue': requestQueue, plugin: { kind: 'test', behaviour: 'ok' }, concurrency: 8 }))], testRegistry({ ok }));
+  const catalog = await catalogOf(
+    [entry('tool-service', 'p', service('p', { 'request-queue': requestQueue, plugin: { kind: 'test', behaviour: 'ok' }, concurrency: 8 }))],
+    testRegistry({ ok }),
+  );
   const transport = new NamedTransport(transportKind);
   fx = await startFixture(catalog, { ok }, 'non-persistent://tg/response/p', setting === undefined ? {} : { nonPersistentPrefetch: setting }, transport);
   return transport.seen.find((o) => o.topic === requestQueue)?.receiverQueueSize;

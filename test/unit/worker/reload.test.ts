@@ -51,7 +51,14 @@ for (const kind of ['persistent', 'non-persistent'] as const) {
     const topicOf = (id: string) => (kind === 'persistent' ? `persistent://tg/flow/${id}-request` : `non-persistent://tg/request/${id}`);
     const RES = 'non-persistent://tg/response/reload';
     const svc = (id: string, behaviour: string, extra: Record<string, unknown> = {}) =>
-      entry('tool-service', id, { id, 'request-queue': topicOf(id), 'response-queue': RES, 'config-params': ['kind'], plugin: { kind: 'test', behaviour }, ...extra });
+      entry('tool-service', id, {
+        id,
+        'request-queue': topicOf(id),
+        'response-queue': RES,
+        'config-params': ['kind'],
+        plugin: { kind: 'test', behaviour },
+        ...extra,
+      });
     const tool = (name: string, service: string, k: string) => entry('tool', name, { name, service, kind: k, description: name });
 
     async function setup(behaviours: Record<string, Behaviour>, entries: ReturnType<typeof entry>[]) {
@@ -102,7 +109,12 @@ for (const kind of ['persistent', 'non-persistent'] as const) {
       await apply([svc('s', 'q'), tool('a', 's', 'a'), svc('t', 'q'), tool('c', 't', 'c')]);
       const id = await fx.request(topicOf('t'), {}, { kind: 'c' });
       expect(await fx.responses.final(id)).toEqual([{ error: null, response: 'q c', endOfStream: true }]);
-      expect(fx.worker.served().map((s) => s.id).sort()).toEqual(['s', 't']);
+      expect(
+        fx.worker
+          .served()
+          .map((s) => s.id)
+          .sort(),
+      ).toEqual(['s', 't']);
     });
 
     it('lets a removed service finish its request in flight, then takes nothing more and unsubscribes', async () => {

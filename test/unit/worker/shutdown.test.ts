@@ -74,7 +74,13 @@ describe('Worker shutdown', () => {
   });
 
   it('stops idempotently', async () => {
-    const f = await fixture(() => (async function* () { yield 'x'; })(), 100);
+    const f = await fixture(
+      () =>
+        (async function* () {
+          yield 'x';
+        })(),
+      100,
+    );
     await Promise.all([f.worker.stop(), f.worker.stop()]);
     expect(f.worker.state).toBe('stopped');
   });

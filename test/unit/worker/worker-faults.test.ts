@@ -91,7 +91,7 @@ describe('Worker under faults', () => {
     expect(tool.calls()).toBe(3);
   });
 
-  it('honours a service\'s max-redeliveries', async () => {
+  it("honours a service's max-redeliveries", async () => {
     let calls = 0;
     const f = await fixture(
       () =>
@@ -109,12 +109,35 @@ describe('Worker under faults', () => {
 
   it('dead-letters to a persistent topic even from a non-persistent request topic', async () => {
     const transport = new MemoryTransport();
-    const registry = testRegistry({ b: () => (async function* () { yield 'x'; })() });
+    const registry = testRegistry({
+      b: () =>
+        (async function* () {
+          yield 'x';
+        })(),
+    });
     const catalog = await catalogOf(
-      [entry('tool-service', 'np', { id: 'np', 'request-queue': 'non-persistent://tg/request/np', 'response-queue': 'non-persistent://tg/response/np', plugin: { kind: 'test', behaviour: 'b' } })],
+      [
+        entry('tool-service', 'np', {
+          id: 'np',
+          'request-queue': 'non-persistent://tg/request/np',
+          'response-queue': 'non-persistent://tg/response/np',
+          plugin: { kind: 'test', behaviour: 'b' },
+        }),
+      ],
       registry,
     );
-    fx = await startFixture(catalog, { b: () => (async function* () { yield 'x'; })() }, 'non-persistent://tg/response/np', {}, transport);
+    fx = await startFixture(
+      catalog,
+      {
+        b: () =>
+          (async function* () {
+            yield 'x';
+          })(),
+      },
+      'non-persistent://tg/response/np',
+      {},
+      transport,
+    );
     const dead = await transport.subscribe({ topic: 'persistent://tg/request/np-np-request-DLQ', subscription: 'ops' });
     await fx.send('non-persistent://tg/request/np', '{}', {});
     const m = (await dead[Symbol.asyncIterator]().next()).value!;

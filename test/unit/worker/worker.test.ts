@@ -89,7 +89,11 @@ describe('Worker', () => {
     await f.send(REQ, '{"arguments": "{not json"}', { id: 'bad-json' });
     await f.send(REQ, '[1,2,3]', { id: 'bad-shape' });
     const good = await f.request(REQ, { name: 'x' }, { mode: 'm1' });
-    for (const [id, text] of [['bad-bytes', /UTF-8/], ['bad-json', /"arguments" is not valid JSON/], ['bad-shape', /must be a JSON object/]] as const) {
+    for (const [id, text] of [
+      ['bad-bytes', /UTF-8/],
+      ['bad-json', /"arguments" is not valid JSON/],
+      ['bad-shape', /must be a JSON object/],
+    ] as const) {
       const [r] = await f.responses.final(id);
       expect(r?.error?.type).toBe('invalid-request');
       expect(r?.error?.message).toMatch(text);
@@ -130,14 +134,20 @@ describe('Worker', () => {
     const f = await fixture(
       () => {
         calls++;
-        if (calls === 1) return (async function* () { await new Promise(() => undefined); yield 'never'; })();
+        if (calls === 1)
+          return (async function* () {
+            await new Promise(() => undefined);
+            yield 'never';
+          })();
         return chunks('quick');
       },
       { 'timeout-ms': 150 },
     );
     const hung = await f.request(REQ, { name: 'x' }, { mode: 'm1' });
     const next = await f.request(REQ, { name: 'y' }, { mode: 'm1' });
-    expect(await f.responses.final(hung)).toEqual([{ error: { type: 'timeout', message: 'tool greet did not finish within 150 ms' }, response: '', endOfStream: true }]);
+    expect(await f.responses.final(hung)).toEqual([
+      { error: { type: 'timeout', message: 'tool greet did not finish within 150 ms' }, response: '', endOfStream: true },
+    ]);
     expect((await f.responses.final(next))[0]?.response).toBe('quick');
   });
 
@@ -146,7 +156,10 @@ describe('Worker', () => {
     const f = await fixture(
       (call) => {
         signal = call.signal;
-        return (async function* () { await sleep(10_000, undefined, { signal: call.signal }); yield 'late'; })();
+        return (async function* () {
+          await sleep(10_000, undefined, { signal: call.signal });
+          yield 'late';
+        })();
       },
       { 'timeout-ms': 100 },
     );
@@ -156,7 +169,11 @@ describe('Worker', () => {
   });
 
   it('keeps an internal error message off the wire and logs it', async () => {
-    const f = await fixture(() => (async function* () { throw new Error('db password is hunter2'); })());
+    const f = await fixture(() =>
+      (async function* () {
+        throw new Error('db password is hunter2');
+      })(),
+    );
     const id = await f.request(REQ, { name: 'x' }, { mode: 'm1' });
     const [r] = await f.responses.final(id);
     expect(r?.error).toEqual({ type: 'tool-service-error', message: 'internal error in the tool worker' });
@@ -164,7 +181,11 @@ describe('Worker', () => {
   });
 
   it('passes a ToolFailedError message to the agent', async () => {
-    const f = await fixture(() => (async function* () { throw new ToolFailedError('the joke API is closed on Sundays'); })());
+    const f = await fixture(() =>
+      (async function* () {
+        throw new ToolFailedError('the joke API is closed on Sundays');
+      })(),
+    );
     const id = await f.request(REQ, { name: 'x' }, { mode: 'm1' });
     expect((await f.responses.final(id))[0]?.error).toEqual({ type: 'tool-service-error', message: 'the joke API is closed on Sundays' });
   });
@@ -173,7 +194,10 @@ describe('Worker', () => {
     let calls = 0;
     const f = await fixture(() => {
       calls++;
-      if (calls === 1) return (async function* () { throw new RateLimitedError('slow down'); })();
+      if (calls === 1)
+        return (async function* () {
+          throw new RateLimitedError('slow down');
+        })();
       return chunks('second time lucky');
     });
     const id = await f.request(REQ, { name: 'x' }, { mode: 'm1' });
@@ -187,7 +211,9 @@ describe('Worker', () => {
     const f = await fixture(
       () => {
         calls++;
-        return (async function* () { throw new RateLimitedError('still busy'); })();
+        return (async function* () {
+          throw new RateLimitedError('still busy');
+        })();
       },
       {},
       { maxRedeliveries: 2 },

@@ -13,13 +13,22 @@ import type { OpenedStore } from './open-store.js';
  * The catalog as it would be after `change`, validated; the problems, or none. Items that
  * are not descriptors do not take part.
  */
-export async function problemsAfter(opened: OpenedStore, change: (entries: ConfigEntry[]) => ConfigEntry[], { io, settings }: ConfigRequest): Promise<readonly string[]> {
+export async function problemsAfter(
+  opened: OpenedStore,
+  change: (entries: ConfigEntry[]) => ConfigEntry[],
+  { io, settings }: ConfigRequest,
+): Promise<readonly string[]> {
   const entries = change(await opened.store.entries(DESCRIPTOR_TYPES)).filter((entry) => DESCRIPTOR_TYPES.includes(entry.type));
   try {
     await buildCatalog(
       entries,
       defaultRegistry(),
-      { log: createLogger({ level: 'silent' }), configDir: settings.configDir, secrets: loadSecrets(io.env, settings.secretsFile), settings: settings.pluginSettings },
+      {
+        log: createLogger({ level: 'silent' }),
+        configDir: settings.configDir,
+        secrets: loadSecrets(io.env, settings.secretsFile),
+        settings: settings.pluginSettings,
+      },
       // Not portable only for a directory store: the operator's own files, on this machine.
       opened.portable ? { portable: true } : { policy: new ExecPolicy('directory', settings.execRules) },
     );

@@ -20,58 +20,25 @@ export const JOKES: Record<JokeStyle, Record<string, readonly string[]>> = {
       'The baker retired: he had made enough dough and was ready to loaf around.',
       'I tried to catch some fog this morning, but I mist, so I had a cup of tea instead.',
     ],
-    science: [
-      'I would tell a chemistry joke, but all the good ones argon.',
-      'The photon checked into the hotel with no luggage: it was travelling light.',
-    ],
-    general: [
-      'The calendar is popular: it has a lot of dates.',
-      'I used to be a banker, but I lost interest.',
-    ],
+    science: ['I would tell a chemistry joke, but all the good ones argon.', 'The photon checked into the hotel with no luggage: it was travelling light.'],
+    general: ['The calendar is popular: it has a lot of dates.', 'I used to be a banker, but I lost interest.'],
   },
   'dad-joke': {
-    programming: [
-      'Why did the developer go broke? He used up all his cache.',
-      'Why do programmers prefer dark mode? Because light attracts bugs.',
-    ],
-    animals: [
-      'What do you call a sleeping bull? A bulldozer.',
-      'Why do fish live in salt water? Because pepper makes them sneeze.',
-    ],
-    food: [
-      'Why did the tomato blush? Because it saw the salad dressing.',
-      'What do you call cheese that is not yours? Nacho cheese.',
-    ],
-    science: [
-      'Why can you never trust an atom? They make up everything.',
-      'What did one magnet say to the other? I find you very attractive.',
-    ],
-    general: [
-      'Why did the scarecrow win an award? He was outstanding in his field.',
-      'I only know 25 letters of the alphabet. I do not know y.',
-    ],
+    programming: ['Why did the developer go broke? He used up all his cache.', 'Why do programmers prefer dark mode? Because light attracts bugs.'],
+    animals: ['What do you call a sleeping bull? A bulldozer.', 'Why do fish live in salt water? Because pepper makes them sneeze.'],
+    food: ['Why did the tomato blush? Because it saw the salad dressing.', 'What do you call cheese that is not yours? Nacho cheese.'],
+    science: ['Why can you never trust an atom? They make up everything.', 'What did one magnet say to the other? I find you very attractive.'],
+    general: ['Why did the scarecrow win an award? He was outstanding in his field.', 'I only know 25 letters of the alphabet. I do not know y.'],
   },
   'one-liner': {
     programming: [
       'There are two hard problems in computing: naming things, cache invalidation and off-by-one errors.',
       'It works on my machine, so we are shipping my machine.',
     ],
-    animals: [
-      'My dog used to chase people on a bike; it got so bad I had to take his bike away.',
-      'A cat has nine lives and spends eight of them asleep.',
-    ],
-    food: [
-      'I am on a seafood diet: I see food and I eat it.',
-      'Toast is just bread that has been through something.',
-    ],
-    science: [
-      'Gravity is a heavy subject, but I would not take it too lightly.',
-      'Schrödinger walks into a bar, and does not.',
-    ],
-    general: [
-      'I told my wall a joke; it cracked up.',
-      'I am reading a book on anti-gravity; I cannot put it down.',
-    ],
+    animals: ['My dog used to chase people on a bike; it got so bad I had to take his bike away.', 'A cat has nine lives and spends eight of them asleep.'],
+    food: ['I am on a seafood diet: I see food and I eat it.', 'Toast is just bread that has been through something.'],
+    science: ['Gravity is a heavy subject, but I would not take it too lightly.', 'Schrödinger walks into a bar, and does not.'],
+    general: ['I told my wall a joke; it cracked up.', 'I am reading a book on anti-gravity; I cannot put it down.'],
   },
 };
 

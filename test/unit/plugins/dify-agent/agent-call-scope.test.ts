@@ -68,8 +68,12 @@ describe('one agent call on the inner API', () => {
 
   it('calls only the tools the descriptor names, on the toolwire provider', async () => {
     const { s } = scope({});
-    await expect(all(s.tool({ provider: 'toolwire', tool: 'other', tool_parameters: {} }, new AbortController().signal))).rejects.toThrow('there is not a tool named other for this agent');
-    await expect(all(s.tool({ provider: 'langgenius/google', tool: 'known', tool_parameters: {} }, new AbortController().signal))).rejects.toThrow('there is not a tool named known');
+    await expect(all(s.tool({ provider: 'toolwire', tool: 'other', tool_parameters: {} }, new AbortController().signal))).rejects.toThrow(
+      'there is not a tool named other for this agent',
+    );
+    await expect(all(s.tool({ provider: 'langgenius/google', tool: 'known', tool_parameters: {} }, new AbortController().signal))).rejects.toThrow(
+      'there is not a tool named known',
+    );
   });
 
   it("gives a tool's error answer to the strategy as an observation, and passes any other failure on", async () => {
@@ -80,7 +84,9 @@ describe('one agent call on the inner API', () => {
         throw new Error('the broker went away');
       },
     });
-    expect(await all(s.tool({ provider: 'toolwire', tool: 'failing', tool_parameters: {} }, new AbortController().signal))).toEqual([{ type: 'text', message: { text: 'tool invoke error: no such city' }, meta: null }]);
+    expect(await all(s.tool({ provider: 'toolwire', tool: 'failing', tool_parameters: {} }, new AbortController().signal))).toEqual([
+      { type: 'text', message: { text: 'tool invoke error: no such city' }, meta: null },
+    ]);
     const seen: unknown[] = [];
     await expect(
       (async () => {
@@ -92,7 +98,10 @@ describe('one agent call on the inner API', () => {
 
   it('refuses a tool served by a dify-agent service, as a tool error the strategy reads', async () => {
     const called: string[] = [];
-    const agent = { tool: { name: 'agent', timeoutMs: undefined } as unknown as Tool, service: { id: 'research', plugin: { kind: 'dify-agent', options: {} } } as unknown as ToolService };
+    const agent = {
+      tool: { name: 'agent', timeoutMs: undefined } as unknown as Tool,
+      service: { id: 'research', plugin: { kind: 'dify-agent', options: {} } } as unknown as ToolService,
+    };
     const { s } = scope({
       tool: (n) => (n === 'agent' ? agent : tool(n)),
       call: async function* (t) {
@@ -128,11 +137,21 @@ describe('one agent call on the inner API', () => {
   });
 
   it('refuses tool calls past maximum_tool_calls', async () => {
-    const { s } = scope({ call: async function* () { yield 'ok'; } }, 3, { maximumToolCalls: 2 });
+    const { s } = scope(
+      {
+        call: async function* () {
+          yield 'ok';
+        },
+      },
+      3,
+      { maximumToolCalls: 2 },
+    );
     const once = () => all(s.tool({ provider: 'toolwire', tool: 'known', tool_parameters: {} }, new AbortController().signal));
     expect(await once()).toEqual([{ type: 'text', message: { text: 'ok' }, meta: null }]);
     expect(await once()).toEqual([{ type: 'text', message: { text: 'ok' }, meta: null }]);
-    expect(await once()).toEqual([{ type: 'text', message: { text: 'tool invoke error: maximum_tool_calls (2) reached: no more tool calls for this agent call' }, meta: null }]);
+    expect(await once()).toEqual([
+      { type: 'text', message: { text: 'tool invoke error: maximum_tool_calls (2) reached: no more tool calls for this agent call' }, meta: null },
+    ]);
     expect(s.toolCalls).toBe(2);
   });
 });

@@ -8,7 +8,16 @@ describe('dify-agent options', () => {
       { strategy: 'ReAct', tools: ['b', 'c'] },
     );
     expect(problems).toEqual([]);
-    expect(target).toMatchObject({ pluginId: 'langgenius/agent', provider: 'agent', strategy: 'ReAct', tools: ['b', 'c'], instruction: 'fixed', maximumIterations: 3, maximumToolCalls: 15, streamLog: false });
+    expect(target).toMatchObject({
+      pluginId: 'langgenius/agent',
+      provider: 'agent',
+      strategy: 'ReAct',
+      tools: ['b', 'c'],
+      instruction: 'fixed',
+      maximumIterations: 3,
+      maximumToolCalls: 15,
+      streamLog: false,
+    });
   });
 
   it('names what is missing, and refuses unknown keys', () => {

@@ -16,17 +16,28 @@ describe('dify-agent validation', () => {
     expect(problems.join('\n')).not.toMatch(/calculator/);
   });
 
-  const textCompletion = { DIFY_AGENT_DAEMON_URL: 'http://127.0.0.1:5002', DIFY_AGENT_DAEMON_KEY: 'k', DIFY_AGENT_TENANT_ID: 't', DIFY_INNER_API_KEY: 'i', DIFY_AGENT_MODEL: 'text-completion' };
+  const textCompletion = {
+    DIFY_AGENT_DAEMON_URL: 'http://127.0.0.1:5002',
+    DIFY_AGENT_DAEMON_KEY: 'k',
+    DIFY_AGENT_TENANT_ID: 't',
+    DIFY_INNER_API_KEY: 'i',
+    DIFY_AGENT_MODEL: 'text-completion',
+  };
   const check = (strategy: string, model?: string) => {
     const options = { plugin_id: 'langgenius/agent', provider: 'agent', strategy, tools: ['calculator'], ...(model ? { model } : {}) };
     const service = { id: 'research', source: 'research.json', plugin: { kind: 'dify-agent', options } } as unknown as ToolService;
     const tools = [{ name: 'research', service: 'research', source: 'research-tool.json', pluginOptions: undefined }] as unknown as Tool[];
-    return difyAgentPluginFactory.check!(asServed(service), asTools(tools), { log: captureLogger().log, configDir: tmpdir(), secrets: loadSecrets({}), settings: textCompletion });
+    return difyAgentPluginFactory.check!(asServed(service), asTools(tools), {
+      log: captureLogger().log,
+      configDir: tmpdir(),
+      secrets: loadSecrets({}),
+      settings: textCompletion,
+    });
   };
 
   it('refuses a function-calling strategy on the text-only TrustGraph model, with what to use instead', async () => {
     expect(await check('function_calling')).toEqual([
-      'research-tool.json: strategy: function_calling calls tools natively (function calling), and this worker\'s model is TrustGraph text-completion (DIFY_AGENT_MODEL=text-completion), which takes text only: use a text-only strategy such as ReAct, or DIFY_AGENT_MODEL=openai',
+      "research-tool.json: strategy: function_calling calls tools natively (function calling), and this worker's model is TrustGraph text-completion (DIFY_AGENT_MODEL=text-completion), which takes text only: use a text-only strategy such as ReAct, or DIFY_AGENT_MODEL=openai",
     ]);
   });
 

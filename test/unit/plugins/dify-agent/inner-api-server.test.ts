@@ -28,7 +28,8 @@ describe('the inner API a strategy plugin daemon calls back', () => {
     if (scope) server.register(scope);
     return `http://127.0.0.1:${port}/inner/api`;
   }
-  const post = (url: string, body: unknown, key = KEY) => fetch(url, { method: 'POST', headers: { 'X-Inner-Api-Key': key, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (url: string, body: unknown, key = KEY) =>
+    fetch(url, { method: 'POST', headers: { 'X-Inner-Api-Key': key, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
 
   const scope: AgentCallScope = {
     token: 'call-1',
@@ -45,13 +46,18 @@ describe('the inner API a strategy plugin daemon calls back', () => {
     const base = await start(scope);
     const res = await post(`${base}/invoke/llm`, { user_id: 'call-1', model: 'x' });
     expect(res.status).toBe(200);
-    expect(readFrames(Buffer.from(await res.arrayBuffer()))).toEqual([{ data: { model: 'm', delta: { index: 0, message: { role: 'assistant', content: 'echo x' } } }, error: '' }]);
+    expect(readFrames(Buffer.from(await res.arrayBuffer()))).toEqual([
+      { data: { model: 'm', delta: { index: 0, message: { role: 'assistant', content: 'echo x' } } }, error: '' },
+    ]);
   });
 
   it('ends a failing stream with an error frame', async () => {
     const base = await start(scope);
     const frames = readFrames(Buffer.from(await (await post(`${base}/invoke/tool`, { user_id: 'call-1', tool: 't' })).arrayBuffer()));
-    expect(frames).toEqual([{ data: { type: 'text', message: { text: 'half' }, meta: null }, error: '' }, { data: null, error: 'the tool worker went away' }]);
+    expect(frames).toEqual([
+      { data: { type: 'text', message: { text: 'half' }, meta: null }, error: '' },
+      { data: null, error: 'the tool worker went away' },
+    ]);
   });
 
   it('refuses a call without the daemon key, and one for no running agent call', async () => {

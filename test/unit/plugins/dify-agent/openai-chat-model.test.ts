@@ -9,7 +9,9 @@ describe('the OpenAI-compatible model client', () => {
     const http = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       // One chunk, then the endpoint keeps the round open.
-      res.write(`data: ${JSON.stringify({ id: 'c', model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'thinking' }, finish_reason: null }] })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id: 'c', model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'thinking' }, finish_reason: null }] })}\n\n`,
+      );
       open.push(res);
     });
     await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));

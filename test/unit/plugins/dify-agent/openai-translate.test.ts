@@ -12,8 +12,23 @@ describe('Dify LLM invocations as OpenAI chat completions', () => {
     completion_params: { temperature: 0.2, max_tokens: 100, unknown_knob: 1 },
     prompt_messages: [
       { role: 'system', content: 'be brief', name: '', tool_calls: null, tool_call_id: '' },
-      { role: 'user', content: [{ type: 'text', data: 'look at ' }, { type: 'image', url: 'https://x/y.png', detail: 'low' }], name: '', tool_calls: null, tool_call_id: '' },
-      { role: 'assistant', content: '', name: '', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }], tool_call_id: '' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', data: 'look at ' },
+          { type: 'image', url: 'https://x/y.png', detail: 'low' },
+        ],
+        name: '',
+        tool_calls: null,
+        tool_call_id: '',
+      },
+      {
+        role: 'assistant',
+        content: '',
+        name: '',
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }],
+        tool_call_id: '',
+      },
       { role: 'tool', content: 'sunny', name: 'weather', tool_calls: null, tool_call_id: 'c1' },
     ],
     tools: [{ name: 'weather', description: 'the weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }],
@@ -26,7 +41,13 @@ describe('Dify LLM invocations as OpenAI chat completions', () => {
       model: 'gpt-x',
       messages: [
         { role: 'system', content: 'be brief' },
-        { role: 'user', content: [{ type: 'text', text: 'look at ' }, { type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'low' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'look at ' },
+            { type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'low' } },
+          ],
+        },
         { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }] },
         { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
       ],
@@ -48,7 +69,9 @@ describe('Dify LLM invocations as OpenAI chat completions', () => {
     const out = [
       ...t.accept({ choices: [{ index: 0, delta: { role: 'assistant', content: '' } }] }),
       ...t.accept({ choices: [{ index: 0, delta: { content: 'Let me check.' } }] }),
-      ...t.accept({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'weather', arguments: '' } }] } }] }),
+      ...t.accept({
+        choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'weather', arguments: '' } }] } }],
+      }),
       ...t.accept({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] } }] }),
       ...t.accept({ choices: [{ index: 0, delta: { tool_calls: [{ index: 1, id: 'call_b', function: { name: 'calc', arguments: '{}' } }] } }] }),
       ...t.accept({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] } }] }),
@@ -56,7 +79,10 @@ describe('Dify LLM invocations as OpenAI chat completions', () => {
       ...t.accept({ choices: [], usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 } }),
     ];
     expect(out).toHaveLength(1);
-    expect(out[0]).toMatchObject({ model: 'gpt-x', delta: { index: 0, message: { role: 'assistant', content: 'Let me check.', tool_calls: [] }, usage: null } });
+    expect(out[0]).toMatchObject({
+      model: 'gpt-x',
+      delta: { index: 0, message: { role: 'assistant', content: 'Let me check.', tool_calls: [] }, usage: null },
+    });
     const last = t.finish(3500) as { delta: Record<string, unknown> };
     expect(last.delta['message']).toEqual({
       role: 'assistant',

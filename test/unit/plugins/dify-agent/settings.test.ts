@@ -21,7 +21,9 @@ describe('dify-agent settings', () => {
 
   it("refuses slim's local mode with the reason", () => {
     const { problems } = readDifyAgentSettings({ ...base, DIFY_AGENT_RUNTIME: 'slim', DIFY_SLIM_MODE: 'local' }, loadSecrets({ INNER: 'x' }));
-    expect(problems.join('\n')).toMatch(/slim's local mode cannot run an agent strategy: it handles only the plugin's stream, end and error session messages and closes the plugin's stdin/);
+    expect(problems.join('\n')).toMatch(
+      /slim's local mode cannot run an agent strategy: it handles only the plugin's stream, end and error session messages and closes the plugin's stdin/,
+    );
   });
 
   it("takes TrustGraph's text-completion on the broker as the model, by default the queues of flow default in workspace default", () => {
@@ -46,19 +48,26 @@ describe('dify-agent settings', () => {
       loadSecrets({ INNER: 'x' }),
     );
     expect(problems).toEqual([]);
-    expect(settings.model).toMatchObject({ request: 'non-persistent://tg/request/text-completion:research:rag-flow', response: 'non-persistent://tg/response/text-completion:research:rag-flow' });
+    expect(settings.model).toMatchObject({
+      request: 'non-persistent://tg/request/text-completion:research:rag-flow',
+      response: 'non-persistent://tg/response/text-completion:research:rag-flow',
+    });
   });
 
   it('refuses an unknown model kind and a malformed queue', () => {
     expect(readDifyAgentSettings({ ...base, DIFY_AGENT_MODEL: 'anthropic' }, loadSecrets({ INNER: 'x' })).problems).toEqual([
       'setting DIFY_AGENT_MODEL: must be one of openai, text-completion, got "anthropic"',
     ]);
-    const { problems } = readDifyAgentSettings({ ...base, DIFY_AGENT_MODEL: 'text-completion', DIFY_AGENT_TEXT_COMPLETION_REQUEST_QUEUE: 'text-completion' }, loadSecrets({ INNER: 'x' }));
+    const { problems } = readDifyAgentSettings(
+      { ...base, DIFY_AGENT_MODEL: 'text-completion', DIFY_AGENT_TEXT_COMPLETION_REQUEST_QUEUE: 'text-completion' },
+      loadSecrets({ INNER: 'x' }),
+    );
     expect(problems.join()).toMatch(/^setting DIFY_AGENT_TEXT_COMPLETION_REQUEST_QUEUE: malformed topic "text-completion"/);
   });
 
   it('names every missing setting', () => {
     const { problems } = readDifyAgentSettings({}, loadSecrets({}));
-    for (const k of ['DIFY_AGENT_DAEMON_URL', 'DIFY_AGENT_DAEMON_KEY', 'DIFY_AGENT_TENANT_ID', 'DIFY_INNER_API_KEY', 'DIFY_AGENT_MODEL_URL']) expect(problems.join('\n')).toContain(k);
+    for (const k of ['DIFY_AGENT_DAEMON_URL', 'DIFY_AGENT_DAEMON_KEY', 'DIFY_AGENT_TENANT_ID', 'DIFY_INNER_API_KEY', 'DIFY_AGENT_MODEL_URL'])
+      expect(problems.join('\n')).toContain(k);
   });
 });

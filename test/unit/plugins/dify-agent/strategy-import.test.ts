@@ -35,7 +35,14 @@ describe('toolwire dify import of agent-strategy plugins', () => {
         { name: 'query', type: 'string', required: true },
         { name: 'context', type: 'string' },
       ],
-      'plugin-options': { plugin_id: 'toolwire/test_agent', provider: 'toolwire/test_agent/agent', strategy: 'react', maximum_iterations: 3, agent_may_set: ['context'], tools: [] },
+      'plugin-options': {
+        plugin_id: 'toolwire/test_agent',
+        provider: 'toolwire/test_agent/agent',
+        strategy: 'react',
+        maximum_iterations: 3,
+        agent_may_set: ['context'],
+        tools: [],
+      },
     });
     expect(difyAgentOptionsSchema.safeParse(d['plugin-options']).success).toBe(true);
     expect(r.stderr).toContain('"plugin-options".tools');
@@ -44,7 +51,10 @@ describe('toolwire dify import of agent-strategy plugins', () => {
   it('learns one strategy file next to its manifest, and asks which strategy when the manifest has several', async () => {
     const one = await run([join(PLUGIN, 'strategies/function_calling.yaml'), '--service', 'research', '--provider', 'toolwire/test_agent/agent']);
     expect(one.code).toBe(0);
-    expect(JSON.parse(one.stdout)).toMatchObject({ name: 'function_calling', 'plugin-options': { plugin_id: 'toolwire/test_agent', strategy: 'function_calling' } });
+    expect(JSON.parse(one.stdout)).toMatchObject({
+      name: 'function_calling',
+      'plugin-options': { plugin_id: 'toolwire/test_agent', strategy: 'function_calling' },
+    });
     const which = await run([join(PLUGIN, 'manifest.yaml'), '--service', 'research']);
     expect(which.code).toBe(2);
     expect(which.stderr).toContain('give --strategy; the plugin has: function_calling, react');

@@ -6,7 +6,10 @@ import { TextCompletionModel } from '../../../../src/plugins/dify-agent/text-com
 import type { TokenUsage } from '../../../../src/plugins/dify-agent/llm-result.js';
 import { MemoryTransport } from '../../../../src/transport/memory-transport.js';
 
-const topics = { request: 'non-persistent://tg/request/text-completion:default:default', response: 'non-persistent://tg/response/text-completion:default:default' };
+const topics = {
+  request: 'non-persistent://tg/request/text-completion:default:default',
+  response: 'non-persistent://tg/response/text-completion:default:default',
+};
 type Json = Record<string, unknown>;
 
 /**
@@ -31,7 +34,15 @@ async function tgService(t: MemoryTransport, answers: readonly Json[], hold = fa
 
 const chunk = (response: string) => ({ error: null, response, in_token: null, out_token: null, model: 'gpt-4o', end_of_stream: false, models: [] });
 const last = { error: null, response: '', in_token: 40, out_token: 6, model: 'gpt-4o', end_of_stream: true, models: [] };
-const body = { prompt_messages: [{ role: 'system', content: 'Use the tools.' }, { role: 'user', content: 'How is Paris?' }], tools: [], stop: ['Observation:'], stream: true };
+const body = {
+  prompt_messages: [
+    { role: 'system', content: 'Use the tools.' },
+    { role: 'user', content: 'How is Paris?' },
+  ],
+  tools: [],
+  stop: ['Observation:'],
+  stream: true,
+};
 
 describe('TrustGraph text-completion as the agent model', () => {
   let client: ToolClient | undefined;
@@ -41,7 +52,10 @@ describe('TrustGraph text-completion as the agent model', () => {
   });
   const model = (t: MemoryTransport) => {
     client = new ToolClient(t);
-    return new TextCompletionModel(fleetOn(client, () => undefined), topics);
+    return new TextCompletionModel(
+      fleetOn(client, () => undefined),
+      topics,
+    );
   };
   const run = async (m: TextCompletionModel, b: Json, signal = new AbortController().signal) => {
     const usage: TokenUsage[] = [];
@@ -61,7 +75,14 @@ describe('TrustGraph text-completion as the agent model', () => {
     expect(svc.requests[0]!['id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(out.map((c) => (c['delta'] as Json)['index'])).toEqual([0, 1, 2]);
     expect(text(out)).toBe('Thought: I need calc.\nAction: {"action":"calc"}');
-    expect(out.at(-1)).toMatchObject({ model: 'tg-model', delta: { message: { role: 'assistant', content: '', tool_calls: [] }, finish_reason: 'stop', usage: { prompt_tokens: 40, completion_tokens: 6, total_tokens: 46 } } });
+    expect(out.at(-1)).toMatchObject({
+      model: 'tg-model',
+      delta: {
+        message: { role: 'assistant', content: '', tool_calls: [] },
+        finish_reason: 'stop',
+        usage: { prompt_tokens: 40, completion_tokens: 6, total_tokens: 46 },
+      },
+    });
     expect(usage).toEqual([{ promptTokens: 40, completionTokens: 6 }]);
   });
 
@@ -85,7 +106,10 @@ describe('TrustGraph text-completion as the agent model', () => {
 
   it("gives the strategy the service's error", async () => {
     const t = new MemoryTransport();
-    await tgService(t, [chunk('Thou'), { error: { type: 'llm-error', message: 'the model is down' }, response: null, in_token: null, out_token: null, model: null, end_of_stream: true }]);
+    await tgService(t, [
+      chunk('Thou'),
+      { error: { type: 'llm-error', message: 'the model is down' }, response: null, in_token: null, out_token: null, model: null, end_of_stream: true },
+    ]);
     await expect(run(model(t), body)).rejects.toThrow('the text-completion service failed (llm-error): the model is down');
   });
 

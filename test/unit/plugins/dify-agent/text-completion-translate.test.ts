@@ -15,14 +15,23 @@ describe('Dify LLM invocations as TrustGraph text-completion requests', () => {
 
   it('puts the system messages in system and a lone user turn, as it is, in prompt; stop is ours to apply', () => {
     expect(completionRequest(react)).toEqual({
-      request: { operation: 'completion', system: 'You research.\n\nTools:\ncalc: arithmetic', prompt: 'How is Paris?\nThought: x\nObservation: y', streaming: true },
+      request: {
+        operation: 'completion',
+        system: 'You research.\n\nTools:\ncalc: arithmetic',
+        prompt: 'How is Paris?\nThought: x\nObservation: y',
+        streaming: true,
+      },
       stop: ['Observation:'],
     });
   });
 
   it('gives the same system bytes whatever the user turn holds (the prefix a cache keeps)', () => {
-    const a = JSON.stringify(completionRequest({ ...react, prompt_messages: [react.prompt_messages[0], msg('user', '<context>\nA\n</context>\n\nq')] }).request);
-    const b = JSON.stringify(completionRequest({ ...react, prompt_messages: [react.prompt_messages[0], msg('user', '<context>\nB is longer\n</context>\n\nq')] }).request);
+    const a = JSON.stringify(
+      completionRequest({ ...react, prompt_messages: [react.prompt_messages[0], msg('user', '<context>\nA\n</context>\n\nq')] }).request,
+    );
+    const b = JSON.stringify(
+      completionRequest({ ...react, prompt_messages: [react.prompt_messages[0], msg('user', '<context>\nB is longer\n</context>\n\nq')] }).request,
+    );
     const prefix = '{"operation":"completion","system":"You research.\\n\\nTools:\\ncalc: arithmetic","prompt":"<context>\\n';
     expect(a.startsWith(prefix)).toBe(true);
     expect(b.startsWith(prefix)).toBe(true);
@@ -30,7 +39,16 @@ describe('Dify LLM invocations as TrustGraph text-completion requests', () => {
 
   it('renders more turns as User/Assistant blocks, text parts joined, several system messages in order', () => {
     const { request } = completionRequest({
-      prompt_messages: [msg('system', 'one'), msg('user', [{ type: 'text', data: 'look ' }, { type: 'text', data: 'here' }]), msg('assistant', 'Thought: scratch'), msg('system', 'two'), msg('user', 'continue')],
+      prompt_messages: [
+        msg('system', 'one'),
+        msg('user', [
+          { type: 'text', data: 'look ' },
+          { type: 'text', data: 'here' },
+        ]),
+        msg('assistant', 'Thought: scratch'),
+        msg('system', 'two'),
+        msg('user', 'continue'),
+      ],
       stop: null,
     });
     expect(request.system).toBe('one\n\ntwo');
@@ -38,25 +56,40 @@ describe('Dify LLM invocations as TrustGraph text-completion requests', () => {
   });
 
   it('refuses tool definitions, tool calls and tool results: the service takes text only', () => {
-    expect(() => completionRequest({ ...react, tools: [{ name: 'calc', description: '', parameters: {} }] })).toThrow(/takes text only, not tool definitions: this strategy calls tools natively \(function calling\); use a text-only strategy such as ReAct, or DIFY_AGENT_MODEL=openai/);
+    expect(() => completionRequest({ ...react, tools: [{ name: 'calc', description: '', parameters: {} }] })).toThrow(
+      /takes text only, not tool definitions: this strategy calls tools natively \(function calling\); use a text-only strategy such as ReAct, or DIFY_AGENT_MODEL=openai/,
+    );
     const call = { id: 'c1', type: 'function', function: { name: 'calc', arguments: '{}' } };
-    expect(() => completionRequest({ prompt_messages: [msg('user', 'q'), msg('assistant', '', { tool_calls: [call] })] })).toThrow(/not tool calls or tool results/);
+    expect(() => completionRequest({ prompt_messages: [msg('user', 'q'), msg('assistant', '', { tool_calls: [call] })] })).toThrow(
+      /not tool calls or tool results/,
+    );
     expect(() => completionRequest({ prompt_messages: [msg('tool', 'five', { tool_call_id: 'c1' })] })).toThrow(/not tool calls or tool results/);
   });
 
   it('refuses an image in the prompt', () => {
-    expect(() => completionRequest({ prompt_messages: [msg('user', [{ type: 'image', url: 'https://x/y.png' }])] })).toThrow(/takes text only; this prompt holds a image part/);
+    expect(() => completionRequest({ prompt_messages: [msg('user', [{ type: 'image', url: 'https://x/y.png' }])] })).toThrow(
+      /takes text only; this prompt holds a image part/,
+    );
   });
 });
 
 describe('TrustGraph text-completion answers', () => {
   it('reads a streamed chunk, and the last message with the tokens', () => {
-    expect(readAnswer(answer({ error: null, response: 'Thought', in_token: null, out_token: null, model: 'gpt-4o', end_of_stream: false, models: [] }))).toEqual({ text: 'Thought', usage: undefined, model: 'gpt-4o', end: false });
-    expect(readAnswer(answer({ error: null, response: '', in_token: 40, out_token: 6, model: 'gpt-4o', end_of_stream: true, models: [] }))).toEqual({ text: '', usage: { promptTokens: 40, completionTokens: 6 }, model: 'gpt-4o', end: true });
+    expect(
+      readAnswer(answer({ error: null, response: 'Thought', in_token: null, out_token: null, model: 'gpt-4o', end_of_stream: false, models: [] })),
+    ).toEqual({ text: 'Thought', usage: undefined, model: 'gpt-4o', end: false });
+    expect(readAnswer(answer({ error: null, response: '', in_token: 40, out_token: 6, model: 'gpt-4o', end_of_stream: true, models: [] }))).toEqual({
+      text: '',
+      usage: { promptTokens: 40, completionTokens: 6 },
+      model: 'gpt-4o',
+      end: true,
+    });
   });
 
   it('throws an error answer with its type and message', () => {
-    expect(() => readAnswer(answer({ error: { type: 'llm-error', message: 'quota exceeded' }, response: null, end_of_stream: true }))).toThrow('the text-completion service failed (llm-error): quota exceeded');
+    expect(() => readAnswer(answer({ error: { type: 'llm-error', message: 'quota exceeded' }, response: null, end_of_stream: true }))).toThrow(
+      'the text-completion service failed (llm-error): quota exceeded',
+    );
   });
 
   it('throws on an answer that is not a TextCompletionResponse', () => {

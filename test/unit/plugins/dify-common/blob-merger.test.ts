@@ -59,7 +59,9 @@ describe('BlobChunkMerger', () => {
     const m = new BlobChunkMerger();
     m.push(chunk('a', 0, Buffer.from('abc')));
     m.push(chunk('b', 0, Buffer.from('d')));
-    expect(() => m.finish()).toThrow("tool invoke error: the tool's output ended before file a was complete (1 chunks, 3 bytes received, no end chunk) (and 1 more)");
+    expect(() => m.finish()).toThrow(
+      "tool invoke error: the tool's output ended before file a was complete (1 chunks, 3 bytes received, no end chunk) (and 1 more)",
+    );
     expect(() => m.finish()).not.toThrow();
   });
 

@@ -51,7 +51,11 @@ export interface Harness {
   /** What the plugin counted besides calls (`retry`...). */
   readonly events: string[];
   /** Invoke a tool and join its chunks, the way the worker does in single mode. */
-  call(tool: string, args?: Record<string, unknown>, opts?: { signal?: AbortSignal; user?: string; onChunk?: (c: string) => void; timeoutMs?: number }): Promise<string>;
+  call(
+    tool: string,
+    args?: Record<string, unknown>,
+    opts?: { signal?: AbortSignal; user?: string; onChunk?: (c: string) => void; timeoutMs?: number },
+  ): Promise<string>;
 }
 
 export function serviceEntry(kind: string, plugin: Record<string, unknown> = {}): ConfigEntry {
@@ -59,7 +63,13 @@ export function serviceEntry(kind: string, plugin: Record<string, unknown> = {})
     type: 'tool-service',
     key: 'dify',
     source: 'tool-service/dify.json',
-    value: { id: 'dify', 'request-queue': 'non-persistent://tg/request/dify', 'response-queue': 'non-persistent://tg/response/dify', 'config-params': ['tool-id'], plugin: { kind, ...plugin } },
+    value: {
+      id: 'dify',
+      'request-queue': 'non-persistent://tg/request/dify',
+      'response-queue': 'non-persistent://tg/response/dify',
+      'config-params': ['tool-id'],
+      plugin: { kind, ...plugin },
+    },
   };
 }
 
@@ -72,10 +82,21 @@ export function toolEntries(tools: Record<string, unknown>[]): ConfigEntry[] {
   }));
 }
 
-export async function loadCatalog(o: HarnessOptions, logs = new LogCapture()): Promise<{ catalog: Catalog; ctx: PluginContext; logs: LogCapture; events: string[] }> {
+export async function loadCatalog(
+  o: HarnessOptions,
+  logs = new LogCapture(),
+): Promise<{ catalog: Catalog; ctx: PluginContext; logs: LogCapture; events: string[] }> {
   const log = createLogger({ level: 'debug', destination: logs });
   const events: string[] = [];
-  const ctx: PluginContext = { log, configDir: '.', secrets: loadSecrets(o.env ?? {}), settings: o.settings, faults: new PluginFaultBoard(), resolve: testResolver, events: { count: (e) => void events.push(e) } };
+  const ctx: PluginContext = {
+    log,
+    configDir: '.',
+    secrets: loadSecrets(o.env ?? {}),
+    settings: o.settings,
+    faults: new PluginFaultBoard(),
+    resolve: testResolver,
+    events: { count: (e) => void events.push(e) },
+  };
   const registry = new PluginRegistry().register(o.factory);
   const catalog = await buildCatalog([serviceEntry(o.kind, o.servicePlugin), ...toolEntries(o.tools)], registry, ctx, { policy: new ExecPolicy('directory') });
   return { catalog, ctx, logs, events };

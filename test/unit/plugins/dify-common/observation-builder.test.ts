@@ -29,12 +29,16 @@ async function run(b: ObservationBuilder, msgs: InvokeMessage[]): Promise<string
 
 describe('ObservationBuilder', () => {
   it('describes a whole blob message with its mime type and size', async () => {
-    const out = await run(builder(), [{ type: 'blob', message: { blob: Buffer.from('abc').toString('base64') }, meta: { mime_type: 'text/csv', file_name: 'a.csv' } }]);
+    const out = await run(builder(), [
+      { type: 'blob', message: { blob: Buffer.from('abc').toString('base64') }, meta: { mime_type: 'text/csv', file_name: 'a.csv' } },
+    ]);
     expect(out).toBe('[file a.csv: text/csv, 3 bytes, not kept (this worker has no file store configured)]');
   });
 
   it('refuses a whole blob over the file limit', async () => {
-    await expect(run(builder(2), [{ type: 'blob', message: { blob: Buffer.from('abc').toString('base64') }, meta: null }])).rejects.toThrow(PayloadTooLargeError);
+    await expect(run(builder(2), [{ type: 'blob', message: { blob: Buffer.from('abc').toString('base64') }, meta: null }])).rejects.toThrow(
+      PayloadTooLargeError,
+    );
   });
 
   it('uses the context of retriever resources, describes a file marker, and gives unknown types their JSON form', async () => {
@@ -47,7 +51,9 @@ describe('ObservationBuilder', () => {
   });
 
   it('treats binary_link like a link', async () => {
-    expect(await run(builder(), [{ type: 'binary_link', message: { text: 'https://b' }, meta: null }])).toBe('result link: https://b. please tell user to check it.');
+    expect(await run(builder(), [{ type: 'binary_link', message: { text: 'https://b' }, meta: null }])).toBe(
+      'result link: https://b. please tell user to check it.',
+    );
   });
 });
 
@@ -56,7 +62,12 @@ describe('ObservationBuilder bounds', () => {
   const text = (t: string): InvokeMessage => ({ type: 'text', message: { text: t }, meta: null });
 
   it('refuses JSON messages past their bound in all, instead of holding them until the end', async () => {
-    const b = new ObservationBuilder({ log: pino({ level: 'silent' }), blobSink: new DiscardingBlobSink(), signal: new AbortController().signal, jsonMaxBytes: 80 });
+    const b = new ObservationBuilder({
+      log: pino({ level: 'silent' }),
+      blobSink: new DiscardingBlobSink(),
+      signal: new AbortController().signal,
+      jsonMaxBytes: 80,
+    });
     await b.accept(json({ a: 'x'.repeat(40) }));
     await expect(b.accept(json({ b: 'y'.repeat(40) }))).rejects.toThrow(/JSON messages exceed 80 bytes in all/);
   });

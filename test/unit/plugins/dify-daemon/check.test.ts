@@ -7,8 +7,20 @@ import { loadCatalog } from '../dify-common/harness.js';
 const factory = difyDaemonPluginFactory as unknown as PluginFactory<never, never>;
 const settings = { DIFY_DAEMON_URL: 'http://127.0.0.1:1', DIFY_DAEMON_KEY: 'k'.repeat(16), DIFY_TENANT_ID: 't' };
 
-async function problems(o: { settings?: Record<string, string | undefined>; tools: Record<string, unknown>[]; env?: Record<string, string>; servicePlugin?: Record<string, unknown> }): Promise<readonly string[]> {
-  const err = await loadCatalog({ factory, kind: 'dify-daemon', settings: o.settings ?? settings, env: o.env, tools: o.tools, servicePlugin: o.servicePlugin }).then(
+async function problems(o: {
+  settings?: Record<string, string | undefined>;
+  tools: Record<string, unknown>[];
+  env?: Record<string, string>;
+  servicePlugin?: Record<string, unknown>;
+}): Promise<readonly string[]> {
+  const err = await loadCatalog({
+    factory,
+    kind: 'dify-daemon',
+    settings: o.settings ?? settings,
+    env: o.env,
+    tools: o.tools,
+    servicePlugin: o.servicePlugin,
+  }).then(
     () => undefined,
     (e: unknown) => e,
   );
@@ -30,7 +42,9 @@ describe('dify-daemon: load-time checks', () => {
 
   it('refuses a literal credential value', async () => {
     const p = await problems({ tools: [{ name: 'a', 'plugin-options': { provider: 'o/p/prov', credentials: { api_key: 'sk-literal' } } }] });
-    expect(p).toEqual(['tool/a.json: plugin-options.credentials.api_key: a credential must be a secret reference (env:NAME or file:key), never a literal value']);
+    expect(p).toEqual([
+      'tool/a.json: plugin-options.credentials.api_key: a credential must be a secret reference (env:NAME or file:key), never a literal value',
+    ]);
   });
 
   it('reports missing settings and a tool that names no plugin', async () => {

@@ -36,7 +36,12 @@ describe('dify-daemon: errors reach the agent as Dify words them', () => {
     ['ValueError', 'Provider `search` not found', NOT_FOUND, UnknownToolError],
     ['ValueError', 'Tool `web_search` not found for provider `search`', NOT_FOUND, UnknownToolError],
     ['ToolNotFoundError', 'gone', NOT_FOUND, UnknownToolError],
-    ['ValidationError', '1 validation error for SearchParams', 'tool parameters validation error: 1 validation error for SearchParams, please check your tool parameters', InvalidArgumentsError],
+    [
+      'ValidationError',
+      '1 validation error for SearchParams',
+      'tool parameters validation error: 1 validation error for SearchParams, please check your tool parameters',
+      InvalidArgumentsError,
+    ],
     ['InvokeBadRequestError', 'bad query', 'tool parameters validation error: bad query, please check your tool parameters', InvalidArgumentsError],
     ['ValueError', 'query too long', 'tool invoke error: query too long', ToolFailedError],
     ['NotImplementedError', 'not yet', 'tool invoke error: not yet', ToolFailedError],
@@ -55,7 +60,9 @@ describe('dify-daemon: errors reach the agent as Dify words them', () => {
   });
 
   it('reads a tool the plugin does not have as "there is not a tool"', async () => {
-    const h = await daemonHarness(daemon, { tools: [{ name: 'web-search', 'plugin-options': { provider: 'langgenius/search/search', tool: 'no_such_tool' } }] });
+    const h = await daemonHarness(daemon, {
+      tools: [{ name: 'web-search', 'plugin-options': { provider: 'langgenius/search/search', tool: 'no_such_tool' } }],
+    });
     await expect(h.call('web-search')).rejects.toThrow(new UnknownToolError(NOT_FOUND));
   });
 

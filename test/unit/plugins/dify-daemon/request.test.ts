@@ -88,7 +88,13 @@ describe('dify-daemon: the request', () => {
   it('refuses a file URL that reaches a private or link-local address, and calls nothing', async () => {
     daemon.script('read_doc', async (c) => c.message(text('read')));
     const h = await daemonHarness(daemon, {
-      tools: [{ name: 'read-doc', arguments: [{ name: 'doc', type: 'file', required: true }], 'plugin-options': { provider: 'langgenius/search/search', tool: 'read_doc' } }],
+      tools: [
+        {
+          name: 'read-doc',
+          arguments: [{ name: 'doc', type: 'file', required: true }],
+          'plugin-options': { provider: 'langgenius/search/search', tool: 'read_doc' },
+        },
+      ],
     });
     const before = daemon.requests.length;
     for (const [url, why] of [
@@ -113,12 +119,16 @@ describe('dify-daemon: the request', () => {
     });
     const h = await daemonHarness(daemon);
     const chunks: string[] = [];
-    const out = await h.call('web-search', { query: 'q' }, {
-      onChunk: (c) => {
-        chunks.push(c);
-        firstSeen.resolve();
+    const out = await h.call(
+      'web-search',
+      { query: 'q' },
+      {
+        onChunk: (c) => {
+          chunks.push(c);
+          firstSeen.resolve();
+        },
       },
-    });
+    );
     expect(chunks).toEqual(['first ', 'second']);
     expect(out).toBe('first second');
   });

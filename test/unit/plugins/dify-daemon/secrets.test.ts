@@ -20,7 +20,12 @@ describe('dify-daemon: secrets and tracebacks stay out of responses and logs', (
       async (): Promise<string> => pluginErrorEnvelope('ValueError', `upstream refused key ${CREDENTIAL}`, traceback),
       async (): Promise<string> => pluginErrorEnvelope('ToolProviderCredentialValidationError', `invalid api key ${CREDENTIAL}`, traceback),
       // A traceback inside the message itself, and the daemon key echoed back.
-      async (): Promise<string> => goJson({ code: -500, data: null, message: daemonErrorText('PluginInvokeError', daemonErrorText('RuntimeError', `key ${daemon.key} failed\n${traceback}`)) }),
+      async (): Promise<string> =>
+        goJson({
+          code: -500,
+          data: null,
+          message: daemonErrorText('PluginInvokeError', daemonErrorText('RuntimeError', `key ${daemon.key} failed\n${traceback}`)),
+        }),
     ];
     const responses: string[] = [];
     let run = 0;

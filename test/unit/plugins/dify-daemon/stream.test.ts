@@ -115,7 +115,9 @@ describe('dify-daemon: invoke messages become the observation', () => {
     });
     const h = await daemonHarness(daemon);
     await expect(h.call('web-search', { query: 'q' })).rejects.toThrow(
-      new ToolFailedError('tool invoke error: the tool sent file cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd out of order (chunk 2 where chunk 1 was due); the file cannot be rebuilt'),
+      new ToolFailedError(
+        'tool invoke error: the tool sent file cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd out of order (chunk 2 where chunk 1 was due); the file cannot be rebuilt',
+      ),
     );
   });
 

@@ -35,7 +35,19 @@ describe('toolwire dify import', () => {
   });
 
   it('builds a descriptor with declarations, the model-facing schema and plugin options from a tool YAML', async () => {
-    const r = await run([FIXTURE, '--service', 'dify', '--name', 'web-search', '--provider', 'example/search/search', '--credential', 'api_key=env:SEARCH_KEY', '--config', 'tool-id=web']);
+    const r = await run([
+      FIXTURE,
+      '--service',
+      'dify',
+      '--name',
+      'web-search',
+      '--provider',
+      'example/search/search',
+      '--credential',
+      'api_key=env:SEARCH_KEY',
+      '--config',
+      'tool-id=web',
+    ]);
     expect(r.code).toBe(0);
     const d = JSON.parse(r.stdout) as Record<string, unknown>;
     expect(d).toMatchObject({
@@ -79,14 +91,51 @@ describe('toolwire dify import', () => {
   it('reads the parameters from the daemon with --from-daemon', async () => {
     daemon = await startFakeDifyDaemon({ plugins: ['example/search'] });
     daemon.script('tool/get_runtime_parameters:lookup', async (c) => {
-      await c.event(goJson({ code: 0, message: 'success', data: { parameters: [{ name: 'q', type: 'string', form: 'llm', required: true, llm_description: 'query', label: { en_US: 'Q' }, human_description: { en_US: 'q' }, default: null, min: null, max: null, options: [] }] } }));
+      await c.event(
+        goJson({
+          code: 0,
+          message: 'success',
+          data: {
+            parameters: [
+              {
+                name: 'q',
+                type: 'string',
+                form: 'llm',
+                required: true,
+                llm_description: 'query',
+                label: { en_US: 'Q' },
+                human_description: { en_US: 'q' },
+                default: null,
+                min: null,
+                max: null,
+                options: [],
+              },
+            ],
+          },
+        }),
+      );
     });
-    const r = await run(['--from-daemon', '--service', 'dify', '--provider', 'example/search/search', '--tool', 'lookup', '--credential', 'api_key=env:K', '--description', 'Look things up'], {
-      DIFY_DAEMON_URL: daemon.url,
-      DIFY_DAEMON_KEY: daemon.key,
-      DIFY_TENANT_ID: daemon.tenant,
-      K: 'cred-value-123',
-    });
+    const r = await run(
+      [
+        '--from-daemon',
+        '--service',
+        'dify',
+        '--provider',
+        'example/search/search',
+        '--tool',
+        'lookup',
+        '--credential',
+        'api_key=env:K',
+        '--description',
+        'Look things up',
+      ],
+      {
+        DIFY_DAEMON_URL: daemon.url,
+        DIFY_DAEMON_KEY: daemon.key,
+        DIFY_TENANT_ID: daemon.tenant,
+        K: 'cred-value-123',
+      },
+    );
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const d = JSON.parse(r.stdout) as Record<string, unknown>;

@@ -37,7 +37,9 @@ export async function slimHarness(o: { mode?: 'remote' | 'local'; settings?: Rec
     settings: {
       DIFY_SLIM_PATH: FAKE_SLIM,
       DIFY_SLIM_MODE: mode,
-      ...(mode === 'remote' ? { DIFY_SLIM_DAEMON_ADDR: 'http://127.0.0.1:9', DIFY_SLIM_DAEMON_KEY: DAEMON_KEY } : { DIFY_SLIM_FOLDER: join(tmpdir(), 'fake-slim-plugins') }),
+      ...(mode === 'remote'
+        ? { DIFY_SLIM_DAEMON_ADDR: 'http://127.0.0.1:9', DIFY_SLIM_DAEMON_KEY: DAEMON_KEY }
+        : { DIFY_SLIM_FOLDER: join(tmpdir(), 'fake-slim-plugins') }),
       DIFY_SLIM_RETRY_BASE_MS: '1',
       DIFY_SLIM_RETRY_MAX_MS: '5',
       DIFY_SLIM_KILL_GRACE_MS: '300',
@@ -46,7 +48,11 @@ export async function slimHarness(o: { mode?: 'remote' | 'local'; settings?: Rec
       ...o.settings,
     },
     env: { SEARCH_KEY: CREDENTIAL, SECRET_UNRELATED: 'never-pass-me' },
-    servicePlugin: { plugin_unique_identifier: `langgenius/search:0.0.1@${checksum}`, provider: 'langgenius/search/search', credentials: { api_key: 'env:SEARCH_KEY' } },
+    servicePlugin: {
+      plugin_unique_identifier: `langgenius/search:0.0.1@${checksum}`,
+      provider: 'langgenius/search/search',
+      credentials: { api_key: 'env:SEARCH_KEY' },
+    },
     tools: o.tools.map((t) => ({ name: t.replace(/_/g, '-'), 'plugin-options': { tool: t } })),
   });
   const prefix = `fake-slim-${checksum}-`;

@@ -33,7 +33,12 @@ describe('dify-slim as the real binary behaves', () => {
     };
     const { settings, problems } = readDifySlimSettings(readSettings(env).pluginSettings, loadSecrets(env));
     expect(problems).toEqual([]);
-    expect(settings.env).toMatchObject({ PATH: '/usr/bin', SSL_CERT_FILE: '/etc/ssl/ca.pem', HTTPS_PROXY: 'http://proxy:3128', UV_INDEX_URL: 'https://mirror/simple' });
+    expect(settings.env).toMatchObject({
+      PATH: '/usr/bin',
+      SSL_CERT_FILE: '/etc/ssl/ca.pem',
+      HTTPS_PROXY: 'http://proxy:3128',
+      UV_INDEX_URL: 'https://mirror/simple',
+    });
     expect(Object.keys(settings.env)).not.toContain('PULSAR_TOKEN');
     expect(Object.keys(settings.env)).not.toContain('SOMETHING_ELSE');
   });
@@ -58,7 +63,17 @@ describe('dify-slim as the real binary behaves', () => {
 
   it("logs a slim error event as a tool failure, not as the daemon's unknown route", () => {
     const { log, lines } = captureLogger();
-    reportDifyError({ errorType: 'PluginExecError', message: 'boom', chain: ['PluginExecError'], traceback: undefined, code: 'PLUGIN_EXEC_ERROR', httpStatus: undefined } as never, { log, toolName: 't', secrets: [] });
+    reportDifyError(
+      {
+        errorType: 'PluginExecError',
+        message: 'boom',
+        chain: ['PluginExecError'],
+        traceback: undefined,
+        code: 'PLUGIN_EXEC_ERROR',
+        httpStatus: undefined,
+      } as never,
+      { log, toolName: 't', secrets: [] },
+    );
     expect(lines().some((l) => l.includes('does not know the route'))).toBe(false);
     expect(lines().some((l) => l.includes('dify tool failed'))).toBe(true);
   });
@@ -68,14 +83,22 @@ describe('numbers a double cannot hold', () => {
   it('reach the observation as the plugin wrote them, on the slim path (the daemon path parses the same way)', async () => {
     const { log } = captureLogger();
     // A local-mode chunk line exactly as slim writes it: the plugin's JSON message, compacted.
-    const line = '{"event":"chunk","data":{"type":"json","message":{"json_object":{"big":12345678901234567891,"exact":0.10000000000000000555,"small":42}},"meta":null}}';
+    const line =
+      '{"event":"chunk","data":{"type":"json","message":{"json_object":{"big":12345678901234567891,"exact":0.10000000000000000555,"small":42}},"meta":null}}';
     async function* fromSlim(): AsyncGenerator<SlimOutput> {
       yield { kind: 'line', value: parsePluginJson(line) };
       yield { kind: 'line', value: { event: 'done', data: {} } };
       yield { kind: 'exit', code: 0, signal: null, stderr: '' };
     }
     let text = '';
-    for await (const chunk of observe(slimItems(fromSlim(), 'local', log, []), { log, blobSink: new DiscardingBlobSink(), signal: new AbortController().signal, toolName: 't', secrets: [] })) text += chunk;
+    for await (const chunk of observe(slimItems(fromSlim(), 'local', log, []), {
+      log,
+      blobSink: new DiscardingBlobSink(),
+      signal: new AbortController().signal,
+      toolName: 't',
+      secrets: [],
+    }))
+      text += chunk;
     expect(text).toBe('{"big": 12345678901234567891, "exact": 0.10000000000000000555, "small": 42}');
   });
 });

@@ -68,7 +68,7 @@ describe('dify-slim', () => {
       await expect(h.call('cut-blob')).rejects.toThrow(/ended before file c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0 was complete/);
     });
 
-    it("words a plugin error as Dify does, without the traceback or the credential", async () => {
+    it('words a plugin error as Dify does, without the traceback or the credential', async () => {
       h = await slimHarness({ mode, tools: ['plugin_error', 'credential_error'] });
       const err = await h.call('plugin-error').catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ToolFailedError);
@@ -104,7 +104,12 @@ describe('dify-slim', () => {
     ['exit_1', new ToolFailedError('tool invoke error: plugin crashed')],
     ['exit_1_not_found', new UnknownToolError('there is not a tool named exit-1-not-found')],
     ['exit_2', new ToolFailedError('tool invoke error: the plugin runner refused its input (unexpected end of JSON input)')],
-    ['exit_3', new UnavailableError('tool invoke error: the plugin could not be reached (Post "http://daemon:5002/v2/invoke/dispatch/tool/invoke": dial tcp 10.0.0.5:5002: connect: connection refused)')],
+    [
+      'exit_3',
+      new UnavailableError(
+        'tool invoke error: the plugin could not be reached (Post "http://daemon:5002/v2/invoke/dispatch/tool/invoke": dial tcp 10.0.0.5:5002: connect: connection refused)',
+      ),
+    ],
     // The daemon refused slim's key: the worker's own setting, not the tool's credentials.
     ['exit_4_unauthorized', new ConfigError([DAEMON_KEY_TEXT])],
     ['exit_4_not_found', new UnknownToolError('there is not a tool named exit-4-not-found')],
@@ -188,7 +193,9 @@ describe('dify-slim: cases the real binary showed', () => {
     h = await slimHarness({ mode: 'local', tools: ['prints_stdout'] });
     const err = await h.call('prints-stdout').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ToolFailedError);
-    expect((err as Error).message).toMatch(/^tool invoke error: invalid character 'd' looking for beginning of value, original response: debug: calling upstream/);
+    expect((err as Error).message).toMatch(
+      /^tool invoke error: invalid character 'd' looking for beginning of value, original response: debug: calling upstream/,
+    );
   });
 
   it('local: a plugin that is not installed and cannot be downloaded is unavailable, not unknown', async () => {
@@ -226,8 +233,10 @@ describe('dify-slim: where and as whom slim runs', () => {
   });
 
   it('refuses a user id that is not a number', () => {
-    const { problems } = readDifySlimSettings({ DIFY_SLIM_PATH: '/bin/slim', DIFY_SLIM_MODE: 'local', DIFY_SLIM_FOLDER: '/tmp', DIFY_SLIM_UID: 'nobody' }, loadSecrets({}));
+    const { problems } = readDifySlimSettings(
+      { DIFY_SLIM_PATH: '/bin/slim', DIFY_SLIM_MODE: 'local', DIFY_SLIM_FOLDER: '/tmp', DIFY_SLIM_UID: 'nobody' },
+      loadSecrets({}),
+    );
     expect(problems).toEqual(['setting DIFY_SLIM_UID: must be an integer >= 0, got "nobody"']);
   });
 });
-

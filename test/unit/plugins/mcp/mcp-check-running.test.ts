@@ -24,11 +24,25 @@ describe('the mcp check beside a running plugin', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'toolwire-mcp-check-'));
-    await writeFile(join(dir, 'everything.sh'), `#!/bin/sh\necho $$ >> ${JSON.stringify(join(dir, 'starts'))}\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(EVERYTHING)} stdio\n`);
+    await writeFile(
+      join(dir, 'everything.sh'),
+      `#!/bin/sh\necho $$ >> ${JSON.stringify(join(dir, 'starts'))}\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(EVERYTHING)} stdio\n`,
+    );
     await chmod(join(dir, 'everything.sh'), 0o755);
     ctx = { log: captureLogger('warn').log, configDir: dir, secrets: loadSecrets({}), settings: { PATH: process.env['PATH'] } };
-    const service = entry('tool-service', 'e', { id: 'e', 'config-params': ['op'], 'request-queue': 'non-persistent://tg/request/e', 'response-queue': 'non-persistent://tg/response/e', plugin: { kind: 'mcp', transport: 'stdio', command: './everything.sh' } });
-    catalog = await buildCatalog([service, entry('tool', 'echo', { name: 'echo', service: 'e', op: 'echo' }), entry('tool', 'nope', { name: 'nope', service: 'e', op: 'nope' })], defaultRegistry(), ctx, { portable: true });
+    const service = entry('tool-service', 'e', {
+      id: 'e',
+      'config-params': ['op'],
+      'request-queue': 'non-persistent://tg/request/e',
+      'response-queue': 'non-persistent://tg/response/e',
+      plugin: { kind: 'mcp', transport: 'stdio', command: './everything.sh' },
+    });
+    catalog = await buildCatalog(
+      [service, entry('tool', 'echo', { name: 'echo', service: 'e', op: 'echo' }), entry('tool', 'nope', { name: 'nope', service: 'e', op: 'nope' })],
+      defaultRegistry(),
+      ctx,
+      { portable: true },
+    );
   });
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });

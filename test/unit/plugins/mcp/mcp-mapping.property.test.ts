@@ -37,16 +37,25 @@ const typed: fc.Arbitrary<Typed> = fc.letrec<{ t: Typed }>((tie) => ({
   t: fc.oneof(
     { depthSize: 'small' },
     fc.constant<Typed>({ schema: { type: 'string' }, value: fc.string({ maxLength: 6 }) }),
-    fc.record({ min: fc.integer({ min: -10, max: 0 }), max: fc.integer({ min: 0, max: 10 }) }).map(({ min, max }): Typed => ({ schema: { type: 'integer', minimum: min, maximum: max }, value: fc.integer({ min, max }) })),
+    fc
+      .record({ min: fc.integer({ min: -10, max: 0 }), max: fc.integer({ min: 0, max: 10 }) })
+      .map(({ min, max }): Typed => ({ schema: { type: 'integer', minimum: min, maximum: max }, value: fc.integer({ min, max }) })),
     fc.constant<Typed>({ schema: { type: 'number' }, value: fc.double({ noNaN: true, noDefaultInfinity: true }) }),
     fc.constant<Typed>({ schema: { type: 'boolean' }, value: fc.boolean() }),
-    fc.uniqueArray(fc.string({ maxLength: 3 }), { minLength: 1, maxLength: 3 }).map((e): Typed => ({ schema: { type: 'string', enum: e }, value: fc.constantFrom(...e) })),
-    fc.uniqueArray(fc.integer({ min: -3, max: 3 }), { minLength: 1, maxLength: 3 }).map((e): Typed => ({ schema: { type: 'integer', enum: e }, value: fc.constantFrom(...e) })),
+    fc
+      .uniqueArray(fc.string({ maxLength: 3 }), { minLength: 1, maxLength: 3 })
+      .map((e): Typed => ({ schema: { type: 'string', enum: e }, value: fc.constantFrom(...e) })),
+    fc
+      .uniqueArray(fc.integer({ min: -3, max: 3 }), { minLength: 1, maxLength: 3 })
+      .map((e): Typed => ({ schema: { type: 'integer', enum: e }, value: fc.constantFrom(...e) })),
     fc.constant<Typed>({ schema: { type: ['string', 'null'] }, value: fc.string({ maxLength: 4 }) }),
     fc.constant<Typed>({ schema: {}, value: fc.jsonValue({ maxDepth: 1 }).filter((v) => v !== null) }),
     fc.constant<Typed>({ schema: { description: 'untyped' }, value: fc.oneof(fc.string({ maxLength: 3 }), fc.integer(), fc.boolean()) }),
     tie('t').map((items): Typed => ({ schema: { type: 'array', items: items.schema }, value: fc.array(items.value, { maxLength: 3 }) })),
-    fc.dictionary(propertyName, tie('t'), { maxKeys: 3, noNullPrototype: true }).map((props): Typed => ({ schema: { type: 'object', properties: Object.fromEntries(Object.entries(props).map(([k, t]) => [k, t.schema])) }, value: objectValue(props, new Set()) })),
+    fc.dictionary(propertyName, tie('t'), { maxKeys: 3, noNullPrototype: true }).map((props): Typed => ({
+      schema: { type: 'object', properties: Object.fromEntries(Object.entries(props).map(([k, t]) => [k, t.schema])) },
+      value: objectValue(props, new Set()),
+    })),
   ),
 })).t;
 
@@ -59,7 +68,11 @@ function objectValue(props: Record<string, Typed>, required: ReadonlySet<string>
 
 /** An MCP tool with an input schema, and arguments its schema accepts. */
 const toolWithArguments = fc
-  .record({ name: fc.stringMatching(/^[a-z][a-z0-9_-]{0,8}$/), props: fc.dictionary(propertyName, typed, { maxKeys: 4, noNullPrototype: true }), required: fc.array(propertyName, { maxLength: 3 }) })
+  .record({
+    name: fc.stringMatching(/^[a-z][a-z0-9_-]{0,8}$/),
+    props: fc.dictionary(propertyName, typed, { maxKeys: 4, noNullPrototype: true }),
+    required: fc.array(propertyName, { maxLength: 3 }),
+  })
   .chain(({ name, props, required }) => {
     const req = new Set(required.filter((r) => Object.hasOwn(props, r)));
     const inputSchema = { type: 'object' as const, properties: Object.fromEntries(Object.entries(props).map(([k, t]) => [k, t.schema])), required: [...req] };
@@ -71,11 +84,24 @@ describe('MCP import (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => {
     checkProperty(
       'mcp toolDescriptors: arbitrary input schemas',
       // Whatever the MCP SDK lets through its own ToolSchema: the shapes a server can really list.
-      fc.property(fc.oneof({ arbitrary: fc.jsonValue({ maxDepth: 4 }), weight: 1 }, { arbitrary: fc.record({ type: fc.constant('object'), properties: fc.jsonValue({ maxDepth: 3 }), required: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: ['type'] }), weight: 4 }), fc.string({ maxLength: 5 }), (schema, name) => {
-        const listed = ToolSchema.safeParse({ name, inputSchema: schema });
-        fc.pre(listed.success);
-        toolDescriptors([listed.data!], { service: 'mcp', prefix: '' });
-      }),
+      fc.property(
+        fc.oneof(
+          { arbitrary: fc.jsonValue({ maxDepth: 4 }), weight: 1 },
+          {
+            arbitrary: fc.record(
+              { type: fc.constant('object'), properties: fc.jsonValue({ maxDepth: 3 }), required: fc.jsonValue({ maxDepth: 1 }) },
+              { requiredKeys: ['type'] },
+            ),
+            weight: 4,
+          },
+        ),
+        fc.string({ maxLength: 5 }),
+        (schema, name) => {
+          const listed = ToolSchema.safeParse({ name, inputSchema: schema });
+          fc.pre(listed.success);
+          toolDescriptors([listed.data!], { service: 'mcp', prefix: '' });
+        },
+      ),
       500,
     );
   });
@@ -85,7 +111,13 @@ describe('MCP import (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => {
       'mcp: input schema -> descriptor -> arguments',
       fc.asyncProperty(toolWithArguments, async ({ tool, args }) => {
         const [descriptor] = toolDescriptors([tool], { service: 'mcp', prefix: 'mcp_' });
-        const service = { id: 'mcp', 'request-queue': 'non-persistent://tg/request/mcp', 'response-queue': 'non-persistent://tg/response/mcp', 'config-params': [{ name: 'tool', required: true }], plugin: { kind: 'mcp', transport: 'http', url: 'https://mcp.example/mcp' } };
+        const service = {
+          id: 'mcp',
+          'request-queue': 'non-persistent://tg/request/mcp',
+          'response-queue': 'non-persistent://tg/response/mcp',
+          'config-params': [{ name: 'tool', required: true }],
+          plugin: { kind: 'mcp', transport: 'http', url: 'https://mcp.example/mcp' },
+        };
         let catalog;
         try {
           catalog = await buildCatalog(

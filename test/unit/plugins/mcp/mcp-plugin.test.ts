@@ -31,10 +31,35 @@ const tools = (service: string) => [
   entry('tool', `${service}-sum`, { name: `${service}-sum`, service, op: 'sum', 'plugin-options': { tool: 'get-sum' }, arguments: [num('a'), num('b')] }),
   entry('tool', `${service}-sum-raw`, { name: `${service}-sum-raw`, service, op: 'sum-raw', 'plugin-options': { tool: 'get-sum' } }),
   entry('tool', `${service}-image`, { name: `${service}-image`, service, op: 'image', 'plugin-options': { tool: 'get-tiny-image' } }),
-  entry('tool', `${service}-links`, { name: `${service}-links`, service, op: 'links', 'plugin-options': { tool: 'get-resource-links' }, arguments: [num('count')] }),
-  entry('tool', `${service}-structured`, { name: `${service}-structured`, service, op: 'structured', 'plugin-options': { tool: 'get-structured-content' }, arguments: [str('location')] }),
-  entry('tool', `${service}-long`, { name: `${service}-long`, service, op: 'long', 'plugin-options': { tool: 'trigger-long-running-operation' }, arguments: [num('duration'), num('steps')] }),
-  entry('tool', `${service}-slow`, { name: `${service}-slow`, service, op: 'slow', 'plugin-options': { tool: 'trigger-long-running-operation' }, 'timeout-ms': 700, arguments: [num('duration'), num('steps')] }),
+  entry('tool', `${service}-links`, {
+    name: `${service}-links`,
+    service,
+    op: 'links',
+    'plugin-options': { tool: 'get-resource-links' },
+    arguments: [num('count')],
+  }),
+  entry('tool', `${service}-structured`, {
+    name: `${service}-structured`,
+    service,
+    op: 'structured',
+    'plugin-options': { tool: 'get-structured-content' },
+    arguments: [str('location')],
+  }),
+  entry('tool', `${service}-long`, {
+    name: `${service}-long`,
+    service,
+    op: 'long',
+    'plugin-options': { tool: 'trigger-long-running-operation' },
+    arguments: [num('duration'), num('steps')],
+  }),
+  entry('tool', `${service}-slow`, {
+    name: `${service}-slow`,
+    service,
+    op: 'slow',
+    'plugin-options': { tool: 'trigger-long-running-operation' },
+    'timeout-ms': 700,
+    arguments: [num('duration'), num('steps')],
+  }),
 ];
 
 let http: Awaited<ReturnType<typeof startEverythingHttp>>;
@@ -51,13 +76,29 @@ beforeAll(async () => {
   http = await startEverythingHttp();
   blobDir = await mkdtemp(join(tmpdir(), 'toolwire-mcp-blobs-'));
   const { log } = captureLogger('warn');
-  const ctx: PluginContext = { log, configDir: tmpdir(), secrets: loadSecrets({ EVERYTHING_TEST_TOKEN: 'not-checked-by-the-server' }), settings: { MCP_BLOB_DIR: blobDir, PATH: process.env['PATH'] } };
+  const ctx: PluginContext = {
+    log,
+    configDir: tmpdir(),
+    secrets: loadSecrets({ EVERYTHING_TEST_TOKEN: 'not-checked-by-the-server' }),
+    settings: { MCP_BLOB_DIR: blobDir, PATH: process.env['PATH'] },
+  };
   const withEvents = (s: string): PluginContext => ({ ...ctx, events: { count: (e) => void events.push(`${s} ${e}`) } });
   const svc = (id: string, plugin: Record<string, unknown>) =>
-    entry('tool-service', id, { id, 'config-params': ['op'], 'request-queue': `non-persistent://tg/request/${id}`, 'response-queue': 'non-persistent://tg/response/mcp', plugin });
+    entry('tool-service', id, {
+      id,
+      'config-params': ['op'],
+      'request-queue': `non-persistent://tg/request/${id}`,
+      'response-queue': 'non-persistent://tg/response/mcp',
+      plugin,
+    });
   const registry = defaultRegistry();
   catalog = await buildCatalog(
-    [svc('stdio', everythingStdio()), ...tools('stdio'), svc('http', { kind: 'mcp', transport: 'http', url: http.url, token: 'env:EVERYTHING_TEST_TOKEN' }), ...tools('http')],
+    [
+      svc('stdio', everythingStdio()),
+      ...tools('stdio'),
+      svc('http', { kind: 'mcp', transport: 'http', url: http.url, token: 'env:EVERYTHING_TEST_TOKEN' }),
+      ...tools('http'),
+    ],
     registry,
     ctx,
     { policy: new ExecPolicy('directory') },
@@ -148,13 +189,23 @@ describe('the mcp plugin’s deadline', () => {
     const answers = await ResponseCollector.on(own, 'non-persistent://tg/response/mcp');
     // A plugin of its own: stopping this worker closes the plugins it serves.
     const ctx: PluginContext = { log, configDir: tmpdir(), secrets: loadSecrets({ EVERYTHING_TEST_TOKEN: 'not-checked-by-the-server' }), settings: {} };
-    const ownPlugin = await defaultRegistry().get('mcp')!.create(asServed(catalog.services.get('http')), ctx);
-    const w = await Worker.create({ transport: own, catalog, createPlugin: async (s) => (s.id === 'http' ? ownPlugin : undefined), log, limits: { shutdownGraceMs: 2000, timeoutMs: 300_000 } });
+    const ownPlugin = await defaultRegistry()
+      .get('mcp')!
+      .create(asServed(catalog.services.get('http')), ctx);
+    const w = await Worker.create({
+      transport: own,
+      catalog,
+      createPlugin: async (s) => (s.id === 'http' ? ownPlugin : undefined),
+      log,
+      limits: { shutdownGraceMs: 2000, timeoutMs: 300_000 },
+    });
     const callTool = vi.spyOn(Client.prototype, 'callTool');
     try {
       await w.start();
       const id = randomUUID();
-      await (await own.producer('non-persistent://tg/request/http')).send({ data: encodeRequest({ config: {}, arguments: { message: 'x' } }), properties: { id, [TOOL_PROPERTY]: 'http-echo' } });
+      await (
+        await own.producer('non-persistent://tg/request/http')
+      ).send({ data: encodeRequest({ config: {}, arguments: { message: 'x' } }), properties: { id, [TOOL_PROPERTY]: 'http-echo' } });
       expect(text(await answers.final(id, 20_000))).toBe('Echo: x');
       const timeouts = callTool.mock.calls.map(([, , options]) => options?.timeout);
       // The SDK's own timer is set just past the call's deadline, which the worker enforces.
@@ -174,7 +225,11 @@ describe('the mcp plugin when its stdio server dies', () => {
     // In flight at the server: its first progress notification has come back as a chunk.
     await vi.waitFor(() => expect(responses.byId.get(id)?.length).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
     // The server is a child of this process, started by the plugin.
-    const pids = execFileSync('pgrep', ['-P', String(process.pid), '-f', 'server-everything/dist/index.js stdio']).toString().trim().split('\n').filter(Boolean);
+    const pids = execFileSync('pgrep', ['-P', String(process.pid), '-f', 'server-everything/dist/index.js stdio'])
+      .toString()
+      .trim()
+      .split('\n')
+      .filter(Boolean);
     expect(pids.length).toBeGreaterThan(0);
     for (const pid of pids) process.kill(Number(pid), 'SIGKILL');
     expect((await responses.final(id, 20_000)).at(-1)?.error?.type).toBe('unavailable');

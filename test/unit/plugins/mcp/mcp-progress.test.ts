@@ -20,5 +20,4 @@ describe('McpSession progress', () => {
     expect(r.content).toEqual([{ type: 'text', text: 'done' }]);
     expect(seen).toEqual(['step 1', 'step 2', 'step 3']);
   });
-
 });

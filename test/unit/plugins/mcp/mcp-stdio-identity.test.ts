@@ -39,13 +39,24 @@ const opened: DirectPlugins[] = [];
 
 function services(plugin: Record<string, unknown>) {
   return [
-    entry('tool-service', 'who', { id: 'who', 'config-params': ['op'], 'request-queue': 'non-persistent://tg/request/who', 'response-queue': 'non-persistent://tg/response/mcp', plugin: { kind: 'mcp', transport: 'stdio', command: process.execPath, args: [WHOAMI], ...plugin } }),
+    entry('tool-service', 'who', {
+      id: 'who',
+      'config-params': ['op'],
+      'request-queue': 'non-persistent://tg/request/who',
+      'response-queue': 'non-persistent://tg/response/mcp',
+      plugin: { kind: 'mcp', transport: 'stdio', command: process.execPath, args: [WHOAMI], ...plugin },
+    }),
     entry('tool', 'whoami', { name: 'whoami', service: 'who', op: 'whoami' }),
   ];
 }
 
 async function start(plugin: Record<string, unknown>, settings: Record<string, string> = {}): Promise<DirectPlugins> {
-  const ctx: PluginContext = { log: captureLogger('warn').log, configDir: dir, secrets: loadSecrets({ WHO_TOKEN: 't-1' }), settings: { ...basics, ...settings } };
+  const ctx: PluginContext = {
+    log: captureLogger('warn').log,
+    configDir: dir,
+    secrets: loadSecrets({ WHO_TOKEN: 't-1' }),
+    settings: { ...basics, ...settings },
+  };
   const p = await directPlugins(services(plugin), new PluginRegistry().register(mcpPluginFactory), ctx);
   opened.push(p);
   return p;
@@ -90,7 +101,7 @@ describe('a stdio MCP server', () => {
     expect(me.env).not.toHaveProperty('LOGNAME');
   });
 
-  it.runIf(asRoot)('runs as the operator\'s MCP_STDIO_UID/GID, in MCP_STDIO_CWD, and cannot read the worker\'s environment', async () => {
+  it.runIf(asRoot)("runs as the operator's MCP_STDIO_UID/GID, in MCP_STDIO_CWD, and cannot read the worker's environment", async () => {
     // As the worker's own user, it can: this is what the settings are for.
     expect((await whoami({})).parentEnviron).toBe('readable');
     const me = await whoami({}, { MCP_STDIO_UID: String(NOBODY), MCP_STDIO_GID: String(NOBODY), MCP_STDIO_CWD: dir });

@@ -6,7 +6,12 @@ import { StdioChildTransport } from '../../../../src/plugins/mcp/stdio-child-tra
 describe('an MCP server over stdio', () => {
   it('rejects a send still waiting for the pipe to drain when the server dies', async () => {
     // A server that never reads its stdin: a large message fills the pipe and waits for drain.
-    const transport = new StdioChildTransport({ command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' }, cwd: tmpdir() });
+    const transport = new StdioChildTransport({
+      command: process.execPath,
+      args: ['-e', 'setInterval(() => {}, 1000)'],
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+      cwd: tmpdir(),
+    });
     const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
     transport.onerror = () => undefined;
     await transport.start();

@@ -12,7 +12,7 @@ function ctx(config: Record<string, unknown>, args: Record<string, unknown>): Mo
 }
 
 describe('joke', () => {
-  it('tells a joke of the asked style from the topic\'s category', async () => {
+  it("tells a joke of the asked style from the topic's category", async () => {
     expect(jokeCategory('Programming in TypeScript')).toBe('programming');
     expect(jokeCategory('my cat')).toBe('animals');
     expect(jokeCategory('tax law')).toBe('general');

@@ -24,7 +24,11 @@ import { MemoryTransport } from '../../../../src/transport/memory-transport.js';
 import { captureLogger, entry } from '../../../support/harness.js';
 
 const queues = (id: string) => ({ 'request-queue': `non-persistent://tg/request/${id}`, 'response-queue': `non-persistent://tg/response/${id}` });
-const problems = (p: Promise<unknown>) => p.then(() => [], (err: unknown) => (err instanceof ConfigError ? err.problems : Promise.reject(err)));
+const problems = (p: Promise<unknown>) =>
+  p.then(
+    () => [],
+    (err: unknown) => (err instanceof ConfigError ? err.problems : Promise.reject(err)),
+  );
 
 describe('a module revision', () => {
   let dir: string;
@@ -36,7 +40,10 @@ describe('a module revision', () => {
     dir = await mkdtemp(join(tmpdir(), 'toolwire-revision-'));
     await mkdir(join(dir, 'tools'));
     // Each import appends a line: how often its top-level code ran.
-    await writeFile(join(dir, 'tools', 'count.mjs'), `import { appendFileSync } from 'node:fs';\nappendFileSync(${JSON.stringify(counter())}, 'x\\n');\nexport default () => 'ok';\n`);
+    await writeFile(
+      join(dir, 'tools', 'count.mjs'),
+      `import { appendFileSync } from 'node:fs';\nappendFileSync(${JSON.stringify(counter())}, 'x\\n');\nexport default () => 'ok';\n`,
+    );
     ctx = { log: captureLogger('warn').log, configDir: dir, secrets: loadSecrets({}), settings: {} };
   });
   afterEach(async () => {
@@ -52,7 +59,12 @@ describe('a module revision', () => {
 
   it('is what run --watch stamps, and its watch ends when no descriptor names the module', async () => {
     let entries: ConfigEntry[] = [service('count', { module: './tools/count.mjs' })];
-    const inner: ConfigSource = { description: 'test', watch: () => Promise.resolve(), read: () => Promise.resolve({ version: String(entries.length), entries }), close: () => Promise.resolve() };
+    const inner: ConfigSource = {
+      description: 'test',
+      watch: () => Promise.resolve(),
+      read: () => Promise.resolve({ version: String(entries.length), entries }),
+      close: () => Promise.resolve(),
+    };
     const source = new ModuleWatchSource(inner, dir, captureLogger('warn').log);
     try {
       const snap = await source.read();
@@ -70,7 +82,13 @@ describe('a module revision', () => {
 
   it('is refused at start with a config service: --watch would watch what a remote writer names', async () => {
     const settings = readSettings({ TOOLWIRE_CONFIG_SOURCE: 'trustgraph', TOOLWIRE_CONFIG_DIR: dir, TOOLWIRE_HTTP_PORT: 'off' });
-    const err = await startApp({ settings, transport: new MemoryTransport(), secrets: loadSecrets({}), log: captureLogger('warn').log, watchModules: true }).catch((e: unknown) => e);
+    const err = await startApp({
+      settings,
+      transport: new MemoryTransport(),
+      secrets: loadSecrets({}),
+      log: captureLogger('warn').log,
+      watchModules: true,
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).problems).toEqual([expect.stringMatching(/^run --watch watches modules of a config directory only/)]);
   });
@@ -81,10 +99,15 @@ describe('a module revision', () => {
     // A "typescript" above the roots, planted: importing it runs its code.
     await mkdir(join(dir, 'node_modules', 'typescript'), { recursive: true });
     await writeFile(join(dir, 'node_modules', 'typescript', 'package.json'), JSON.stringify({ name: 'typescript', type: 'module', main: 'index.js' }));
-    await writeFile(join(dir, 'node_modules', 'typescript', 'index.js'), `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(join(dir, 'ts-ran'))}, 'x');\nexport default {};\n`);
+    await writeFile(
+      join(dir, 'node_modules', 'typescript', 'index.js'),
+      `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(join(dir, 'ts-ran'))}, 'x');\nexport default {};\n`,
+    );
     const policy = new ExecPolicy('directory', readExecRules({ TOOLWIRE_MODULE_ROOTS: join(dir, 'roots') }).rules);
     // What the import of the module itself says is not at stake here (the test runner loads .ts its own way).
-    await buildCatalog([service('typed', { module: './roots/tools/tool.ts', revision: watchRevision(0) })], defaultRegistry(), ctx, { policy }).catch(() => undefined);
+    await buildCatalog([service('typed', { module: './roots/tools/tool.ts', revision: watchRevision(0) })], defaultRegistry(), ctx, { policy }).catch(
+      () => undefined,
+    );
     expect(existsSync(join(dir, 'ts-ran'))).toBe(false);
   });
 });

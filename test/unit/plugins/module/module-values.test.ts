@@ -26,13 +26,26 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 
 async function pluginFor(exportName: string): Promise<Plugin> {
   const { log } = captureLogger();
-  const service = { id: 'values', source: 'test', plugin: { kind: 'module', options: { module: './values.mjs', export: exportName } } } as unknown as ToolService;
+  const service = {
+    id: 'values',
+    source: 'test',
+    plugin: { kind: 'module', options: { module: './values.mjs', export: exportName } },
+  } as unknown as ToolService;
   return modulePluginFactory.create(asServed(service), { log, configDir: dir, secrets: new Map() as never, settings: {} });
 }
 
 async function textsOf(plugin: Plugin): Promise<string[]> {
   const { log } = captureLogger();
-  const call = { requestId: 'r', service: {} as ToolService, tool: undefined, config: {}, arguments: {}, stream: true, signal: new AbortController().signal, log } as ToolCall;
+  const call = {
+    requestId: 'r',
+    service: {} as ToolService,
+    tool: undefined,
+    config: {},
+    arguments: {},
+    stream: true,
+    signal: new AbortController().signal,
+    log,
+  } as ToolCall;
   const out = plugin.invoke(call);
   if (!isAsyncIterable(out)) return [await out];
   const texts: string[] = [];
@@ -57,12 +70,27 @@ describe('a module plugin named as a package', () => {
     const pkg = join(dir, 'node_modules', 'operator-tools');
     await mkdir(pkg, { recursive: true });
     await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: 'operator-tools', type: 'module', exports: './index.js' }));
-    await writeFile(join(pkg, 'index.js'), "export const greet = ({ arguments: a }) => `hello ${a.name}`;\n");
+    await writeFile(join(pkg, 'index.js'), 'export const greet = ({ arguments: a }) => `hello ${a.name}`;\n');
     const { log } = captureLogger();
     const service = { id: 'pkg', source: 'test', plugin: { kind: 'module', options: { module: 'operator-tools', export: 'greet' } } } as unknown as ToolService;
     const plugin: Plugin = await modulePluginFactory.create(asServed(service), { log, configDir: dir, secrets: new Map() as never, settings: {} });
-    const call = { requestId: 'r', service, tool: undefined, config: {}, arguments: { name: 'ops' }, stream: false, timeoutMs: 120_000, signal: new AbortController().signal, log } as ToolCall;
+    const call = {
+      requestId: 'r',
+      service,
+      tool: undefined,
+      config: {},
+      arguments: { name: 'ops' },
+      stream: false,
+      timeoutMs: 120_000,
+      signal: new AbortController().signal,
+      log,
+    } as ToolCall;
     expect(await plugin.invoke(call)).toBe('hello ops');
-    await expect(modulePluginFactory.create(asServed({ ...service, plugin: { kind: 'module', options: { module: 'not-installed-anywhere', export: 'default' } } } as unknown as ToolService), { log, configDir: dir, secrets: new Map() as never, settings: {} })).rejects.toThrow(/cannot find package "not-installed-anywhere" from/);
+    await expect(
+      modulePluginFactory.create(
+        asServed({ ...service, plugin: { kind: 'module', options: { module: 'not-installed-anywhere', export: 'default' } } } as unknown as ToolService),
+        { log, configDir: dir, secrets: new Map() as never, settings: {} },
+      ),
+    ).rejects.toThrow(/cannot find package "not-installed-anywhere" from/);
   });
 });

@@ -45,7 +45,9 @@ describe('defineTool with a schema', () => {
   it('refuses arguments that fail the schema with what to fix, field by field', () => {
     const run = () => parseArguments(echo, { times: 9, tone: 'soft' });
     expect(run).toThrow(InvalidArgumentsError);
-    expect(run).toThrow(/invalid arguments for echo: text: Invalid input: expected string, received undefined; times: Too big: expected number to be <=3; tone: Invalid option: expected one of "plain"\|"loud"/);
+    expect(run).toThrow(
+      /invalid arguments for echo: text: Invalid input: expected string, received undefined; times: Too big: expected number to be <=3; tone: Invalid option: expected one of "plain"\|"loud"/,
+    );
   });
 
   it('keeps the function form as it was', () => {
@@ -56,7 +58,17 @@ describe('defineTool with a schema', () => {
 
 function call(catalog: Catalog, tool: string, args: Record<string, unknown>): ToolCall {
   const t = catalog.tools.get(tool)!;
-  return { requestId: 'r1', service: catalog.services.get(t.service)!, tool: t, config: t.config, arguments: args, stream: false, timeoutMs: 10_000, signal: new AbortController().signal, log: captureLogger().log };
+  return {
+    requestId: 'r1',
+    service: catalog.services.get(t.service)!,
+    tool: t,
+    config: t.config,
+    arguments: args,
+    stream: false,
+    timeoutMs: 10_000,
+    signal: new AbortController().signal,
+    log: captureLogger().log,
+  };
 }
 
 function descriptors(module: string, forecastArgs: unknown[]) {
@@ -82,11 +94,18 @@ describe('a TypeScript module of typed tools', () => {
     const catalog = await build(descriptors('./weather.ts', FORECAST_ARGS));
     const plugin: Plugin = await modulePluginFactory.create(asServed(catalog.services.get('weather')), ctx);
     expect(await plugin.invoke(call(catalog, 'forecast', { city: 'Oslo', days: 2 }))).toBe('Oslo: 21°C in 2 day(s)');
-    await expect(plugin.invoke(call(catalog, 'forecast', { city: '' }))).rejects.toMatchObject({ code: ErrorCode.InvalidArguments, message: expect.stringContaining('city: Too small') as string });
+    await expect(plugin.invoke(call(catalog, 'forecast', { city: '' }))).rejects.toMatchObject({
+      code: ErrorCode.InvalidArguments,
+      message: expect.stringContaining('city: Too small') as string,
+    });
   });
 
   it('reports a descriptor that disagrees with the schema, naming the file and the argument', async () => {
-    const stale = [{ name: 'city', type: 'number', required: true }, { name: 'units', type: 'select', options: ['c', 'k'] }, { name: 'country', type: 'string' }];
+    const stale = [
+      { name: 'city', type: 'number', required: true },
+      { name: 'units', type: 'select', options: ['c', 'k'] },
+      { name: 'country', type: 'string' },
+    ];
     const err = (await build(descriptors('./weather.ts', stale)).catch((e: unknown) => e)) as ConfigError;
     expect(err).toBeInstanceOf(ConfigError);
     expect(err.problems).toEqual([
@@ -99,7 +118,9 @@ describe('a TypeScript module of typed tools', () => {
   });
 
   it('puts a .ts module through the exec policy as a .js one', async () => {
-    const err = (await buildCatalog(descriptors('./weather.ts', FORECAST_ARGS), defaultRegistry(), ctx, { policy: new ExecPolicy('directory', { moduleRoots: { any: false, items: ['/nowhere'] } }) }).catch((e: unknown) => e)) as ConfigError;
+    const err = (await buildCatalog(descriptors('./weather.ts', FORECAST_ARGS), defaultRegistry(), ctx, {
+      policy: new ExecPolicy('directory', { moduleRoots: { any: false, items: ['/nowhere'] } }),
+    }).catch((e: unknown) => e)) as ConfigError;
     expect(err).toBeInstanceOf(ConfigError);
     expect(err.problems.join('\n')).toMatch(/does not import "\.\/weather\.ts".*TOOLWIRE_MODULE_ROOTS/);
   });
@@ -114,7 +135,20 @@ describe('a TypeScript module that does not compile', () => {
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
   it('is refused at the check, saying where', async () => {
-    const problems = await modulePluginFactory.check!(asServed((await buildCatalog([entry('tool-service', 'b', service('b', { plugin: { kind: 'module', module: './broken.ts' } }))], defaultRegistry(), pluginContext(captureLogger().log, dir), { portable: true })).services.get('b')), [], pluginContext(captureLogger().log, dir));
+    const problems = await modulePluginFactory.check!(
+      asServed(
+        (
+          await buildCatalog(
+            [entry('tool-service', 'b', service('b', { plugin: { kind: 'module', module: './broken.ts' } }))],
+            defaultRegistry(),
+            pluginContext(captureLogger().log, dir),
+            { portable: true },
+          )
+        ).services.get('b'),
+      ),
+      [],
+      pluginContext(captureLogger().log, dir),
+    );
     expect(problems.join('\n')).toMatch(/broken\.ts:1:\d+/);
   });
 });

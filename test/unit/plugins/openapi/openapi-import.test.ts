@@ -37,12 +37,23 @@ function tool(doc: Doc, name: string): Record<string, unknown> {
 // documents, CPU work that took over 12 s on a loaded machine.
 describe('toolwire openapi import', { timeout: 60_000 }, () => {
   it('makes one tool per Petstore operation, the same from Swagger 2.0, OpenAPI 3.0 and 3.1 YAML', async () => {
-    const docs = await Promise.all(['2.0/json/petstore.json', '3.0/json/petstore.json', '3.1/yaml/petstore.yaml'].map((p) => imported(['--service', 'pets', example(p)])));
+    const docs = await Promise.all(
+      ['2.0/json/petstore.json', '3.0/json/petstore.json', '3.1/yaml/petstore.yaml'].map((p) => imported(['--service', 'pets', example(p)])),
+    );
     for (const d of docs) {
       expect(d.tools).toHaveLength(20);
-      expect(d['tool-service']).toMatchObject({ id: 'pets', 'config-params': [{ name: 'operation', required: true }], plugin: { kind: 'openapi', server: expect.stringMatching(/^https?:\/\/petstore\.swagger\.io\/v2$/) } });
+      expect(d['tool-service']).toMatchObject({
+        id: 'pets',
+        'config-params': [{ name: 'operation', required: true }],
+        plugin: { kind: 'openapi', server: expect.stringMatching(/^https?:\/\/petstore\.swagger\.io\/v2$/) },
+      });
       const get = tool(d, 'getPetById');
-      expect(get).toMatchObject({ service: 'pets', operation: 'getPetById', description: 'Returns a single pet', 'plugin-options': { method: 'get', path: '/pet/{petId}', parameters: [{ argument: 'petId', name: 'petId', in: 'path' }] } });
+      expect(get).toMatchObject({
+        service: 'pets',
+        operation: 'getPetById',
+        description: 'Returns a single pet',
+        'plugin-options': { method: 'get', path: '/pet/{petId}', parameters: [{ argument: 'petId', name: 'petId', in: 'path' }] },
+      });
       expect(get['arguments']).toEqual([{ name: 'petId', required: true, description: 'ID of pet to return', type: 'number' }]);
       // The API key is the service's auth: the model is never asked for it.
       const del = tool(d, 'deletePet');
@@ -62,16 +73,37 @@ describe('toolwire openapi import', { timeout: 60_000 }, () => {
     expect(tool(docs[0]!, 'uploadFile')['plugin-options']).toMatchObject({ body: { 'media-type': 'multipart/form-data' } });
     expect(tool(docs[2]!, 'uploadFile')['plugin-options']).toMatchObject({ body: { 'media-type': 'application/octet-stream', argument: 'body' } });
     // The security scheme becomes the service's auth, its secret a reference the operator sets.
-    expect(docs[1]!['tool-service']['plugin']).toMatchObject({ auth: { type: 'api-key', in: 'header', name: 'api_key', prefix: 'custom', value: 'env:PETS_API_KEY' } });
+    expect(docs[1]!['tool-service']['plugin']).toMatchObject({
+      auth: { type: 'api-key', in: 'header', name: 'api_key', prefix: 'custom', value: 'env:PETS_API_KEY' },
+    });
     expect(docs[1]!.stderr).toContain('security scheme petstore_auth: type oauth2 is not supported');
   });
 
   it('picks operations by operationId or tag, and writes descriptor files', async () => {
     const out = await mkdtemp(join(tmpdir(), 'toolwire-openapi-import-'));
     dirs.push(out);
-    const r = await runCli(['openapi', 'import', '--service', 'pets', '--include', 'store,getPetById', '--exclude', 'deleteOrder', '--prefix', 'pets_', '--out', out, example('3.0/json/petstore.json')]);
+    const r = await runCli([
+      'openapi',
+      'import',
+      '--service',
+      'pets',
+      '--include',
+      'store,getPetById',
+      '--exclude',
+      'deleteOrder',
+      '--prefix',
+      'pets_',
+      '--out',
+      out,
+      example('3.0/json/petstore.json'),
+    ]);
     expect(r.code).toBe(0);
-    expect((await readdir(join(out, 'tool'))).sort()).toEqual(['pets_getInventory.json', 'pets_getOrderById.json', 'pets_getPetById.json', 'pets_placeOrder.json']);
+    expect((await readdir(join(out, 'tool'))).sort()).toEqual([
+      'pets_getInventory.json',
+      'pets_getOrderById.json',
+      'pets_getPetById.json',
+      'pets_placeOrder.json',
+    ]);
     const service = JSON.parse(await readFile(join(out, 'tool-service', 'pets.json'), 'utf8')) as Record<string, unknown>;
     expect(service['request-queue']).toBe('non-persistent://tg/request/pets');
     const v = await runCli(['validate', '--static', out]);
@@ -80,7 +112,12 @@ describe('toolwire openapi import', { timeout: 60_000 }, () => {
 
   it('maps each supported security scheme, with --security and --secret-ref', async () => {
     const doc = example('3.0/json/security.json');
-    const auth = async (scheme: string) => ((await imported(['--service', 's', '--security', scheme, '--secret-ref', 'file:s', '--server', 'https://api.example', doc]))['tool-service']['plugin'] as Record<string, unknown>)['auth'];
+    const auth = async (scheme: string) =>
+      (
+        (await imported(['--service', 's', '--security', scheme, '--secret-ref', 'file:s', '--server', 'https://api.example', doc]))['tool-service'][
+          'plugin'
+        ] as Record<string, unknown>
+      )['auth'];
     expect(await auth('basic')).toEqual({ type: 'basic', username: 'env:S_USERNAME', password: 'file:s' });
     expect(await auth('bearer')).toEqual({ type: 'api-key', in: 'header', name: 'Authorization', prefix: 'bearer', value: 'file:s' });
     expect(await auth('apiKey_query')).toEqual({ type: 'api-key', in: 'query', name: 'apiKey', value: 'file:s' });
@@ -108,7 +145,12 @@ describe('toolwire openapi import', { timeout: 60_000 }, () => {
     dirs.push(dir);
     await mkdir(join(dir, 'tool-service'));
     await mkdir(join(dir, 'tool'));
-    const service = { id: 'api', 'request-queue': 'non-persistent://tg/request/api', 'response-queue': 'non-persistent://tg/response/api', plugin: { kind: 'openapi', server: 'http://10.1.2.3/v1', auth: { type: 'api-key', value: 'env:API_TOKEN_NOT_SET' } } };
+    const service = {
+      id: 'api',
+      'request-queue': 'non-persistent://tg/request/api',
+      'response-queue': 'non-persistent://tg/response/api',
+      plugin: { kind: 'openapi', server: 'http://10.1.2.3/v1', auth: { type: 'api-key', value: 'env:API_TOKEN_NOT_SET' } },
+    };
     await writeFile(join(dir, 'tool-service', 'api.json'), JSON.stringify(service));
     await writeFile(join(dir, 'tool', 'ping.json'), JSON.stringify({ name: 'ping', service: 'api' }));
     const bare = await runCli(['validate', dir]);

@@ -36,40 +36,79 @@ const schema: fc.Arbitrary<Record<string, unknown>> = fc.letrec<{ s: Record<stri
   s: fc.oneof(
     { depthSize: 'small' },
     fc.record({ type: fc.constantFrom('string', 'integer', 'number', 'boolean'), description: fc.string({ maxLength: 6 }) }, { requiredKeys: ['type'] }),
-    fc.record({ type: fc.constantFrom('integer', 'number'), minimum: fc.integer({ min: -5, max: 0 }), maximum: fc.integer({ min: 1, max: 50 }) }, { requiredKeys: ['type'] }),
+    fc.record(
+      { type: fc.constantFrom('integer', 'number'), minimum: fc.integer({ min: -5, max: 0 }), maximum: fc.integer({ min: 1, max: 50 }) },
+      { requiredKeys: ['type'] },
+    ),
     fc.record({ enum: fc.array(fc.oneof(fc.string({ maxLength: 4 }), fc.integer({ min: -3, max: 3 })), { minLength: 1, maxLength: 3 }) }),
     fc.record({ type: fc.constant(['string', 'null']) }),
     fc.record({ type: fc.constant('array'), items: tie('s') }),
-    fc.record({ type: fc.constant('object'), properties: fc.dictionary(paramName, tie('s'), { maxKeys: 3, noNullPrototype: true }), required: fc.array(paramName, { maxLength: 2 }) }, { requiredKeys: ['type'] }),
+    fc.record(
+      {
+        type: fc.constant('object'),
+        properties: fc.dictionary(paramName, tie('s'), { maxKeys: 3, noNullPrototype: true }),
+        required: fc.array(paramName, { maxLength: 2 }),
+      },
+      { requiredKeys: ['type'] },
+    ),
     fc.record({ type: fc.constant('string'), readOnly: fc.boolean() }),
     fc.constant({}),
   ),
 })).s;
 
 const parameter = fc.record(
-  { name: paramName, in: fc.constantFrom('path', 'path', 'query', 'query', 'header', 'cookie', 'body', 'bogus'), required: fc.boolean(), schema, explode: fc.boolean(), description: fc.string({ maxLength: 5 }) },
+  {
+    name: paramName,
+    in: fc.constantFrom('path', 'path', 'query', 'query', 'header', 'cookie', 'body', 'bogus'),
+    required: fc.boolean(),
+    schema,
+    explode: fc.boolean(),
+    description: fc.string({ maxLength: 5 }),
+  },
   { requiredKeys: ['name', 'in', 'schema'] },
 );
 
-const mediaType = fc.constantFrom('application/json', 'application/vnd.api+json', 'application/x-www-form-urlencoded', 'multipart/form-data', 'text/plain', 'application/octet-stream');
+const mediaType = fc.constantFrom(
+  'application/json',
+  'application/vnd.api+json',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data',
+  'text/plain',
+  'application/octet-stream',
+);
 
 const operation = fc.record(
   {
     operationId: fc.oneof(fc.constantFrom('getItem', 'get-item', 'get_item', 'list items'), fc.string({ maxLength: 6 })),
     summary: fc.string({ maxLength: 8 }),
     parameters: fc.array(parameter, { maxLength: 5 }),
-    requestBody: fc.record({ required: fc.boolean(), content: fc.dictionary(mediaType, fc.record({ schema }), { minKeys: 1, maxKeys: 2 }) }, { requiredKeys: ['content'] }),
+    requestBody: fc.record(
+      { required: fc.boolean(), content: fc.dictionary(mediaType, fc.record({ schema }), { minKeys: 1, maxKeys: 2 }) },
+      { requiredKeys: ['content'] },
+    ),
   },
   { requiredKeys: [] },
 );
 
-const pathTemplate = fc.array(fc.oneof(fc.constantFrom('items', 'a-b', 'a_b', 'v.2', '{id}', '{name}', '{x/y}', '{q}', 'files', '{id}.json', '{id}{name}'), fc.stringMatching(/^[A-Za-z0-9._~-]{0,3}$/).filter((t) => t !== '.' && t !== '..')), { minLength: 1, maxLength: 4 }).map((s) => `/${s.join('/')}`);
+const pathTemplate = fc
+  .array(
+    fc.oneof(
+      fc.constantFrom('items', 'a-b', 'a_b', 'v.2', '{id}', '{name}', '{x/y}', '{q}', 'files', '{id}.json', '{id}{name}'),
+      fc.stringMatching(/^[A-Za-z0-9._~-]{0,3}$/).filter((t) => t !== '.' && t !== '..'),
+    ),
+    { minLength: 1, maxLength: 4 },
+  )
+  .map((s) => `/${s.join('/')}`);
 
 /** An OpenAPI 3 document, near valid: anything its fields may hold, wrong or right. */
 const document = fc.record({
   openapi: fc.constant('3.0.3'),
   info: fc.record({ title: fc.string({ maxLength: 5 }) }),
-  paths: fc.dictionary(pathTemplate, fc.dictionary(fc.constantFrom('get', 'post', 'put', 'delete', 'patch', 'parameters', 'x-other'), operation, { maxKeys: 3, noNullPrototype: true }), { maxKeys: 3, noNullPrototype: true }),
+  paths: fc.dictionary(
+    pathTemplate,
+    fc.dictionary(fc.constantFrom('get', 'post', 'put', 'delete', 'patch', 'parameters', 'x-other'), operation, { maxKeys: 3, noNullPrototype: true }),
+    { maxKeys: 3, noNullPrototype: true },
+  ),
   components: fc.record({ securitySchemes: fc.constant({ key: { type: 'apiKey', in: 'header', name: 'X-Key' }, bearer: { type: 'http', scheme: 'bearer' } }) }),
 });
 
@@ -83,7 +122,10 @@ async function catalogOf(entries: ConfigEntry[]): Promise<Catalog | string[]> {
 }
 
 /** What a model might send for a declared argument: values of its type, and text that tries to leave its place. */
-const hostileText = fc.oneof(fc.constantFrom('../admin', '..', '.', 'a/b', 'a?x=1', 'a#frag', 'a%2Fb', 'line\r\nX-Injected: 1', '\u0000', 'é€😀', '\ud800', ' '), anyText(8));
+const hostileText = fc.oneof(
+  fc.constantFrom('../admin', '..', '.', 'a/b', 'a?x=1', 'a#frag', 'a%2Fb', 'line\r\nX-Injected: 1', '\u0000', 'é€😀', '\ud800', ' '),
+  anyText(8),
+);
 function argumentFor(declaration: Record<string, unknown>): fc.Arbitrary<unknown> {
   const options = declaration['options'] as unknown[] | undefined;
   switch (declaration['type']) {
@@ -149,7 +191,8 @@ function expectPlacedRight(request: HttpRequest, options: OpenApiToolOptions, ar
   }
   if (options.body && typeof request.body === 'string' && /json/.test(options.body['media-type'])) {
     const fields: Record<string, unknown> = {};
-    for (const b of options.parameters) if (b.in === 'body' && ownValue(args, b.argument) !== undefined && args[b.argument] !== null) fields[b.name] = args[b.argument];
+    for (const b of options.parameters)
+      if (b.in === 'body' && ownValue(args, b.argument) !== undefined && args[b.argument] !== null) fields[b.name] = args[b.argument];
     expect(JSON.parse(request.body)).toEqual(options.body.argument ? args[options.body.argument] : fields);
   }
 }
@@ -158,10 +201,16 @@ describe('OpenAPI import (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => 
   it('reads any JSON as a document without throwing', () => {
     checkProperty(
       'apiModel: arbitrary JSON',
-      fc.property(fc.oneof(fc.dictionary(fc.constantFrom('openapi', 'swagger', 'paths', 'servers', 'components', 'host', 'basePath', 'security'), fc.jsonValue({ maxDepth: 4 })), document), (doc) => {
-        const model = apiModel(doc as Record<string, unknown>);
-        toolDescriptors(model.operations, model.securitySchemes, { service: 'api', prefix: '' });
-      }),
+      fc.property(
+        fc.oneof(
+          fc.dictionary(fc.constantFrom('openapi', 'swagger', 'paths', 'servers', 'components', 'host', 'basePath', 'security'), fc.jsonValue({ maxDepth: 4 })),
+          document,
+        ),
+        (doc) => {
+          const model = apiModel(doc as Record<string, unknown>);
+          toolDescriptors(model.operations, model.securitySchemes, { service: 'api', prefix: '' });
+        },
+      ),
       1_000,
     );
   });
@@ -172,15 +221,27 @@ describe('OpenAPI import (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => 
       fc.asyncProperty(document, fc.infiniteStream(fc.nat()), async (doc, picks) => {
         const model = apiModel(doc);
         const descriptors = toolDescriptors(model.operations, model.securitySchemes, { service: 'api', prefix: 'api_' });
-        const service = { id: 'api', 'request-queue': 'non-persistent://tg/request/api', 'response-queue': 'non-persistent://tg/response/api', 'config-params': [{ name: 'operation', required: true }], plugin: { kind: 'openapi', server: SERVER } };
+        const service = {
+          id: 'api',
+          'request-queue': 'non-persistent://tg/request/api',
+          'response-queue': 'non-persistent://tg/response/api',
+          'config-params': [{ name: 'operation', required: true }],
+          plugin: { kind: 'openapi', server: SERVER },
+        };
         const entries: ConfigEntry[] = [
           { type: 'tool-service', key: 'api', value: service, source: 'tool-service/api.json' },
-          ...descriptors.map((d, i): ConfigEntry => ({ type: 'tool', key: String(i), value: JSON.parse(JSON.stringify(d)), source: `tool/${String(d['name'])}.json` })),
+          ...descriptors.map((d, i): ConfigEntry => ({
+            type: 'tool',
+            key: String(i),
+            value: JSON.parse(JSON.stringify(d)),
+            source: `tool/${String(d['name'])}.json`,
+          })),
         ];
         // Every path parameter the template names has an argument.
         model.operations.forEach((op, i) => {
           const bindings = (descriptors[i]!['plugin-options'] as OpenApiToolOptions).parameters;
-          for (const p of op.parameters) if (p.in === 'path' && op.path.includes(`{${p.name}}`)) expect(bindings.some((b) => b.in === 'path' && b.name === p.name)).toBe(true);
+          for (const p of op.parameters)
+            if (p.in === 'path' && op.path.includes(`{${p.name}}`)) expect(bindings.some((b) => b.in === 'path' && b.name === p.name)).toBe(true);
         });
         const catalog = await catalogOf(entries);
         if (Array.isArray(catalog)) throw new Error(`imported descriptors refused:\n${catalog.join('\n')}`);
@@ -217,7 +278,8 @@ async function expectRequestsPlacedRight(tool: Tool, picks: Iterator<number>): P
   try {
     request = buildRequest(SERVER, options, prepared);
   } catch (err) {
-    if (!(err instanceof InvalidArgumentsError)) throw new Error(`buildRequest threw an untyped ${String(err)} for ${JSON.stringify(prepared)}`, { cause: err });
+    if (!(err instanceof InvalidArgumentsError))
+      throw new Error(`buildRequest threw an untyped ${String(err)} for ${JSON.stringify(prepared)}`, { cause: err });
     return;
   }
   expectPlacedRight(request, options, prepared);

@@ -50,7 +50,15 @@ describe('OpenAPI argument mapping', () => {
 
   it('sends nothing for an argument named like an Object method that the model left out', () => {
     // Found: `args.toString` is inherited, so the query carried "function toString() { [native code] }".
-    const o: OpenApiToolOptions = { method: 'post', path: '/x', parameters: [{ argument: 'toString', name: 'toString', in: 'query', explode: true }, { argument: 'constructor', name: 'constructor', in: 'body', explode: true }], body: { 'media-type': 'application/json' } };
+    const o: OpenApiToolOptions = {
+      method: 'post',
+      path: '/x',
+      parameters: [
+        { argument: 'toString', name: 'toString', in: 'query', explode: true },
+        { argument: 'constructor', name: 'constructor', in: 'body', explode: true },
+      ],
+      body: { 'media-type': 'application/json' },
+    };
     const r = buildRequest(SERVER, o, { q: 1 });
     expect(r.url.search).toBe('');
     expect(r.body).toBeUndefined();

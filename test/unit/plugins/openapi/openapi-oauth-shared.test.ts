@@ -36,7 +36,8 @@ async function startSlowTokenApi(): Promise<SlowTokenApi> {
     tokenRequests: [],
     hungUp: 0,
     release: () => {
-      for (const res of held.splice(0)) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: TOKEN, token_type: 'Bearer', expires_in: 3600 }));
+      for (const res of held.splice(0))
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: TOKEN, token_type: 'Bearer', expires_in: 3600 }));
     },
     close: () =>
       new Promise((r) => {
@@ -90,11 +91,22 @@ async function start(): Promise<{ api: SlowTokenApi; plugins: DirectPlugins }> {
       'config-params': ['operation'],
       'request-queue': 'non-persistent://tg/request/oauth',
       'response-queue': 'non-persistent://tg/response/openapi',
-      plugin: { kind: 'openapi', server: base, 'allow-private': ['127.0.0.0/8'], auth: { type: 'oauth2-client-credentials', 'token-url': `${base}/oauth/token`, 'client-id': 'c', 'client-secret': 'env:SECRET' } },
+      plugin: {
+        kind: 'openapi',
+        server: base,
+        'allow-private': ['127.0.0.0/8'],
+        auth: { type: 'oauth2-client-credentials', 'token-url': `${base}/oauth/token`, 'client-id': 'c', 'client-secret': 'env:SECRET' },
+      },
     }),
     entry('tool', 'secure', { name: 'secure', service: 'oauth', operation: 'secure', 'plugin-options': { method: 'get', path: '/secure' } }),
   ];
-  plugins = await directPlugins(entries, new PluginRegistry().register(openApiPluginFactory), { log: captureLogger('warn').log, configDir: tmpdir(), secrets: loadSecrets({ SECRET: 's' }), settings: {}, resolve });
+  plugins = await directPlugins(entries, new PluginRegistry().register(openApiPluginFactory), {
+    log: captureLogger('warn').log,
+    configDir: tmpdir(),
+    secrets: loadSecrets({ SECRET: 's' }),
+    settings: {},
+    resolve,
+  });
   return { api, plugins };
 }
 
@@ -105,7 +117,7 @@ afterEach(async () => {
 });
 
 describe('the shared OAuth2 token fetch', () => {
-  it("goes on for the other calls when the call that started it is cancelled", async () => {
+  it('goes on for the other calls when the call that started it is cancelled', async () => {
     const { api, plugins } = await start();
     const first = new AbortController();
     const cancelled = plugins.call('secure', {}, first.signal);

@@ -55,17 +55,33 @@ let blobDir: string;
 const plugins = new Map<string, Plugin>();
 
 function svc(id: string, plugin: Record<string, unknown>): ConfigEntry {
-  return entry('tool-service', id, { id, 'config-params': ['operation'], 'request-queue': `non-persistent://tg/request/${id}`, 'response-queue': 'non-persistent://tg/response/openapi', plugin });
+  return entry('tool-service', id, {
+    id,
+    'config-params': ['operation'],
+    'request-queue': `non-persistent://tg/request/${id}`,
+    'response-queue': 'non-persistent://tg/response/openapi',
+    plugin,
+  });
 }
 
 function answerTool(service: string, name: string, extra: Record<string, unknown> = {}): ConfigEntry {
-  return entry('tool', `${service}-${name}`, { name: `${service}-${name}`, service, operation: name, 'plugin-options': { method: 'get', path: `/answers/${name}` }, ...extra });
+  return entry('tool', `${service}-${name}`, {
+    name: `${service}-${name}`,
+    service,
+    operation: name,
+    'plugin-options': { method: 'get', path: `/answers/${name}` },
+    ...extra,
+  });
 }
 
 beforeAll(async () => {
   net.Socket.prototype.connect = function (this: net.Socket, ...args: unknown[]) {
     const o = args[0];
-    const host = Array.isArray(o) ? (o[0] as { host?: string }).host : typeof o === 'object' && o !== null ? (o as { host?: string }).host : (args[1] as string | undefined);
+    const host = Array.isArray(o)
+      ? (o[0] as { host?: string }).host
+      : typeof o === 'object' && o !== null
+        ? (o as { host?: string }).host
+        : (args[1] as string | undefined);
     dialled.push(String(host));
     if (!host || !/^(127\.|::1$|::ffff:127\.)/.test(host)) throw new Error(`test guard: refused a connection to ${String(host)}`);
     return (realConnect as (...a: unknown[]) => net.Socket).apply(this, args);
@@ -78,16 +94,36 @@ beforeAll(async () => {
   const imported = toolDescriptors(model.operations, model.securitySchemes, { service: 'items', prefix: '' }).map((d) => entry('tool', String(d['name']), d));
   const loopback = ['127.0.0.0/8'];
   const entries: ConfigEntry[] = [
-    svc('items', { kind: 'openapi', server: base, 'allow-private': loopback, auth: { type: 'api-key', in: 'header', name: 'X-Api-Key', prefix: 'custom', value: 'env:ITEMS_KEY' }, 'read-timeout-ms': 1_500, 'max-response-bytes': 100_000 }),
+    svc('items', {
+      kind: 'openapi',
+      server: base,
+      'allow-private': loopback,
+      auth: { type: 'api-key', in: 'header', name: 'X-Api-Key', prefix: 'custom', value: 'env:ITEMS_KEY' },
+      'read-timeout-ms': 1_500,
+      'max-response-bytes': 100_000,
+    }),
     ...imported,
-    ...['limited', 'busy', 'patient', 'moved', 'away', 'missing', 'denied', 'broken', 'png', 'text', 'empty', 'big', 'number', 'hang'].map((n) => answerTool('items', n)),
+    ...['limited', 'busy', 'patient', 'moved', 'away', 'missing', 'denied', 'broken', 'png', 'text', 'empty', 'big', 'number', 'hang'].map((n) =>
+      answerTool('items', n),
+    ),
     svc('bearer', { kind: 'openapi', server: base, 'allow-private': loopback, auth: { type: 'api-key', value: 'env:ITEMS_KEY' } }),
     entry('tool', 'bearer-echo', { name: 'bearer-echo', service: 'bearer', operation: 'echo', 'plugin-options': { method: 'get', path: '/echo' } }),
     svc('query', { kind: 'openapi', server: base, 'allow-private': loopback, auth: { type: 'api-key', in: 'query', name: 'key', value: 'env:ITEMS_KEY' } }),
     entry('tool', 'query-echo', { name: 'query-echo', service: 'query', operation: 'echo', 'plugin-options': { method: 'get', path: '/echo' } }),
     svc('basic', { kind: 'openapi', server: base, 'allow-private': loopback, auth: { type: 'basic', username: 'ann', password: 'env:ITEMS_KEY' } }),
     entry('tool', 'basic-echo', { name: 'basic-echo', service: 'basic', operation: 'echo', 'plugin-options': { method: 'get', path: '/echo' } }),
-    svc('oauth', { kind: 'openapi', server: base, 'allow-private': loopback, auth: { type: 'oauth2-client-credentials', 'token-url': `http://api.test:${api.port}/oauth/token`, 'client-id': CLIENT_ID, 'client-secret': 'env:ITEMS_CLIENT_SECRET', scopes: ['read'] } }),
+    svc('oauth', {
+      kind: 'openapi',
+      server: base,
+      'allow-private': loopback,
+      auth: {
+        type: 'oauth2-client-credentials',
+        'token-url': `http://api.test:${api.port}/oauth/token`,
+        'client-id': CLIENT_ID,
+        'client-secret': 'env:ITEMS_CLIENT_SECRET',
+        scopes: ['read'],
+      },
+    }),
     entry('tool', 'oauth-secure', { name: 'oauth-secure', service: 'oauth', operation: 'secure', 'plugin-options': { method: 'get', path: '/secure' } }),
     // Allowed host, but its name resolves to the cloud metadata address.
     svc('metadata', { kind: 'openapi', server: `http://metadata.test:${api.port}/v1`, 'allow-private': loopback }),
@@ -99,10 +135,17 @@ beforeAll(async () => {
     entry('tool', 'strict-echo', { name: 'strict-echo', service: 'strict', operation: 'echo', 'plugin-options': { method: 'get', path: '/echo' } }),
   ];
   const { log } = captureLogger('warn');
-  const ctx: PluginContext = { log, configDir: tmpdir(), secrets: loadSecrets({ ITEMS_KEY: API_KEY, ITEMS_CLIENT_SECRET: CLIENT_SECRET }), settings: { OPENAPI_BLOB_DIR: blobDir }, resolve: resolver };
+  const ctx: PluginContext = {
+    log,
+    configDir: tmpdir(),
+    secrets: loadSecrets({ ITEMS_KEY: API_KEY, ITEMS_CLIENT_SECRET: CLIENT_SECRET }),
+    settings: { OPENAPI_BLOB_DIR: blobDir },
+    resolve: resolver,
+  };
   const registry = new PluginRegistry().register(openApiPluginFactory);
   const catalog = await buildCatalog(entries, registry, ctx, { policy: new ExecPolicy('directory') });
-  for (const s of catalog.services.values()) plugins.set(s.id, await registry.get('openapi')!.create(asServed(s), { ...ctx, events: { count: (e) => void events.push(`${s.id} ${e}`) } }));
+  for (const s of catalog.services.values())
+    plugins.set(s.id, await registry.get('openapi')!.create(asServed(s), { ...ctx, events: { count: (e) => void events.push(`${s.id} ${e}`) } }));
   transport = new MemoryTransport();
   worker = await Worker.create({ transport, catalog, createPlugin: async (s) => plugins.get(s.id), log, limits: { shutdownGraceMs: 2000 } });
   await worker.start();
@@ -120,7 +163,14 @@ afterAll(async () => {
 });
 
 function call(service: string, tool: string, args: Record<string, unknown> = {}): Promise<string> {
-  return client.call({ requestQueue: `non-persistent://tg/request/${service}`, responseQueue: 'non-persistent://tg/response/openapi', tool, config: {}, arguments: args, timeoutMs: 20_000 });
+  return client.call({
+    requestQueue: `non-persistent://tg/request/${service}`,
+    responseQueue: 'non-persistent://tg/response/openapi',
+    tool,
+    config: {},
+    arguments: args,
+    timeoutMs: 20_000,
+  });
 }
 
 async function callJson(service: string, tool: string, args: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
@@ -185,7 +235,9 @@ describe('auth, from the worker secrets only', () => {
   it('sends an API key as a bearer token, in the query, or HTTP basic', async () => {
     expect(((await callJson('bearer', 'bearer-echo'))['headers'] as Record<string, string>)['authorization']).toBe(`Bearer ${API_KEY}`);
     expect((await callJson('query', 'query-echo'))['query']).toEqual([['key', API_KEY]]);
-    expect(((await callJson('basic', 'basic-echo'))['headers'] as Record<string, string>)['authorization']).toBe(`Basic ${Buffer.from(`ann:${API_KEY}`).toString('base64')}`);
+    expect(((await callJson('basic', 'basic-echo'))['headers'] as Record<string, string>)['authorization']).toBe(
+      `Basic ${Buffer.from(`ann:${API_KEY}`).toString('base64')}`,
+    );
   });
 
   it('fetches an OAuth2 client-credentials token once, and again after the API refuses it', async () => {

@@ -27,7 +27,13 @@ let trusted: DirectPlugins;
 let untrusted: DirectPlugins;
 
 function svc(id: string, plugin: Record<string, unknown>) {
-  return entry('tool-service', id, { id, 'config-params': ['operation'], 'request-queue': `non-persistent://tg/request/${id}`, 'response-queue': 'non-persistent://tg/response/openapi', plugin });
+  return entry('tool-service', id, {
+    id,
+    'config-params': ['operation'],
+    'request-queue': `non-persistent://tg/request/${id}`,
+    'response-queue': 'non-persistent://tg/response/openapi',
+    plugin,
+  });
 }
 function get(service: string, name: string, path: string) {
   return entry('tool', name, { name, service, operation: name, 'plugin-options': { method: 'get', path } });
@@ -61,12 +67,24 @@ beforeAll(async () => {
     get('secure', 'secure-ok', '/ok'),
     get('secure', 'secure-down', '/down'),
     get('secure', 'secure-other-port', '/other-port'),
-    svc('query', { kind: 'openapi', server: https, 'allow-private': loopback, auth: { type: 'api-key', in: 'query', name: 'key', value: 'env:KEY' }, headers: { 'X-Team-Key': 'env:KEY' } }),
+    svc('query', {
+      kind: 'openapi',
+      server: https,
+      'allow-private': loopback,
+      auth: { type: 'api-key', in: 'query', name: 'key', value: 'env:KEY' },
+      headers: { 'X-Team-Key': 'env:KEY' },
+    }),
     get('query', 'query-down', '/down'),
     svc('plain', { kind: 'openapi', server: `http://api.test:${server.port}`, 'allow-private': loopback, auth: bearer }),
     get('plain', 'plain-up', '/up'),
   ];
-  const ctx = (settings: Record<string, string>): PluginContext => ({ log: captureLogger('warn').log, configDir: dir, secrets: loadSecrets({ KEY }), settings, resolve });
+  const ctx = (settings: Record<string, string>): PluginContext => ({
+    log: captureLogger('warn').log,
+    configDir: dir,
+    secrets: loadSecrets({ KEY }),
+    settings,
+    resolve,
+  });
   const registry = new PluginRegistry().register(openApiPluginFactory);
   trusted = await directPlugins(entries, registry, ctx({ OPENAPI_CA_FILE: certificate.certFile }));
   untrusted = await directPlugins(entries.slice(0, 2), registry, ctx({}));
@@ -89,7 +107,15 @@ describe('TLS', () => {
 
   it('refuses a CA file it cannot use, at load time', async () => {
     const registry = new PluginRegistry().register(openApiPluginFactory);
-    const err = await failure(directPlugins([svc('s', { kind: 'openapi', server: 'https://api.test/' })], registry, { log: captureLogger('warn').log, configDir: dir, secrets: loadSecrets({}), settings: { OPENAPI_CA_FILE: join(dir, 'key.pem') }, resolve }));
+    const err = await failure(
+      directPlugins([svc('s', { kind: 'openapi', server: 'https://api.test/' })], registry, {
+        log: captureLogger('warn').log,
+        configDir: dir,
+        secrets: loadSecrets({}),
+        settings: { OPENAPI_CA_FILE: join(dir, 'key.pem') },
+        resolve,
+      }),
+    );
     expect(err.message).toContain(`setting OPENAPI_CA_FILE: cannot use ${join(dir, 'key.pem')}: no PEM certificate in it`);
   });
 });
