@@ -1,7 +1,12 @@
 /**
  * The Dify plugin daemon's wire format, written the way the daemon (Go) writes it: compact,
- * keys sorted, `<`, `>` and `&` escaped as \u003c..., absent meta as null. Shared by the fake
- * daemon and the fake slim binary's fixtures.
+ * `<`, `>` and `&` escaped as \u003c..., absent meta as null. Go's json.Marshal keeps a
+ * struct's fields in declared order and sorts only a map's keys: the envelope
+ * (`{code, message, data}`), a chunk (`{type, message, meta}`) and the daemon's own error
+ * (`{message, error_type, args}`) are structs; a chunk's message and meta, and an error the
+ * plugin raised (`{args, error_type, message}`, passed on as the plugin wrote it), are maps.
+ * Checked against the real daemon at bdb5642a (docs/dify-agent-strategies.md §10). Shared by
+ * the fake daemon and the fake slim binary's fixtures.
  */
 
 /** A number the daemon sends as a float: written `1.0`, not `1`. */
@@ -9,6 +14,12 @@ export class Float {
   constructor(readonly value: number) {}
 }
 export const float = (n: number): Float => new Float(n);
+
+/** A Go struct: written with its fields in declared order (a plain object is a map: sorted). */
+export class GoStruct {
+  constructor(readonly fields: Record<string, unknown>) {}
+}
+export const goStruct = (fields: Record<string, unknown>): GoStruct => new GoStruct(fields);
 
 function goString(s: string): string {
   return JSON.stringify(s)
@@ -19,10 +30,14 @@ function goString(s: string): string {
     .replace(/\u2029/g, '\\u2029');
 }
 
-/** Go's json.Marshal of a map[string]any: sorted keys, compact. */
+/** Go's json.Marshal: a map[string]any (a plain object) with sorted keys, a GoStruct in field order, compact. */
 export function goJson(v: unknown): string {
   if (v instanceof Float) return Number.isInteger(v.value) ? `${v.value}.0` : String(v.value);
   if (v === null || v === undefined) return 'null';
+  if (v instanceof GoStruct) {
+    const keys = Object.keys(v.fields).filter((k) => v.fields[k] !== undefined);
+    return `{${keys.map((k) => `${goString(k)}:${goJson(v.fields[k])}`).join(',')}}`;
+  }
   if (Array.isArray(v)) return `[${v.map(goJson).join(',')}]`;
   if (typeof v === 'object') {
     const keys = Object.keys(v as Record<string, unknown>)
@@ -40,9 +55,9 @@ export interface WireMessage {
   meta?: Record<string, unknown> | null;
 }
 
-/** The success envelope around one invoke message. */
+/** The success envelope around one invoke message (entities.Response around a ToolResponseChunk: both structs). */
 export function envelope(msg: WireMessage): string {
-  return goJson({ code: 0, message: 'success', data: { type: msg.type, message: msg.message, meta: msg.meta ?? null } });
+  return goJson(goStruct({ code: 0, message: 'success', data: goStruct({ type: msg.type, message: msg.message, meta: msg.meta ?? null }) }));
 }
 
 export const text = (t: string): WireMessage => ({ type: 'text', message: { text: t } });
@@ -76,8 +91,13 @@ export function blobChunks(id: string, data: Buffer, meta: Record<string, unknow
   return out;
 }
 
-/** A daemon error object (`{args, error_type, message}`) as JSON text. */
+/** The daemon's own error object (PluginDaemonError, a struct: `{message, error_type, args}`) as JSON text. */
 export function daemonErrorText(errorType: string, message: string, args: Record<string, unknown> | null = null): string {
+  return goJson(goStruct({ message, error_type: errorType, args }));
+}
+
+/** An error the plugin raised, as the daemon passes it on (a map: `{args, error_type, message}`), as JSON text. */
+export function pluginErrorText(errorType: string, message: string, args: Record<string, unknown> | null = null): string {
   return goJson({ args, error_type: errorType, message });
 }
 
@@ -87,13 +107,13 @@ export function daemonErrorText(errorType: string, message: string, args: Record
  * JSON text inside a string: three levels of encoding.
  */
 export function pluginErrorEnvelope(errorType: string, message: string, traceback: string): string {
-  const inner = daemonErrorText(errorType, message, { traceback });
-  return goJson({ code: -500, message: daemonErrorText('PluginInvokeError', inner), data: null });
+  const inner = pluginErrorText(errorType, message, { traceback });
+  return goJson(goStruct({ code: -500, message: daemonErrorText('PluginInvokeError', inner), data: null }));
 }
 
 /** An error the daemon itself raises mid-stream (e.g. `killed by timeout`). */
 export function daemonErrorEnvelope(code: number, errorType: string, message: string): string {
-  return goJson({ code, message: daemonErrorText(errorType, message), data: null });
+  return goJson(goStruct({ code, message: daemonErrorText(errorType, message), data: null }));
 }
 
 export const TRACEBACK_SAMPLE = (secret: string): string =>

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { daemonErrorEnvelope, daemonErrorText, envelope, goJson, type WireMessage } from './dify-wire.js';
+import { daemonErrorEnvelope, daemonErrorText, envelope, goJson, goStruct, pluginErrorText, type WireMessage } from './dify-wire.js';
 import { StdioPluginRuntime, type InnerApi, type SessionEvent } from './stdio-plugin-runtime.js';
 
 /** One request as the fake received it. */
@@ -59,8 +59,26 @@ export interface FakeDifyDaemon {
   close(): Promise<void>;
 }
 
+/** entities.Response (a struct: code, message, data) around the daemon's own error. */
 function errorBody(code: number, errorType: string, message: string): string {
-  return goJson({ code, message: daemonErrorText(errorType, message), data: null });
+  return goJson(goStruct({ code, message: daemonErrorText(errorType, message), data: null }));
+}
+
+/** The SSE headers the daemon sends (gin: only the content type; sent with the first event, not before). */
+const SSE_HEADERS = { 'Content-Type': 'text/event-stream' };
+
+/** The validator's text for the agent strategy fields a request lacks (one line per field, as the real daemon answers). */
+function agentStrategyRequired(data: Record<string, unknown> | undefined): string {
+  const prefix =
+    "Key: 'InvokePluginRequest[github.com/langgenius/dify-plugin-daemon/pkg/entities/requests.RequestInvokeAgentStrategy].Data.InvokeAgentStrategySchema.";
+  const fields = [
+    ['AgentStrategyProvider', 'agent_strategy_provider'],
+    ['AgentStrategy', 'agent_strategy'],
+  ] as const;
+  return fields
+    .filter(([, key]) => typeof data?.[key] !== 'string' || data[key] === '')
+    .map(([field]) => `${prefix}${field}' Error:Field validation for '${field}' failed on the 'required' tag`)
+    .join('\n');
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -153,21 +171,9 @@ export async function startFakeDifyDaemon(options: FakeDifyDaemonOptions = {}): 
       const data = parsed?.['data'] as Record<string, unknown> | undefined;
       if (m[2] === 'agent_strategy/invoke') {
         const runtime = runtimes.get(pluginId);
-        if (
-          !parsed ||
-          typeof parsed['user_id'] !== 'string' ||
-          typeof data?.['agent_strategy_provider'] !== 'string' ||
-          typeof data['agent_strategy'] !== 'string'
-        ) {
-          send(
-            res,
-            400,
-            errorBody(
-              -400,
-              'PluginDaemonBadRequestError',
-              "Key: 'data.agent_strategy_provider' Error:Field validation for 'agent_strategy_provider' failed on the 'required' tag",
-            ),
-          );
+        const missing = agentStrategyRequired(data);
+        if (missing !== '' || !parsed || !data) {
+          send(res, 400, errorBody(-400, 'PluginDaemonBadRequestError', missing));
           return;
         }
         if (!runtime) {
@@ -197,7 +203,7 @@ export async function startFakeDifyDaemon(options: FakeDifyDaemonOptions = {}): 
       const startStream = (): void => {
         if (headersSent) return;
         headersSent = true;
-        res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+        res.writeHead(200, SSE_HEADERS);
         res.flushHeaders();
       };
       const closed = new Promise<void>((resolve) => res.on('close', () => resolve()));
@@ -223,10 +229,10 @@ export async function startFakeDifyDaemon(options: FakeDifyDaemonOptions = {}): 
       if (!script) {
         // What the SDK answers for a tool the provider does not have, inside PluginInvokeError.
         startStream();
-        const inner = daemonErrorText('ValueError', `Tool \`${tool}\` not found for provider \`${String(data['provider'])}\``, {
+        const inner = pluginErrorText('ValueError', `Tool \`${tool}\` not found for provider \`${String(data['provider'])}\``, {
           traceback: 'Traceback (most recent call last):\n  ...',
         });
-        await write(res, `data: ${goJson({ code: -500, message: daemonErrorText('PluginInvokeError', inner), data: null })}\n\n`);
+        await write(res, `data: ${goJson(goStruct({ code: -500, message: daemonErrorText('PluginInvokeError', inner), data: null }))}\n\n`);
         res.end();
         return;
       }
@@ -261,14 +267,15 @@ export async function startFakeDifyDaemon(options: FakeDifyDaemonOptions = {}): 
 }
 
 /**
- * `agent_strategy/invoke` (internal/service/invoke_agent.go, io_tunnel/agent_service.go at
- * bdb5642a): the session's stream messages as the same SSE envelopes as tool/invoke; a plugin
- * error as the -500 PluginInvokeError envelope; the end message closes the stream. The client
- * going away ends the daemon's listening, not the plugin's work.
+ * `agent_strategy/invoke` (internal/service/invoke_agent.go, base_sse.go,
+ * io_tunnel/agent_service.go at bdb5642a): the session's stream messages as the same SSE
+ * envelopes as tool/invoke; a plugin error as the -500 PluginInvokeError envelope, which ends
+ * the stream; the end message closes it. The status and headers go out with the first event
+ * (gin holds them until the first write). The client going away ends the daemon's listening,
+ * not the plugin's work.
  */
 async function streamStrategy(runtime: StdioPluginRuntime, body: Record<string, unknown>, data: Record<string, unknown>, res: ServerResponse): Promise<void> {
-  res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
-  res.flushHeaders();
+  res.writeHead(200, SSE_HEADERS);
   const queue: SessionEvent[] = [];
   const files = new Map<string, Buffer[]>();
   let wake: (() => void) | undefined;
@@ -285,7 +292,8 @@ async function streamStrategy(runtime: StdioPluginRuntime, body: Record<string, 
       queue.push(e);
       wake?.();
     },
-    (body['context'] as Record<string, unknown> | undefined) ?? {},
+    // A request without `context` reaches the plugin as `"context":null` (a nil map).
+    (body['context'] as Record<string, unknown> | undefined) ?? null,
   );
   let gone = false;
   res.on('close', () => {
@@ -300,8 +308,10 @@ async function streamStrategy(runtime: StdioPluginRuntime, body: Record<string, 
     if (!e) continue;
     if (e.kind === 'end') break;
     if (e.kind === 'error') {
-      await write(res, `data: ${goJson({ code: -500, message: daemonErrorText('PluginInvokeError', goJson(e.data)), data: null })}\n\n`);
-      continue;
+      // base_sse.go: the first error is written and the stream ends there.
+      await write(res, `data: ${goJson(goStruct({ code: -500, message: daemonErrorText('PluginInvokeError', goJson(e.data)), data: null }))}\n\n`);
+      runtime.forget(sessionId);
+      break;
     }
     const msg = e.data as { type: string; message: Record<string, unknown>; meta?: Record<string, unknown> | null };
     if (msg.type === 'blob_chunk') {
@@ -320,7 +330,8 @@ async function streamStrategy(runtime: StdioPluginRuntime, body: Record<string, 
       const size = parts.reduce((n, b) => n + b.length, 0);
       const problem = size > 15 * 1024 * 1024 ? 'file is too large' : piece.length > 8192 ? 'single file chunk is too large' : undefined;
       if (problem) {
-        await write(res, `data: ${daemonErrorEnvelope(-500, 'PluginDaemonInternalServerError', problem)}\n\n`);
+        // agent_service.go writes these as stream errors: base_sse.go wraps them as PluginInvokeError.
+        await write(res, `data: ${daemonErrorEnvelope(-500, 'PluginInvokeError', problem)}\n\n`);
         break;
       }
       files.set(id, [...parts, piece]);

@@ -17,7 +17,11 @@
 // Checked against that binary built locally (remote mode against a local HTTP server): it posts
 // the stdin payload as is to /v2/invoke/dispatch/tool/invoke with X-Api-Key and
 // X-Plugin-Unique-Identifier, writes {"event":"chunk","data":<the daemon's envelope, compacted
-// and HTML-escaped, keys in the daemon's order>} then {"event":"done","data":null}.
+// and HTML-escaped, keys in the daemon's order>} then {"event":"done","data":null}. The daemon's
+// order (seen from the real daemon at bdb5642a, docs/dify-agent-strategies.md §10): its envelope,
+// a chunk and its own errors are Go structs (declared field order: {code, message, data},
+// {type, message, meta}, {message, error_type, args}); maps, such as a chunk's message or the
+// plugin's own error, are sorted.
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,7 +50,15 @@ const goJson = (v) => {
       .join(',')}}`;
   return JSON.stringify(v);
 };
+// A Go struct: fields in declared order, each value encoded as goJson does.
+const goStruct = (fields) =>
+  `{${Object.entries(fields)
+    .map(([k, v]) => `${JSON.stringify(k)}:${typeof v === 'function' ? v() : goJson(v)}`)
+    .join(',')}}`;
+// An error the plugin raised (a map, sorted) and the daemon's own (a struct).
 const errText = (type, message, args = null) => goJson({ args, error_type: type, message });
+const daemonErrText = (type, message, args = null) => goStruct({ message, error_type: type, args });
+const envelopeOf = (code, message, data) => goStruct({ code, message, data: typeof data === 'function' ? data : () => goJson(data) });
 
 const id = flag('id');
 const action = flag('action');
@@ -99,7 +111,7 @@ const traceback = `Traceback (most recent call last):\n  File "/plugin/tools/t.p
 const message = (type, body, meta = null) => {
   const msg = { type, message: body, meta };
   if (mode === 'local') out('chunk', msg);
-  else process.stdout.write(`{"event":"chunk","data":${goEscape(goJson({ code: 0, message: 'success', data: msg }))}}\n`);
+  else process.stdout.write(`{"event":"chunk","data":${goEscape(envelopeOf(0, 'success', () => goStruct(msg)))}}\n`);
 };
 const pluginError = (type, text) => {
   if (mode === 'local') {
@@ -108,7 +120,7 @@ const pluginError = (type, text) => {
     out('error', { code: 'PLUGIN_EXEC_ERROR', message: errText(type, text, {}) });
     process.exit(0);
   }
-  const envelope = goJson({ code: -500, data: null, message: errText('PluginInvokeError', errText(type, text, { traceback })) });
+  const envelope = envelopeOf(-500, daemonErrText('PluginInvokeError', errText(type, text, { traceback })), null);
   process.stdout.write(`{"event":"chunk","data":${envelope}}\n`);
   out('done');
   process.exit(0);
@@ -202,10 +214,10 @@ switch (tool) {
     fatal(3, 'NETWORK_ERROR', 'Post "http://daemon:5002/v2/invoke/dispatch/tool/invoke": dial tcp 10.0.0.5:5002: connect: connection refused');
     break;
   case 'exit_4_unauthorized':
-    fatal(4, 'DAEMON_ERROR', `status 401: ${goJson({ code: -401, data: null, message: errText('PluginDaemonUnauthorizedError', 'unauthorized') })}`);
+    fatal(4, 'DAEMON_ERROR', `status 401: ${envelopeOf(-401, daemonErrText('PluginDaemonUnauthorizedError', 'unauthorized'), null)}`);
     break;
   case 'exit_4_not_found':
-    fatal(4, 'DAEMON_ERROR', `status 404: ${goJson({ code: -404, data: null, message: errText('PluginNotFoundError', 'plugin not found') })}`);
+    fatal(4, 'DAEMON_ERROR', `status 404: ${envelopeOf(-404, daemonErrText('PluginNotFoundError', 'plugin not found'), null)}`);
     break;
   case 'exit_4_rate_limited':
     if (n === 1) fatal(4, 'DAEMON_ERROR', 'status 429: too many requests');
