@@ -9,9 +9,12 @@ import { parseTopic } from '../transport/topic-name.js';
 
 /** A zod error as problems, each naming the file and the field. */
 function issues(source: string, prefix: string, error: z.ZodError): string[] {
-  return error.issues.map((i) => {
-    const path = [prefix, ...i.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))].filter(Boolean).join('.').replace(/\.\[/g, '[');
-    return `${source}: ${path || '(root)'}: ${i.message}`;
+  return error.issues.map((issue) => {
+    const path = [prefix, ...issue.path.map((segment) => (typeof segment === 'number' ? `[${segment}]` : String(segment)))]
+      .filter(Boolean)
+      .join('.')
+      .replace(/\.\[/g, '[');
+    return `${source}: ${path || '(root)'}: ${issue.message}`;
   });
 }
 
@@ -31,7 +34,7 @@ function topic(source: string, field: string, value: string, problems: string[])
  */
 export function readServices(entries: readonly ConfigEntry[], registry: PluginRegistry, policy: ExecPolicy | undefined, problems: string[]): ToolService[] {
   const services: ToolService[] = [];
-  for (const e of entries.filter((x) => x.type === ConfigType.ToolService)) {
+  for (const e of entries.filter((entry) => entry.type === ConfigType.ToolService)) {
     if (e.error) {
       problems.push(`${e.source}: ${e.error}`);
       continue;
@@ -43,7 +46,7 @@ export function readServices(entries: readonly ConfigEntry[], registry: PluginRe
     }
     const d = r.data;
     const plugin = d.plugin ? pluginOf(e.source, d.plugin, registry, policy, problems) : undefined;
-    if (services.some((s) => s.id === d.id)) problems.push(`${e.source}: id: duplicate tool-service id "${d.id}"`);
+    if (services.some((known) => known.id === d.id)) problems.push(`${e.source}: id: duplicate tool-service id "${d.id}"`);
     services.push({
       id: d.id,
       requestQueue: topic(e.source, 'request-queue', d['request-queue'], problems),
@@ -91,11 +94,11 @@ function pluginOf(
  * their service's plugin kind (`plugin-options`). Problems are added to `problems`.
  */
 export function readTools(entries: readonly ConfigEntry[], services: readonly ToolService[], registry: PluginRegistry, problems: string[]): Tool[] {
-  const byId = new Map(services.map((s) => [s.id, s]));
+  const byId = new Map(services.map((service) => [service.id, service]));
   const names = new Map<string, string>();
   const seenConfig = new Map<string, string>();
   const tools: Tool[] = [];
-  for (const e of entries.filter((x) => x.type === ConfigType.Tool)) {
+  for (const e of entries.filter((entry) => entry.type === ConfigType.Tool)) {
     if (e.error) {
       problems.push(`${e.source}: ${e.error}`);
       continue;
@@ -159,11 +162,11 @@ function configValues(
     if (value !== undefined) config[p.name] = value;
     else if (p.required) problems.push(`${source}: ${p.name}: required by the config-params of service ${service.id}, but missing`);
   }
-  const key = `${service.id}\u0000${JSON.stringify(service.configParams.map((p) => config[p.name] ?? null))}`;
+  const key = `${service.id}\u0000${JSON.stringify(service.configParams.map((param) => config[param.name] ?? null))}`;
   const twin = seen.get(key);
   if (twin)
     problems.push(
-      `${source}: ${service.configParams.length ? service.configParams.map((p) => p.name).join(', ') : 'service'}: same config values as ${twin}; service ${service.id} could not tell their requests apart`,
+      `${source}: ${service.configParams.length ? service.configParams.map((param) => param.name).join(', ') : 'service'}: same config values as ${twin}; service ${service.id} could not tell their requests apart`,
     );
   seen.set(key, source);
   return config;
