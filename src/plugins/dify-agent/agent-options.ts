@@ -70,8 +70,8 @@ export function agentTarget(
   const s = difyAgentOptionsSchema.safeParse(service ?? {});
   const t = difyAgentOptionsSchema.safeParse(tool ?? {});
   const problems = [
-    ...(s.success ? [] : s.error.issues.map((i) => `plugin: ${i.path.join('.')}: ${i.message}`)),
-    ...(t.success ? [] : t.error.issues.map((i) => `plugin-options: ${i.path.join('.')}: ${i.message}`)),
+    ...(s.success ? [] : s.error.issues.map((issue) => `plugin: ${issue.path.join('.')}: ${issue.message}`)),
+    ...(t.success ? [] : t.error.issues.map((issue) => `plugin-options: ${issue.path.join('.')}: ${issue.message}`)),
   ];
   if (!s.success || !t.success) return { problems };
   const o = { ...s.data, ...t.data };

@@ -59,8 +59,8 @@ function blobSink(ctx: PluginContext): BlobSink {
   return blobSinkFor(dir, ctx.settings);
 }
 
-function progressText(p: { progress: number; total?: number; message?: string }): string {
-  return p.message ?? `progress ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}`;
+function progressText(update: { progress: number; total?: number; message?: string }): string {
+  return update.message ?? `progress ${update.progress}${update.total !== undefined ? `/${update.total}` : ''}`;
 }
 
 /** The tools of one MCP server, served over one long-lived session. */
@@ -79,13 +79,13 @@ export class McpPlugin implements Plugin<McpToolOptions> {
     const { timeoutMs } = call;
     const args = call.arguments as Record<string, unknown>;
     if (!call.stream) {
-      return this.session.call(name, args, { signal: call.signal, timeoutMs }).then((r) => resultText(r, this.blobs, call.signal));
+      return this.session.call(name, args, { signal: call.signal, timeoutMs }).then((result) => resultText(result, this.blobs, call.signal));
     }
     // Streamed: the server's progress notifications are the chunks, its result the last one.
     const chunks = new AsyncQueue<string>();
     const done = this.session
-      .call(name, args, { signal: call.signal, timeoutMs, onProgress: (p) => chunks.push(progressText(p)) })
-      .then((r) => resultText(r, this.blobs, call.signal))
+      .call(name, args, { signal: call.signal, timeoutMs, onProgress: (update) => chunks.push(progressText(update)) })
+      .then((result) => resultText(result, this.blobs, call.signal))
       .finally(() => chunks.finish());
     // Read after the chunks; until then a failure must not count as unhandled.
     done.catch(() => undefined);
@@ -108,12 +108,13 @@ export class McpPlugin implements Plugin<McpToolOptions> {
 
 /** A problem for each tool whose MCP tool the server does not offer. */
 function missingTools(service: McpService, tools: readonly ToolWith<McpToolOptions>[], offeredTools: readonly McpTool[]): string[] {
-  const offered = new Set(offeredTools.map((t) => t.name));
+  const offered = new Set(offeredTools.map((tool) => tool.name));
   return tools
-    .map((t) => ({ t, name: t.pluginOptions.tool ?? t.name }))
+    .map((tool) => ({ tool, name: tool.pluginOptions.tool ?? tool.name }))
     .filter(({ name }) => !offered.has(name))
     .map(
-      ({ t, name }) => `${t.source}: plugin-options.tool: the MCP server of ${service.id} has no tool "${name}" (it has: ${[...offered].join(', ') || 'none'})`,
+      ({ tool, name }) =>
+        `${tool.source}: plugin-options.tool: the MCP server of ${service.id} has no tool "${name}" (it has: ${[...offered].join(', ') || 'none'})`,
     );
 }
 
@@ -155,7 +156,7 @@ export const mcpPluginFactory: PluginFactory<McpServiceOptions, McpToolOptions> 
       client = await connectMcp(options, sessionContext(service, ctx, net), AbortSignal.timeout(30_000));
     } catch (err) {
       await net?.close();
-      if (err instanceof ConfigError) return err.problems.map((p) => `${service.source}: ${p}`);
+      if (err instanceof ConfigError) return err.problems.map((problem) => `${service.source}: ${problem}`);
       if (err instanceof AddressRefusedError) return [`${service.source}: plugin.url: ${err.message}`];
       return [`${service.source}: plugin: the MCP server does not answer initialize: ${errorMessage(err)}`];
     }

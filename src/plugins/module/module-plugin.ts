@@ -59,24 +59,27 @@ type Loaded =
   | { readonly kind: 'function'; readonly fn: ModuleTool }
   | { readonly kind: 'typed'; readonly tools: ReadonlyMap<string, { tool: TypedTool; exportName: string }> };
 
-async function loadModule(o: ModuleOptions, configDir: string): Promise<Loaded> {
+async function loadModule(moduleOptions: ModuleOptions, configDir: string): Promise<Loaded> {
   let mod: Record<string, unknown>;
-  if (o.module.startsWith('builtin:')) {
-    const name = o.module.slice('builtin:'.length);
+  if (moduleOptions.module.startsWith('builtin:')) {
+    const name = moduleOptions.module.slice('builtin:'.length);
     const load = Object.hasOwn(BUILTIN_TOOLS, name) ? BUILTIN_TOOLS[name] : undefined;
     if (!load) throw new Error(`unknown builtin module "${name}" (available: ${Object.keys(BUILTIN_TOOLS).join(', ')})`);
     mod = await load();
   } else {
-    mod = await importModuleFile(await moduleFile(o.module, configDir), o.revision);
+    mod = await importModuleFile(await moduleFile(moduleOptions.module, configDir), moduleOptions.revision);
   }
-  const value = mod[o.export ?? 'default'];
-  if (o.export !== undefined && isTypedTool(value)) return { kind: 'typed', tools: new Map([[value.name, { tool: value, exportName: o.export }]]) };
-  if (o.export === undefined) {
+  const value = mod[moduleOptions.export ?? 'default'];
+  if (moduleOptions.export !== undefined && isTypedTool(value))
+    return { kind: 'typed', tools: new Map([[value.name, { tool: value, exportName: moduleOptions.export }]]) };
+  if (moduleOptions.export === undefined) {
     const typed = typedToolsOf(mod);
     if (typed.size > 0) return { kind: 'typed', tools: typed };
   }
   if (typeof value !== 'function')
-    throw new Error(`module "${o.module}" has no function export "${o.export ?? 'default'}" and no typed tool (defineTool({ name, arguments, run }))`);
+    throw new Error(
+      `module "${moduleOptions.module}" has no function export "${moduleOptions.export ?? 'default'}" and no typed tool (defineTool({ name, arguments, run }))`,
+    );
   return { kind: 'function', fn: value as ModuleTool };
 }
 
@@ -159,7 +162,7 @@ export const modulePluginFactory: PluginFactory<ModuleOptions, ModuleToolOptions
       const mayImport = async (ts: string) =>
         ctx.policy?.refuse({ type: 'module', where: `${service.source}: plugin.module`, specifier: 'typescript', file: ts }) === undefined;
       const errors = file && isTypeScript(file) ? await typeErrors(file, mayImport) : undefined;
-      if (errors && errors.length > 0) return errors.map((e) => `${service.source}: plugin.module: ${e}`);
+      if (errors && errors.length > 0) return errors.map((error) => `${service.source}: plugin.module: ${error}`);
     }
     let loaded: Loaded;
     try {
@@ -168,13 +171,13 @@ export const modulePluginFactory: PluginFactory<ModuleOptions, ModuleToolOptions
       return [`${service.source}: plugin.module: ${(err as Error).message}`];
     }
     if (loaded.kind === 'function') return [];
-    return tools.flatMap((t) => {
-      const typed = pickTyped(loaded.tools, t);
+    return tools.flatMap((tool) => {
+      const typed = pickTyped(loaded.tools, tool);
       if (!typed)
         return [
-          `${t.source}: plugin-options.tool: the module has no tool ${JSON.stringify(t.pluginOptions.tool ?? t.name)} (it has ${[...loaded.tools.keys()].join(', ')})`,
+          `${tool.source}: plugin-options.tool: the module has no tool ${JSON.stringify(tool.pluginOptions.tool ?? tool.name)} (it has ${[...loaded.tools.keys()].join(', ')})`,
         ];
-      return descriptorDisagreements(typed, t).map((p) => `${t.source}: arguments: ${p}`);
+      return descriptorDisagreements(typed, tool).map((problem) => `${tool.source}: arguments: ${problem}`);
     });
   },
   async create(service, ctx) {
