@@ -129,11 +129,11 @@ function fullTopic(name: string, value: string): string {
 
 /** Read settings from an environment (main.ts and the CLI pass process.env). */
 export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings> = {}): Settings {
-  const r = envSchema.safeParse(env);
-  if (!r.success) {
-    throw new Error(`invalid environment: ${r.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new Error(`invalid environment: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
   }
-  const e = r.data;
+  const e = parsed.data;
   const exec = readExecRules(env);
   if (exec.problems.length > 0) throw new Error(`invalid environment: ${exec.problems.join('; ')}`);
   const pluginSettings: Record<string, string | undefined> = {};

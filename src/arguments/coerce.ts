@@ -25,11 +25,11 @@ function asString(value: unknown): string {
 function asNumber(parameter: Parameter, value: unknown): number {
   if (typeof value === 'number' && Number.isFinite(value)) return value;
   if (typeof value === 'string') {
-    const s = value.trim();
+    const text = value.trim();
     // Dify: a string with a "." is a float, anything else must be an int.
-    if (s.includes('.') ? DECIMAL.test(s) : INTEGER.test(s)) {
-      const n = Number(s);
-      if (Number.isFinite(n)) return n;
+    if (text.includes('.') ? DECIMAL.test(text) : INTEGER.test(text)) {
+      const number = Number(text);
+      if (Number.isFinite(number)) return number;
     }
   }
   throw new InvalidArgumentsError(`tool parameter ${parameter.name} must be a number, got ${JSON.stringify(value) ?? String(value)}`);
@@ -46,9 +46,9 @@ function asBoolean(value: unknown): boolean {
   if (value === null || value === undefined) return false;
   if (typeof value === 'boolean') return value;
   if (typeof value === 'string') {
-    const s = value.trim().toLowerCase();
-    if (TRUE.has(s)) return true;
-    if (FALSE.has(s)) return false;
+    const text = value.trim().toLowerCase();
+    if (TRUE.has(text)) return true;
+    if (FALSE.has(text)) return false;
   }
   return truthy(value);
 }
@@ -76,21 +76,21 @@ export function coerceParameter(parameter: Parameter, value: unknown): unknown {
     case 'date':
       return asString(value);
     case 'select': {
-      const s = asString(value);
-      if (parameter.options && parameter.options.length > 0 && !parameter.options.includes(s)) {
-        throw new InvalidArgumentsError(`tool parameter ${parameter.name} must be one of ${parameter.options.join(', ')}, got ${JSON.stringify(s)}`);
+      const text = asString(value);
+      if (parameter.options && parameter.options.length > 0 && !parameter.options.includes(text)) {
+        throw new InvalidArgumentsError(`tool parameter ${parameter.name} must be one of ${parameter.options.join(', ')}, got ${JSON.stringify(text)}`);
       }
-      return s;
+      return text;
     }
     case 'boolean':
       return asBoolean(value);
     case 'number': {
-      const n = asNumber(parameter, value);
-      if (parameter.min !== undefined && n < parameter.min)
-        throw new InvalidArgumentsError(`tool parameter ${parameter.name} must be at least ${parameter.min}, got ${n}`);
-      if (parameter.max !== undefined && n > parameter.max)
-        throw new InvalidArgumentsError(`tool parameter ${parameter.name} must be at most ${parameter.max}, got ${n}`);
-      return n;
+      const number = asNumber(parameter, value);
+      if (parameter.min !== undefined && number < parameter.min)
+        throw new InvalidArgumentsError(`tool parameter ${parameter.name} must be at least ${parameter.min}, got ${number}`);
+      if (parameter.max !== undefined && number > parameter.max)
+        throw new InvalidArgumentsError(`tool parameter ${parameter.name} must be at most ${parameter.max}, got ${number}`);
+      return number;
     }
     case 'files':
     case 'system-files':

@@ -69,12 +69,12 @@ async function refusals(service: ToolService, tools: readonly Tool[], registry: 
   if (!hasPlugin(service)) return [];
   const factory = registry.get(service.plugin.kind);
   const found: string[] = [];
-  for (const x of (await factory?.executes?.(service, tools, ctx)) ?? []) {
-    const refused = policy.refuse(x);
+  for (const execution of (await factory?.executes?.(service, tools, ctx)) ?? []) {
+    const refused = policy.refuse(execution);
     if (refused) found.push(refused);
   }
-  for (const r of factory?.reaches?.(service) ?? []) {
-    const refused = policy.refuseReach(r);
+  for (const reach of factory?.reaches?.(service) ?? []) {
+    const refused = policy.refuseReach(reach);
     if (refused) found.push(refused);
   }
   return found;

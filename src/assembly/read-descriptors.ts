@@ -39,25 +39,25 @@ export function readServices(entries: readonly ConfigEntry[], registry: PluginRe
       problems.push(`${e.source}: ${e.error}`);
       continue;
     }
-    const r = toolServiceSchema.safeParse(e.value);
-    if (!r.success) {
-      problems.push(...issues(e.source, '', r.error));
+    const parsed = toolServiceSchema.safeParse(e.value);
+    if (!parsed.success) {
+      problems.push(...issues(e.source, '', parsed.error));
       continue;
     }
-    const d = r.data;
-    const plugin = d.plugin ? pluginOf(e.source, d.plugin, registry, policy, problems) : undefined;
-    if (services.some((known) => known.id === d.id)) problems.push(`${e.source}: id: duplicate tool-service id "${d.id}"`);
+    const declared = parsed.data;
+    const plugin = declared.plugin ? pluginOf(e.source, declared.plugin, registry, policy, problems) : undefined;
+    if (services.some((known) => known.id === declared.id)) problems.push(`${e.source}: id: duplicate tool-service id "${declared.id}"`);
     services.push({
-      id: d.id,
-      requestQueue: topic(e.source, 'request-queue', d['request-queue'], problems),
-      responseQueue: topic(e.source, 'response-queue', d['response-queue'], problems),
-      configParams: d['config-params'],
+      id: declared.id,
+      requestQueue: topic(e.source, 'request-queue', declared['request-queue'], problems),
+      responseQueue: topic(e.source, 'response-queue', declared['response-queue'], problems),
+      configParams: declared['config-params'],
       plugin,
-      concurrency: d.concurrency,
-      timeoutMs: d['timeout-ms'],
-      stream: d.stream,
-      subscription: d.subscription ?? `${d.id}-request`,
-      maxRedeliveries: d['max-redeliveries'],
+      concurrency: declared.concurrency,
+      timeoutMs: declared['timeout-ms'],
+      stream: declared.stream,
+      subscription: declared.subscription ?? `${declared.id}-request`,
+      maxRedeliveries: declared['max-redeliveries'],
       raw: e.value as Record<string, unknown>,
       source: e.source,
     });
@@ -81,9 +81,9 @@ function pluginOf(
   } else if (refused) {
     problems.push(`${source}: plugin.kind: ${refused}`);
   } else {
-    const o = factory.serviceOptions.safeParse(rest);
-    if (o.success) return { kind, options: o.data };
-    problems.push(...issues(source, 'plugin', o.error));
+    const options = factory.serviceOptions.safeParse(rest);
+    if (options.success) return { kind, options: options.data };
+    problems.push(...issues(source, 'plugin', options.error));
   }
   return undefined;
 }
@@ -103,41 +103,41 @@ export function readTools(entries: readonly ConfigEntry[], services: readonly To
       problems.push(`${e.source}: ${e.error}`);
       continue;
     }
-    const r = toolSchema.safeParse(e.value);
-    if (!r.success) {
-      problems.push(...issues(e.source, '', r.error));
+    const parsed = toolSchema.safeParse(e.value);
+    if (!parsed.success) {
+      problems.push(...issues(e.source, '', parsed.error));
       continue;
     }
-    const d = r.data;
-    if (d.type !== 'tool-service') continue; // other TrustGraph tool kinds (mcp-tool, prompt...) are not ours
-    const prior = names.get(d.name);
-    if (prior) problems.push(`${e.source}: name: duplicate tool name "${d.name}" (also in ${prior})`);
-    names.set(d.name, e.source);
+    const declared = parsed.data;
+    if (declared.type !== 'tool-service') continue; // other TrustGraph tool kinds (mcp-tool, prompt...) are not ours
+    const prior = names.get(declared.name);
+    if (prior) problems.push(`${e.source}: name: duplicate tool name "${declared.name}" (also in ${prior})`);
+    names.set(declared.name, e.source);
 
-    const service = byId.get(d.service);
+    const service = byId.get(declared.service);
     if (!service) {
-      problems.push(`${e.source}: service: unknown tool-service "${d.service}" (known: ${[...byId.keys()].join(', ') || 'none'})`);
+      problems.push(`${e.source}: service: unknown tool-service "${declared.service}" (known: ${[...byId.keys()].join(', ') || 'none'})`);
       continue;
     }
     const raw = e.value as Record<string, unknown>;
     const config = configValues(e.source, raw, service, seenConfig, problems);
     // A config value can also fill a declared hidden parameter of the same name.
     const runtime: Record<string, unknown> = {};
-    for (const p of d.arguments) if (p.form !== 'llm' && config[p.name] !== undefined) runtime[p.name] = config[p.name];
-    Object.assign(runtime, d['runtime-parameters']);
-    const missing = missingRuntimeParameters(d.arguments, runtime);
+    for (const p of declared.arguments) if (p.form !== 'llm' && config[p.name] !== undefined) runtime[p.name] = config[p.name];
+    Object.assign(runtime, declared['runtime-parameters']);
+    const missing = missingRuntimeParameters(declared.arguments, runtime);
     if (missing.length > 0) {
-      problems.push(`${e.source}: runtime-parameters: Tool '${d.name}' requires non-LLM runtime_parameters for: ${missing.join(', ')}.`);
+      problems.push(`${e.source}: runtime-parameters: Tool '${declared.name}' requires non-LLM runtime_parameters for: ${missing.join(', ')}.`);
     }
     tools.push({
-      name: d.name,
-      description: d.description,
-      service: d.service,
+      name: declared.name,
+      description: declared.description,
+      service: declared.service,
       config,
-      parameters: d.arguments,
+      parameters: declared.arguments,
       runtimeParameters: runtime,
-      pluginOptions: toolPluginOptions(e.source, d['plugin-options'], service, registry, problems),
-      timeoutMs: d['timeout-ms'],
+      pluginOptions: toolPluginOptions(e.source, declared['plugin-options'], service, registry, problems),
+      timeoutMs: declared['timeout-ms'],
       raw,
       source: e.source,
     });

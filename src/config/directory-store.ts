@@ -56,7 +56,7 @@ export class DirectoryConfigStore implements ConfigStore {
   async entries(only?: readonly string[]): Promise<ConfigEntry[]> {
     const types = (await this.types()).filter((type) => !only || only.includes(type));
     const out: ConfigEntry[] = [];
-    for (const type of types) for (const f of await this.files(type)) out.push(await this.read(type, f));
+    for (const type of types) for (const file of await this.files(type)) out.push(await this.read(type, file));
     return out;
   }
 
@@ -80,8 +80,8 @@ export class DirectoryConfigStore implements ConfigStore {
   private async write(type: string, key: string, parsed: unknown): Promise<void> {
     const dir = join(this.dir, type);
     await mkdir(dir, { recursive: true });
-    for (const f of await this.files(type)) {
-      if (f !== `${key}.json` && f.replace(/\.(json|ya?ml)$/, '') === key) await rm(join(dir, f));
+    for (const file of await this.files(type)) {
+      if (file !== `${key}.json` && file.replace(/\.(json|ya?ml)$/, '') === key) await rm(join(dir, file));
     }
     const path = join(dir, `${key}.json`);
     // Write then rename, so a reader never sees half a file.
@@ -93,9 +93,9 @@ export class DirectoryConfigStore implements ConfigStore {
   async delete(type: string, key: string): Promise<boolean> {
     checkName(type, key);
     let found = false;
-    for (const f of await this.files(type)) {
-      if (f.replace(/\.(json|ya?ml)$/, '') === key) {
-        await rm(join(this.dir, type, f));
+    for (const file of await this.files(type)) {
+      if (file.replace(/\.(json|ya?ml)$/, '') === key) {
+        await rm(join(this.dir, type, file));
         found = true;
       }
     }

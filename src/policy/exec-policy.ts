@@ -111,8 +111,8 @@ export class ExecPolicy {
    * guards its connections with it.
    */
   privateAllowance(): true | readonly string[] {
-    const a = this.rules.privateNetworks;
-    return a.any ? true : a.items;
+    const allowance = this.rules.privateNetworks;
+    return allowance.any ? true : allowance.items;
   }
 
   /** Why the service may not connect where `r` says, or undefined when it may. */
@@ -139,8 +139,8 @@ export class ExecPolicy {
 
   /** Why descriptors may not use plugin `kind` here, or undefined when they may. */
   refusePlugin(kind: string): string | undefined {
-    const a = this.rules.plugins;
-    if (a.any || a.items.includes(kind)) return undefined;
+    const allowance = this.rules.plugins;
+    if (allowance.any || allowance.items.includes(kind)) return undefined;
     return `plugin kind "${kind}" is not allowed on this worker for ${ORIGIN_TEXT[this.origin]}: ${this.how(ExecSetting.Plugins, this.given.plugins)}`;
   }
 
@@ -149,8 +149,8 @@ export class ExecPolicy {
     const origin = ORIGIN_TEXT[this.origin];
     switch (execution.type) {
       case 'command': {
-        const a = this.rules.commands;
-        if (a.any || a.items.includes(execution.path ?? execution.command)) return undefined;
+        const allowance = this.rules.commands;
+        if (allowance.any || allowance.items.includes(execution.path ?? execution.command)) return undefined;
         const shown =
           execution.path && execution.path !== execution.command
             ? `${JSON.stringify(execution.command)} (${execution.path})`
@@ -158,13 +158,13 @@ export class ExecPolicy {
         return `${execution.where}: the worker does not start ${shown} for ${origin}: ${this.how(ExecSetting.Commands, this.given.commands)}`;
       }
       case 'module': {
-        const a = this.rules.moduleRoots;
-        if (a.any) return undefined;
+        const allowance = this.rules.moduleRoots;
+        if (allowance.any) return undefined;
         if (execution.file === undefined) {
           return `${execution.where}: ${JSON.stringify(execution.specifier)} is not found, and for ${origin} the worker imports only builtin: modules and files under ${ExecSetting.ModuleRoots}`;
         }
         const file = execution.file;
-        if (a.items.some((root) => isWithin(root, file) || isWithin(realOrSame(root), file))) return undefined;
+        if (allowance.items.some((root) => isWithin(root, file) || isWithin(realOrSame(root), file))) return undefined;
         return `${execution.where}: the worker does not import ${JSON.stringify(execution.specifier)} (${file}) for ${origin}: it is under no directory of ${ExecSetting.ModuleRoots}; ${this.how(ExecSetting.ModuleRoots, this.given.moduleRoots, 'a directory that holds it', 'only builtin: modules')}`;
       }
       case 'slim-plugin':
@@ -176,10 +176,10 @@ export class ExecPolicy {
         return `${execution.where}: the worker does not set ${refused.join(', ')} for ${JSON.stringify(execution.command)} for ${origin} (such variables can make a command run other code): ${this.how(ExecSetting.CommandEnv, this.given.commandEnv, refused.length > 1 ? 'them' : 'it')}`;
       }
       case 'working-dir': {
-        const a = this.rules.moduleRoots;
+        const allowance = this.rules.moduleRoots;
         // Judged by where it really is, as a module file: a link under a root may point anywhere.
         const dir = realOrSame(execution.dir);
-        if (a.any || a.items.some((root) => isWithin(root, dir) || isWithin(realOrSame(root), dir))) return undefined;
+        if (allowance.any || allowance.items.some((root) => isWithin(root, dir) || isWithin(realOrSame(root), dir))) return undefined;
         return `${execution.where}: the worker does not start a command in ${JSON.stringify(execution.dir)} for ${origin}: interpreters load code from their working directory, so it must be under a directory of ${ExecSetting.ModuleRoots}; ${this.how(ExecSetting.ModuleRoots, this.given.moduleRoots, 'a directory that holds it')}`;
       }
     }

@@ -13,8 +13,8 @@ import { difyOptionsSchema, type DifyOptions } from './dify-tool-options.js';
 export function i18n(value: unknown, lang: string): string | undefined {
   if (typeof value === 'string') return value || undefined;
   if (!isPlainObject(value)) return undefined;
-  const s = value[lang] ?? value['en_US'] ?? Object.values(value)[0];
-  return typeof s === 'string' && s !== '' ? s : undefined;
+  const text = value[lang] ?? value['en_US'] ?? Object.values(value)[0];
+  return typeof text === 'string' && text !== '' ? text : undefined;
 }
 
 /** One Dify parameter declaration as a toolwire argument declaration. */
@@ -54,11 +54,11 @@ export function buildDescriptor(input: {
   const problems: string[] = [];
   input.parameters.forEach((raw, i) => {
     try {
-      const a = toArgument(raw, input.lang);
-      const r = parameterSchema.safeParse(a);
-      if (!r.success) problems.push(`parameters[${i}] (${String(a['name'])}): ${r.error.issues.map((issue) => issue.message).join('; ')}`);
+      const argument = toArgument(raw, input.lang);
+      const r = parameterSchema.safeParse(argument);
+      if (!r.success) problems.push(`parameters[${i}] (${String(argument['name'])}): ${r.error.issues.map((issue) => issue.message).join('; ')}`);
       else {
-        args.push(a);
+        args.push(argument);
         parsed.push(r.data);
       }
     } catch (err) {

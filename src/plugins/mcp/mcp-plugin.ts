@@ -124,20 +124,20 @@ export const mcpPluginFactory: PluginFactory<McpServiceOptions, McpToolOptions> 
   toolOptions: mcpToolOptions,
   /** A stdio server is a command the worker starts: at the check, at create, at each reconnect. */
   async executes(service, _tools, ctx): Promise<Execution[]> {
-    const o = service.plugin.options;
-    if (o.transport !== 'stdio') return [];
+    const options = service.plugin.options;
+    if (options.transport !== 'stdio') return [];
     // As the child is spawned: a name is looked up on PATH, a path is the file this resolves.
-    const { cwd, path } = stdioLaunch(o, ctx.configDir, readStdioIdentity(ctx.settings, ctx.secrets).identity.cwd);
-    const found: Execution[] = [{ type: 'command', where: `${service.source}: plugin.command`, command: o.command, path }];
-    const names = Object.keys(o.env);
-    if (names.length > 0) found.push({ type: 'command-env', where: `${service.source}: plugin.env`, command: o.command, names });
+    const { cwd, path } = stdioLaunch(options, ctx.configDir, readStdioIdentity(ctx.settings, ctx.secrets).identity.cwd);
+    const found: Execution[] = [{ type: 'command', where: `${service.source}: plugin.command`, command: options.command, path }];
+    const names = Object.keys(options.env);
+    if (names.length > 0) found.push({ type: 'command-env', where: `${service.source}: plugin.env`, command: options.command, names });
     // Unset, it is the operator's (MCP_STDIO_CWD or the config directory).
-    if (o.cwd !== undefined) found.push({ type: 'working-dir', where: `${service.source}: plugin.cwd`, dir: cwd });
+    if (options.cwd !== undefined) found.push({ type: 'working-dir', where: `${service.source}: plugin.cwd`, dir: cwd });
     return found;
   },
   reaches(service): Reach[] {
-    const o = service.plugin.options;
-    return o.transport === 'http' ? [{ where: `${service.source}: plugin.url`, url: o.url, allowPrivate: false }] : [];
+    const options = service.plugin.options;
+    return options.transport === 'http' ? [{ where: `${service.source}: plugin.url`, url: options.url, allowPrivate: false }] : [];
   },
   /**
    * The server answers `initialize` and lists every tool a descriptor names. When only the

@@ -146,18 +146,18 @@ export const modulePluginFactory: PluginFactory<ModuleOptions, ModuleToolOptions
   toolOptions,
   /** A file or package module runs its top-level code when imported, at the check already. */
   async executes(service, _tools, ctx): Promise<Execution[]> {
-    const o = service.plugin.options;
-    if (o.module.startsWith('builtin:')) return [];
-    const file = await moduleFile(o.module, ctx.configDir).catch(() => undefined);
-    return [{ type: 'module', where: `${service.source}: plugin.module`, specifier: o.module, file }];
+    const moduleOptions = service.plugin.options;
+    if (moduleOptions.module.startsWith('builtin:')) return [];
+    const file = await moduleFile(moduleOptions.module, ctx.configDir).catch(() => undefined);
+    return [{ type: 'module', where: `${service.source}: plugin.module`, specifier: moduleOptions.module, file }];
   },
   /** The module imports, and each tool descriptor agrees with the schema of the typed tool it calls. */
   async check(service, tools, ctx) {
-    const o = service.plugin.options;
+    const moduleOptions = service.plugin.options;
     // Under `run --watch` (a revision is set) a TypeScript module is type checked first: tsx
     // would run it with its type errors.
-    if (o.revision !== undefined && !o.module.startsWith('builtin:')) {
-      const file = await moduleFile(o.module, ctx.configDir).catch(() => undefined);
+    if (moduleOptions.revision !== undefined && !moduleOptions.module.startsWith('builtin:')) {
+      const file = await moduleFile(moduleOptions.module, ctx.configDir).catch(() => undefined);
       // The checker is code too: imported only from where the policy lets modules come from.
       const mayImport = async (ts: string) =>
         ctx.policy?.refuse({ type: 'module', where: `${service.source}: plugin.module`, specifier: 'typescript', file: ts }) === undefined;
@@ -166,7 +166,7 @@ export const modulePluginFactory: PluginFactory<ModuleOptions, ModuleToolOptions
     }
     let loaded: Loaded;
     try {
-      loaded = await loadModule(o, ctx.configDir);
+      loaded = await loadModule(moduleOptions, ctx.configDir);
     } catch (err) {
       return [`${service.source}: plugin.module: ${(err as Error).message}`];
     }

@@ -229,25 +229,27 @@ export const openApiPluginFactory: PluginFactory<OpenApiServiceOptions, OpenApiT
    * worker at its own network. Within that, the service's guard holds it to `allow-private`.
    */
   reaches(service): Reach[] {
-    const o = service.plugin.options;
-    const asked = o['allow-private'];
-    const found: Reach[] = [{ where: `${service.source}: ${asked === false ? 'plugin.server' : 'plugin.allow-private'}`, url: o.server, allowPrivate: asked }];
-    if (o.auth.type === 'oauth2-client-credentials')
-      found.push({ where: `${service.source}: plugin.auth.token-url`, url: o.auth['token-url'], allowPrivate: false });
+    const options = service.plugin.options;
+    const asked = options['allow-private'];
+    const found: Reach[] = [
+      { where: `${service.source}: ${asked === false ? 'plugin.server' : 'plugin.allow-private'}`, url: options.server, allowPrivate: asked },
+    ];
+    if (options.auth.type === 'oauth2-client-credentials')
+      found.push({ where: `${service.source}: plugin.auth.token-url`, url: options.auth['token-url'], allowPrivate: false });
     return found;
   },
   /** Secrets resolve, and the server is a host and an address the service may reach. */
   async check(service, _tools, ctx): Promise<string[]> {
-    const o = service.plugin.options;
+    const options = service.plugin.options;
     const problems: string[] = [];
     try {
-      new ServiceAuth(o.auth, ctx.secrets, () => Promise.reject(new Error('not used')), 0);
-      for (const [k, v] of Object.entries(o.headers)) resolveDescriptorValue(v, `plugin.headers.${k}`, ctx.secrets);
+      new ServiceAuth(options.auth, ctx.secrets, () => Promise.reject(new Error('not used')), 0);
+      for (const [k, v] of Object.entries(options.headers)) resolveDescriptorValue(v, `plugin.headers.${k}`, ctx.secrets);
     } catch (err) {
       problems.push(...(err instanceof ConfigError ? err.problems : [errorMessage(err)]).map((problem) => `${service.source}: ${problem}`));
     }
     try {
-      serviceGuard(o).checkUrl(o.server);
+      serviceGuard(options).checkUrl(options.server);
     } catch (err) {
       problems.push(`${service.source}: plugin.server: ${errorMessage(err)}`);
     }
@@ -259,7 +261,7 @@ export const openApiPluginFactory: PluginFactory<OpenApiServiceOptions, OpenApiT
     return problems;
   },
   async create(service, ctx): Promise<OpenApiPlugin> {
-    const o = service.plugin.options;
-    return new OpenApiPlugin(o, ctx, serviceGuard(o, ctx.resolve), blobSink(ctx), await trustedCas(ctx.settings));
+    const options = service.plugin.options;
+    return new OpenApiPlugin(options, ctx, serviceGuard(options, ctx.resolve), blobSink(ctx), await trustedCas(ctx.settings));
   },
 };

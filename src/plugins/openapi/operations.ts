@@ -107,8 +107,8 @@ function mergedParameters(item: Json, op: Json): Json[] {
 function pickMediaType(content: Json): [string, Json] | undefined {
   const types = Object.keys(content);
   for (const prefer of BODY_PREFERENCE) {
-    const t = types.find((candidate) => prefer(candidate.toLowerCase().split(';')[0]!.trim()));
-    if (t !== undefined) return [t.split(';')[0]!.trim(), obj(content[t])];
+    const mediaType = types.find((candidate) => prefer(candidate.toLowerCase().split(';')[0]!.trim()));
+    if (mediaType !== undefined) return [mediaType.split(';')[0]!.trim(), obj(content[mediaType])];
   }
   return undefined;
 }
