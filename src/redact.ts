@@ -47,9 +47,9 @@ export function redactFields(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== 'object' || depth > 8) return value;
   if (Array.isArray(value)) {
     let changed = false;
-    const out = value.map((v) => {
-      const r = redactFields(v, depth + 1);
-      if (r !== v) changed = true;
+    const out = value.map((item) => {
+      const r = redactFields(item, depth + 1);
+      if (r !== item) changed = true;
       return r;
     });
     return changed ? out : value;

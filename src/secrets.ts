@@ -74,7 +74,7 @@ export function secretSetting(ref: string): 'TOOLWIRE_SECRET_ENV' | 'TOOLWIRE_SE
 function namePolicy(setting: string | undefined, own: (name: string) => boolean): (name: string) => boolean {
   const listed = setting === undefined || setting.trim() === '' ? undefined : splitList(setting);
   const inList = listed ? nameMatcher(listed) : () => true;
-  const named = new Set(listed?.filter((p) => !p.endsWith('*')));
+  const named = new Set(listed?.filter((pattern) => !pattern.endsWith('*')));
   return (name) => inList(name) && (!own(name) || named.has(name));
 }
 

@@ -17,14 +17,14 @@ const int = (def: number) => digits.default(def);
 const list = z
   .string()
   .default('')
-  .transform((v) =>
-    v
+  .transform((text) =>
+    text
       .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== ''),
+      .map((part) => part.trim())
+      .filter((part) => part !== ''),
   );
 /** A page's origin as a browser sends it: scheme, host and port, nothing else. */
-const origins = list.refine((os) => os.every((o) => /^https?:\/\/[^/?#@]+$/i.test(o)), 'must be origins, comma-separated: http(s)://host[:port]');
+const origins = list.refine((os) => os.every((origin) => /^https?:\/\/[^/?#@]+$/i.test(origin)), 'must be origins, comma-separated: http(s)://host[:port]');
 
 /** Every environment variable the worker reads, in one place. */
 const envSchema = z.object({
@@ -129,16 +129,16 @@ function fullTopic(name: string, value: string): string {
 
 /** Read settings from an environment (main.ts and the CLI pass process.env). */
 export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings> = {}): Settings {
-  const r = envSchema.safeParse(env);
-  if (!r.success) {
-    throw new Error(`invalid environment: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new Error(`invalid environment: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
   }
-  const e = r.data;
+  const e = parsed.data;
   const exec = readExecRules(env);
   if (exec.problems.length > 0) throw new Error(`invalid environment: ${exec.problems.join('; ')}`);
   const pluginSettings: Record<string, string | undefined> = {};
   const childNames = new Set([...CHILD_BASICS, ...slimEnvNames(env)]);
-  for (const [k, v] of Object.entries(env)) if (PLUGIN_PREFIXES.some((p) => k.startsWith(p)) || childNames.has(k)) pluginSettings[k] = v;
+  for (const [k, v] of Object.entries(env)) if (PLUGIN_PREFIXES.some((prefix) => k.startsWith(prefix)) || childNames.has(k)) pluginSettings[k] = v;
   const pulsarUrl = overrides.pulsarUrl ?? e.PULSAR_URL;
   return {
     configDir: e.TOOLWIRE_CONFIG_DIR,
@@ -191,5 +191,5 @@ export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings
 /** Secret values held in settings themselves (not references), for the logger to mask. */
 export function settingSecrets(settings: Settings): string[] {
   const values = [settings.pulsarToken, settings.pluginSettings['DIFY_DAEMON_KEY'], settings.pluginSettings['DIFY_SLIM_DAEMON_KEY']];
-  return values.filter((v): v is string => typeof v === 'string' && v !== '' && !v.startsWith('env:') && !v.startsWith('file:'));
+  return values.filter((value): value is string => typeof value === 'string' && value !== '' && !value.startsWith('env:') && !value.startsWith('file:'));
 }

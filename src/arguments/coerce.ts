@@ -15,48 +15,48 @@ export const SELECTOR_NOT_OBJECT = 'The selector must be a dictionary.';
 export const MULTIPLE_FILES = 'This parameter only accepts one file but got multiple files while invoking.';
 
 /** A value's string form; objects as their JSON text (Python would give its repr, which no one can parse). */
-function asString(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  if (typeof v === 'string') return v;
-  if (typeof v === 'object') return JSON.stringify(v);
-  return String(v);
+function asString(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
 }
 
-function asNumber(p: Parameter, v: unknown): number {
-  if (typeof v === 'number' && Number.isFinite(v)) return v;
-  if (typeof v === 'string') {
-    const s = v.trim();
+function asNumber(parameter: Parameter, value: unknown): number {
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  if (typeof value === 'string') {
+    const text = value.trim();
     // Dify: a string with a "." is a float, anything else must be an int.
-    if (s.includes('.') ? DECIMAL.test(s) : INTEGER.test(s)) {
-      const n = Number(s);
-      if (Number.isFinite(n)) return n;
+    if (text.includes('.') ? DECIMAL.test(text) : INTEGER.test(text)) {
+      const number = Number(text);
+      if (Number.isFinite(number)) return number;
     }
   }
-  throw new InvalidArgumentsError(`tool parameter ${p.name} must be a number, got ${JSON.stringify(v) ?? String(v)}`);
+  throw new InvalidArgumentsError(`tool parameter ${parameter.name} must be a number, got ${JSON.stringify(value) ?? String(value)}`);
 }
 
 /** Python's truthiness, which Dify applies to anything it cannot read as yes/no: empty containers are false. */
-function truthy(v: unknown): boolean {
-  if (Array.isArray(v)) return v.length > 0;
-  if (isPlainObject(v)) return Object.keys(v).length > 0;
-  return Boolean(v);
+function truthy(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0;
+  if (isPlainObject(value)) return Object.keys(value).length > 0;
+  return Boolean(value);
 }
 
-function asBoolean(v: unknown): boolean {
-  if (v === null || v === undefined) return false;
-  if (typeof v === 'boolean') return v;
-  if (typeof v === 'string') {
-    const s = v.trim().toLowerCase();
-    if (TRUE.has(s)) return true;
-    if (FALSE.has(s)) return false;
+function asBoolean(value: unknown): boolean {
+  if (value === null || value === undefined) return false;
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'string') {
+    const text = value.trim().toLowerCase();
+    if (TRUE.has(text)) return true;
+    if (FALSE.has(text)) return false;
   }
-  return truthy(v);
+  return truthy(value);
 }
 
 /** Model-supplied JSON in a string argument: hostile keys dropped as in the envelope. */
-function parseJson(v: string): unknown {
+function parseJson(text: string): unknown {
   try {
-    return parseAgentJson(v);
+    return parseAgentJson(text);
   } catch {
     return undefined;
   }
@@ -67,8 +67,8 @@ function parseJson(v: string): unknown {
  * (ToolParameter in Dify's api/core/tools/entities/tool_entities.py), each to the JSON value a
  * Dify plugin receives for it.
  */
-export function coerceParameter(p: Parameter, value: unknown): unknown {
-  switch (p.type) {
+export function coerceParameter(parameter: Parameter, value: unknown): unknown {
+  switch (parameter.type) {
     case 'string':
     case 'secret-input':
     case 'checkbox':
@@ -76,19 +76,21 @@ export function coerceParameter(p: Parameter, value: unknown): unknown {
     case 'date':
       return asString(value);
     case 'select': {
-      const s = asString(value);
-      if (p.options && p.options.length > 0 && !p.options.includes(s)) {
-        throw new InvalidArgumentsError(`tool parameter ${p.name} must be one of ${p.options.join(', ')}, got ${JSON.stringify(s)}`);
+      const text = asString(value);
+      if (parameter.options && parameter.options.length > 0 && !parameter.options.includes(text)) {
+        throw new InvalidArgumentsError(`tool parameter ${parameter.name} must be one of ${parameter.options.join(', ')}, got ${JSON.stringify(text)}`);
       }
-      return s;
+      return text;
     }
     case 'boolean':
       return asBoolean(value);
     case 'number': {
-      const n = asNumber(p, value);
-      if (p.min !== undefined && n < p.min) throw new InvalidArgumentsError(`tool parameter ${p.name} must be at least ${p.min}, got ${n}`);
-      if (p.max !== undefined && n > p.max) throw new InvalidArgumentsError(`tool parameter ${p.name} must be at most ${p.max}, got ${n}`);
-      return n;
+      const number = asNumber(parameter, value);
+      if (parameter.min !== undefined && number < parameter.min)
+        throw new InvalidArgumentsError(`tool parameter ${parameter.name} must be at least ${parameter.min}, got ${number}`);
+      if (parameter.max !== undefined && number > parameter.max)
+        throw new InvalidArgumentsError(`tool parameter ${parameter.name} must be at most ${parameter.max}, got ${number}`);
+      return number;
     }
     case 'files':
     case 'system-files':
@@ -122,7 +124,7 @@ export function coerceParameter(p: Parameter, value: unknown): unknown {
     case 'date-range': {
       const v = typeof value === 'string' ? parseJson(value) : value;
       if (!isPlainObject(v) || typeof v['start'] !== 'string' || typeof v['end'] !== 'string') {
-        throw new InvalidArgumentsError(`tool parameter ${p.name} must be an object with string start and end`);
+        throw new InvalidArgumentsError(`tool parameter ${parameter.name} must be an object with string start and end`);
       }
       return v;
     }

@@ -12,8 +12,8 @@ const FILE_TYPES = new Set<ParameterType>(['file', 'files', 'system-files']);
  * A valid JSON Schema for every type. Dify passes `dynamic-select`, `any`, `model-selector` and
  * `app-selector` through as JSON-Schema types, which are not types; they are mapped here.
  */
-function schemaForType(p: Parameter): Record<string, unknown> {
-  switch (p.type) {
+function schemaForType(parameter: Parameter): Record<string, unknown> {
+  switch (parameter.type) {
     case 'string':
     case 'secret-input':
     case 'checkbox':
@@ -22,11 +22,11 @@ function schemaForType(p: Parameter): Record<string, unknown> {
     case 'date':
       return { type: 'string', format: 'date' };
     case 'select':
-      return p.options && p.options.length > 0 ? { type: 'string', enum: [...p.options] } : { type: 'string' };
+      return parameter.options && parameter.options.length > 0 ? { type: 'string', enum: [...parameter.options] } : { type: 'string' };
     case 'number': {
       const s: Record<string, unknown> = { type: 'number' };
-      if (p.min !== undefined) s['minimum'] = p.min;
-      if (p.max !== undefined) s['maximum'] = p.max;
+      if (parameter.min !== undefined) s['minimum'] = parameter.min;
+      if (parameter.max !== undefined) s['maximum'] = parameter.max;
       return s;
     }
     case 'boolean':

@@ -9,5 +9,7 @@ import { schemaArgument } from './schema-argument.js';
 export function objectSchemaArguments(schema: Readonly<Record<string, unknown>>): Record<string, unknown>[] {
   const properties = isPlainObject(schema['properties']) ? schema['properties'] : {};
   const required = new Set(Array.isArray(schema['required']) ? (schema['required'] as string[]) : []);
-  return Object.entries(properties).map(([name, s]) => schemaArgument(name, isPlainObject(s) ? s : {}, required.has(name)));
+  return Object.entries(properties).map(([name, propertySchema]) =>
+    schemaArgument(name, isPlainObject(propertySchema) ? propertySchema : {}, required.has(name)),
+  );
 }

@@ -42,7 +42,9 @@ const optionSchema = z.union([
 export const parameterSchema = z
   .looseObject({
     name: z.string().min(1),
-    type: z.enum(typeValues, { error: (i) => `unknown parameter type ${JSON.stringify(i.input)}; expected one of ${typeValues.join(', ')}` }).default('string'),
+    type: z
+      .enum(typeValues, { error: (issue) => `unknown parameter type ${JSON.stringify(issue.input)}; expected one of ${typeValues.join(', ')}` })
+      .default('string'),
     description: z.string().nullish(),
     llm_description: z.string().nullish(),
     form: z.enum(formValues).default('llm'),
@@ -54,17 +56,17 @@ export const parameterSchema = z
     max: z.number().nullish(),
   })
   // Dify's own JSON (the daemon's and the SDK's) writes absent fields as null: read null as absent.
-  .transform((p) => ({
-    name: p.name,
-    type: p.type,
-    form: p.form,
-    required: p.required ?? false,
-    default: p.default === null ? undefined : p.default,
-    description: p.llm_description || p.description || '',
-    options: p.options && p.options.length > 0 ? p.options.map((o) => o.value) : undefined,
-    inputSchema: p.input_schema ?? undefined,
-    min: p.min ?? undefined,
-    max: p.max ?? undefined,
+  .transform((declared) => ({
+    name: declared.name,
+    type: declared.type,
+    form: declared.form,
+    required: declared.required ?? false,
+    default: declared.default === null ? undefined : declared.default,
+    description: declared.llm_description || declared.description || '',
+    options: declared.options && declared.options.length > 0 ? declared.options.map((option) => option.value) : undefined,
+    inputSchema: declared.input_schema ?? undefined,
+    min: declared.min ?? undefined,
+    max: declared.max ?? undefined,
   }));
 
 export type Parameter = z.output<typeof parameterSchema>;

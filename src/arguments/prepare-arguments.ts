@@ -43,9 +43,9 @@ export function prepareArguments(
 }
 
 /** `o[key] = value`, except that a `__proto__` key is a value too, never the prototype. */
-function setOwn(o: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
-  else o[key] = value;
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+  else target[key] = value;
 }
 
 /** Per tool (its declarations and runtime values are the same objects on every request): the keys a request may not set. */
@@ -64,7 +64,7 @@ function hiddenKeys(parameters: readonly Parameter[], runtime: Readonly<Record<s
 /** Required non-llm parameters with neither a runtime value nor a default (Dify's load-time check). */
 export function missingRuntimeParameters(parameters: readonly Parameter[], runtime: Readonly<Record<string, unknown>>): string[] {
   return parameters
-    .filter((p) => p.form !== 'llm' && p.required && (p.default === undefined || p.default === null))
-    .filter((p) => runtime[p.name] === undefined || runtime[p.name] === null)
-    .map((p) => p.name);
+    .filter((parameter) => parameter.form !== 'llm' && parameter.required && (parameter.default === undefined || parameter.default === null))
+    .filter((parameter) => runtime[parameter.name] === undefined || runtime[parameter.name] === null)
+    .map((parameter) => parameter.name);
 }

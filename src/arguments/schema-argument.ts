@@ -6,13 +6,13 @@ type JsonSchema = Record<string, unknown>;
  * objects and arrays keep their whole schema, and an untyped property takes any value.
  */
 export function schemaArgument(name: string, schema: JsonSchema, required: boolean): Record<string, unknown> {
-  const type = Array.isArray(schema['type']) ? (schema['type'] as unknown[]).find((t) => t !== 'null') : schema['type'];
+  const type = Array.isArray(schema['type']) ? (schema['type'] as unknown[]).find((candidate) => candidate !== 'null') : schema['type'];
   const out: Record<string, unknown> = { name, required };
   if (typeof schema['description'] === 'string') out['description'] = schema['description'];
   if (schema['default'] !== undefined) out['default'] = schema['default'];
   const enumValues = Array.isArray(schema['enum']) ? (schema['enum'] as unknown[]) : undefined;
   // A select's options are text: only an enum of strings is one (1 would reach the server as "1").
-  if (enumValues && enumValues.length > 0 && enumValues.every((v) => typeof v === 'string')) {
+  if (enumValues && enumValues.length > 0 && enumValues.every((value) => typeof value === 'string')) {
     out['type'] = 'select';
     out['options'] = enumValues;
   } else if (type === 'number' || type === 'integer') {

@@ -101,7 +101,7 @@ export async function startApp(deps: AppDeps): Promise<App> {
       createPlugin: parts.createPlugin,
       log: log.child({ component: 'worker' }),
       limits: settings.limits,
-      interceptors: (s) => [tracingInterceptor(), metricsInterceptor(parts.metrics.forService(s.id))],
+      interceptors: (service) => [tracingInterceptor(), metricsInterceptor(parts.metrics.forService(service.id))],
       events: parts.metrics.workerEvents(),
     });
     const w = worker;
@@ -154,11 +154,11 @@ function makeParts(deps: AppDeps, live: Live): Parts {
     (entries, previous) => buildCatalog(entries, registry, ctx, { policy, previous, running: live.running }),
     deps.watchModules,
   );
-  const createPlugin = async (s: ToolService): Promise<Plugin | undefined> => {
-    if (!hasPlugin(s)) return undefined;
+  const createPlugin = async (service: ToolService): Promise<Plugin | undefined> => {
+    if (!hasPlugin(service)) return undefined;
     return registry
-      .get(s.plugin.kind)!
-      .create(s, { ...ctx, log: log.child({ component: 'plugin', service: s.id }), events: metrics.pluginEvents(s.id, s.plugin.kind) });
+      .get(service.plugin.kind)!
+      .create(service, { ...ctx, log: log.child({ component: 'plugin', service: service.id }), events: metrics.pluginEvents(service.id, service.plugin.kind) });
   };
   return { faults, client, metrics, follower, createPlugin };
 }

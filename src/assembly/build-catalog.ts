@@ -29,16 +29,16 @@ export type BuildOptions =
     };
 
 /** The same service descriptor, by what was written: the plugin serving it now serves this one. */
-function sameService(previous: Catalog | undefined, s: ToolService): boolean {
-  const before = previous?.services.get(s.id);
-  return before !== undefined && JSON.stringify(before.raw) === JSON.stringify(s.raw);
+function sameService(previous: Catalog | undefined, service: ToolService): boolean {
+  const before = previous?.services.get(service.id);
+  return before !== undefined && JSON.stringify(before.raw) === JSON.stringify(service.raw);
 }
 
 /** The same descriptors, by what was written: nothing the check looks at has moved. */
-function unchanged(previous: Catalog | undefined, s: ToolService, tools: readonly Tool[]): boolean {
-  if (!previous || !sameService(previous, s)) return false;
-  const text = (list: readonly Tool[]) => JSON.stringify([...list].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => t.raw));
-  return text(previous.toolsOf(s.id)) === text(tools);
+function unchanged(previous: Catalog | undefined, service: ToolService, tools: readonly Tool[]): boolean {
+  if (!previous || !sameService(previous, service)) return false;
+  const text = (list: readonly Tool[]) => JSON.stringify([...list].sort((left, right) => (left.name < right.name ? -1 : 1)).map((tool) => tool.raw));
+  return text(previous.toolsOf(service.id)) === text(tools);
 }
 
 /**
@@ -50,7 +50,7 @@ export async function buildCatalog(entries: readonly ConfigEntry[], registry: Pl
   const services = readServices(entries, registry, options.portable ? undefined : options.policy, problems);
   const tools = readTools(entries, services, registry, problems);
   if (problems.length === 0 && !options.portable) {
-    const toolsOf = (s: ToolService) => tools.filter((t) => t.service === s.id);
+    const toolsOf = (service: ToolService) => tools.filter((tool) => tool.service === service.id);
     const ruled: PluginContext = { ...ctx, policy: options.policy };
     // Every service's executions are ruled on before any check runs: a change the policy
     // refuses starts and imports nothing, not even for the services it allows.
@@ -69,12 +69,12 @@ async function refusals(service: ToolService, tools: readonly Tool[], registry: 
   if (!hasPlugin(service)) return [];
   const factory = registry.get(service.plugin.kind);
   const found: string[] = [];
-  for (const x of (await factory?.executes?.(service, tools, ctx)) ?? []) {
-    const refused = policy.refuse(x);
+  for (const execution of (await factory?.executes?.(service, tools, ctx)) ?? []) {
+    const refused = policy.refuse(execution);
     if (refused) found.push(refused);
   }
-  for (const r of factory?.reaches?.(service) ?? []) {
-    const refused = policy.refuseReach(r);
+  for (const reach of factory?.reaches?.(service) ?? []) {
+    const refused = policy.refuseReach(reach);
     if (refused) found.push(refused);
   }
   return found;

@@ -63,12 +63,12 @@ export async function createTransport(settings: TransportSettings): Promise<Tran
   }
 }
 
-function nativeSettings(s: PulsarSettings, serviceUrl: string): PulsarNativeTransportSettings {
-  return { ...s.native, kind: 'pulsar', serviceUrl, token: s.token, log: s.log, importer: s.importer };
+function nativeSettings(pulsar: PulsarSettings, serviceUrl: string): PulsarNativeTransportSettings {
+  return { ...pulsar.native, kind: 'pulsar', serviceUrl, token: pulsar.token, log: pulsar.log, importer: pulsar.importer };
 }
 
-function wsSettings(s: PulsarSettings, adminUrl: string): PulsarWsTransportSettings {
-  return { ...s.ws, kind: 'pulsar-ws', url: adminUrl, token: s.token, log: s.log, admin: subscriptionAdmin(adminUrl, s.token) };
+function wsSettings(pulsar: PulsarSettings, adminUrl: string): PulsarWsTransportSettings {
+  return { ...pulsar.ws, kind: 'pulsar-ws', url: adminUrl, token: pulsar.token, log: pulsar.log, admin: subscriptionAdmin(adminUrl, pulsar.token) };
 }
 
 /**

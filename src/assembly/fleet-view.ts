@@ -37,19 +37,19 @@ export async function openFleetView(deps: FleetViewDeps): Promise<FleetView> {
   const { settings, transport, secrets, log } = deps;
   if (transport.kind === 'memory') {
     const app = await startApp({ settings: { ...settings, httpPort: undefined }, transport, secrets, log, signal: deps.signal });
-    return { catalog: () => app.catalog, onCatalogChange: (l) => app.onCatalogChange(l), client: app.client, close: () => app.stop() };
+    return { catalog: () => app.catalog, onCatalogChange: (listener) => app.onCatalogChange(listener), client: app.client, close: () => app.stop() };
   }
   const registry = defaultRegistry();
   const ctx = { log, configDir: settings.configDir, secrets, settings: settings.pluginSettings };
   const follower = createConfigFollower(settings, transport, log, (entries) => buildCatalog(entries, registry, ctx, { portable: true }));
   let current: Catalog = await follower.start({ serveEmpty: true, signal: deps.signal });
-  follower.follow(async (c) => {
-    current = c;
+  follower.follow(async (catalog) => {
+    current = catalog;
   });
   const client = new ToolClient(transport, log.child({ component: 'client' }));
   return {
     catalog: () => current,
-    onCatalogChange: (l) => follower.onApplied(l),
+    onCatalogChange: (listener) => follower.onApplied(listener),
     client,
     close: async () => {
       await follower.close();

@@ -9,9 +9,12 @@ import { parseTopic } from '../transport/topic-name.js';
 
 /** A zod error as problems, each naming the file and the field. */
 function issues(source: string, prefix: string, error: z.ZodError): string[] {
-  return error.issues.map((i) => {
-    const path = [prefix, ...i.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))].filter(Boolean).join('.').replace(/\.\[/g, '[');
-    return `${source}: ${path || '(root)'}: ${i.message}`;
+  return error.issues.map((issue) => {
+    const path = [prefix, ...issue.path.map((segment) => (typeof segment === 'number' ? `[${segment}]` : String(segment)))]
+      .filter(Boolean)
+      .join('.')
+      .replace(/\.\[/g, '[');
+    return `${source}: ${path || '(root)'}: ${issue.message}`;
   });
 }
 
@@ -31,30 +34,30 @@ function topic(source: string, field: string, value: string, problems: string[])
  */
 export function readServices(entries: readonly ConfigEntry[], registry: PluginRegistry, policy: ExecPolicy | undefined, problems: string[]): ToolService[] {
   const services: ToolService[] = [];
-  for (const e of entries.filter((x) => x.type === ConfigType.ToolService)) {
+  for (const e of entries.filter((entry) => entry.type === ConfigType.ToolService)) {
     if (e.error) {
       problems.push(`${e.source}: ${e.error}`);
       continue;
     }
-    const r = toolServiceSchema.safeParse(e.value);
-    if (!r.success) {
-      problems.push(...issues(e.source, '', r.error));
+    const parsed = toolServiceSchema.safeParse(e.value);
+    if (!parsed.success) {
+      problems.push(...issues(e.source, '', parsed.error));
       continue;
     }
-    const d = r.data;
-    const plugin = d.plugin ? pluginOf(e.source, d.plugin, registry, policy, problems) : undefined;
-    if (services.some((s) => s.id === d.id)) problems.push(`${e.source}: id: duplicate tool-service id "${d.id}"`);
+    const declared = parsed.data;
+    const plugin = declared.plugin ? pluginOf(e.source, declared.plugin, registry, policy, problems) : undefined;
+    if (services.some((known) => known.id === declared.id)) problems.push(`${e.source}: id: duplicate tool-service id "${declared.id}"`);
     services.push({
-      id: d.id,
-      requestQueue: topic(e.source, 'request-queue', d['request-queue'], problems),
-      responseQueue: topic(e.source, 'response-queue', d['response-queue'], problems),
-      configParams: d['config-params'],
+      id: declared.id,
+      requestQueue: topic(e.source, 'request-queue', declared['request-queue'], problems),
+      responseQueue: topic(e.source, 'response-queue', declared['response-queue'], problems),
+      configParams: declared['config-params'],
       plugin,
-      concurrency: d.concurrency,
-      timeoutMs: d['timeout-ms'],
-      stream: d.stream,
-      subscription: d.subscription ?? `${d.id}-request`,
-      maxRedeliveries: d['max-redeliveries'],
+      concurrency: declared.concurrency,
+      timeoutMs: declared['timeout-ms'],
+      stream: declared.stream,
+      subscription: declared.subscription ?? `${declared.id}-request`,
+      maxRedeliveries: declared['max-redeliveries'],
       raw: e.value as Record<string, unknown>,
       source: e.source,
     });
@@ -78,9 +81,9 @@ function pluginOf(
   } else if (refused) {
     problems.push(`${source}: plugin.kind: ${refused}`);
   } else {
-    const o = factory.serviceOptions.safeParse(rest);
-    if (o.success) return { kind, options: o.data };
-    problems.push(...issues(source, 'plugin', o.error));
+    const options = factory.serviceOptions.safeParse(rest);
+    if (options.success) return { kind, options: options.data };
+    problems.push(...issues(source, 'plugin', options.error));
   }
   return undefined;
 }
@@ -91,50 +94,50 @@ function pluginOf(
  * their service's plugin kind (`plugin-options`). Problems are added to `problems`.
  */
 export function readTools(entries: readonly ConfigEntry[], services: readonly ToolService[], registry: PluginRegistry, problems: string[]): Tool[] {
-  const byId = new Map(services.map((s) => [s.id, s]));
+  const byId = new Map(services.map((service) => [service.id, service]));
   const names = new Map<string, string>();
   const seenConfig = new Map<string, string>();
   const tools: Tool[] = [];
-  for (const e of entries.filter((x) => x.type === ConfigType.Tool)) {
+  for (const e of entries.filter((entry) => entry.type === ConfigType.Tool)) {
     if (e.error) {
       problems.push(`${e.source}: ${e.error}`);
       continue;
     }
-    const r = toolSchema.safeParse(e.value);
-    if (!r.success) {
-      problems.push(...issues(e.source, '', r.error));
+    const parsed = toolSchema.safeParse(e.value);
+    if (!parsed.success) {
+      problems.push(...issues(e.source, '', parsed.error));
       continue;
     }
-    const d = r.data;
-    if (d.type !== 'tool-service') continue; // other TrustGraph tool kinds (mcp-tool, prompt...) are not ours
-    const prior = names.get(d.name);
-    if (prior) problems.push(`${e.source}: name: duplicate tool name "${d.name}" (also in ${prior})`);
-    names.set(d.name, e.source);
+    const declared = parsed.data;
+    if (declared.type !== 'tool-service') continue; // other TrustGraph tool kinds (mcp-tool, prompt...) are not ours
+    const prior = names.get(declared.name);
+    if (prior) problems.push(`${e.source}: name: duplicate tool name "${declared.name}" (also in ${prior})`);
+    names.set(declared.name, e.source);
 
-    const service = byId.get(d.service);
+    const service = byId.get(declared.service);
     if (!service) {
-      problems.push(`${e.source}: service: unknown tool-service "${d.service}" (known: ${[...byId.keys()].join(', ') || 'none'})`);
+      problems.push(`${e.source}: service: unknown tool-service "${declared.service}" (known: ${[...byId.keys()].join(', ') || 'none'})`);
       continue;
     }
     const raw = e.value as Record<string, unknown>;
     const config = configValues(e.source, raw, service, seenConfig, problems);
     // A config value can also fill a declared hidden parameter of the same name.
     const runtime: Record<string, unknown> = {};
-    for (const p of d.arguments) if (p.form !== 'llm' && config[p.name] !== undefined) runtime[p.name] = config[p.name];
-    Object.assign(runtime, d['runtime-parameters']);
-    const missing = missingRuntimeParameters(d.arguments, runtime);
+    for (const p of declared.arguments) if (p.form !== 'llm' && config[p.name] !== undefined) runtime[p.name] = config[p.name];
+    Object.assign(runtime, declared['runtime-parameters']);
+    const missing = missingRuntimeParameters(declared.arguments, runtime);
     if (missing.length > 0) {
-      problems.push(`${e.source}: runtime-parameters: Tool '${d.name}' requires non-LLM runtime_parameters for: ${missing.join(', ')}.`);
+      problems.push(`${e.source}: runtime-parameters: Tool '${declared.name}' requires non-LLM runtime_parameters for: ${missing.join(', ')}.`);
     }
     tools.push({
-      name: d.name,
-      description: d.description,
-      service: d.service,
+      name: declared.name,
+      description: declared.description,
+      service: declared.service,
       config,
-      parameters: d.arguments,
+      parameters: declared.arguments,
       runtimeParameters: runtime,
-      pluginOptions: toolPluginOptions(e.source, d['plugin-options'], service, registry, problems),
-      timeoutMs: d['timeout-ms'],
+      pluginOptions: toolPluginOptions(e.source, declared['plugin-options'], service, registry, problems),
+      timeoutMs: declared['timeout-ms'],
       raw,
       source: e.source,
     });
@@ -159,11 +162,11 @@ function configValues(
     if (value !== undefined) config[p.name] = value;
     else if (p.required) problems.push(`${source}: ${p.name}: required by the config-params of service ${service.id}, but missing`);
   }
-  const key = `${service.id}\u0000${JSON.stringify(service.configParams.map((p) => config[p.name] ?? null))}`;
+  const key = `${service.id}\u0000${JSON.stringify(service.configParams.map((param) => config[param.name] ?? null))}`;
   const twin = seen.get(key);
   if (twin)
     problems.push(
-      `${source}: ${service.configParams.length ? service.configParams.map((p) => p.name).join(', ') : 'service'}: same config values as ${twin}; service ${service.id} could not tell their requests apart`,
+      `${source}: ${service.configParams.length ? service.configParams.map((param) => param.name).join(', ') : 'service'}: same config values as ${twin}; service ${service.id} could not tell their requests apart`,
     );
   seen.set(key, source);
   return config;

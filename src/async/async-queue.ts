@@ -6,7 +6,7 @@ import { Fifo } from './fifo.js';
  */
 export class AsyncQueue<T> implements AsyncIterable<T> {
   private readonly items = new Fifo<T>();
-  private waiter: ((r: IteratorResult<T>) => void) | undefined;
+  private waiter: ((result: IteratorResult<T>) => void) | undefined;
   private ended = false;
 
   get size(): number {

@@ -17,8 +17,8 @@ export class Catalog {
   private readonly byService = new Map<string, Tool[]>();
 
   constructor(services: readonly ToolService[], tools: readonly Tool[]) {
-    this.services = new Map(services.map((s) => [s.id, s]));
-    this.tools = new Map(tools.map((t) => [t.name, t]));
+    this.services = new Map(services.map((service) => [service.id, service]));
+    this.tools = new Map(tools.map((tool) => [tool.name, tool]));
     for (const t of tools) {
       const service = this.services.get(t.service);
       if (!service) continue;
@@ -50,9 +50,9 @@ export class Catalog {
     }
     const tools = this.byServiceConfig.get(service.id);
     if (!tools) {
-      const missing = service.configParams.filter((p) => p.required && (ownValue(config, p.name) === undefined || config[p.name] === null));
+      const missing = service.configParams.filter((param) => param.required && (ownValue(config, param.name) === undefined || config[param.name] === null));
       if (missing.length > 0) {
-        throw new UnknownToolError(`request is missing required config value(s) ${missing.map((p) => p.name).join(', ')} for service ${service.id}`);
+        throw new UnknownToolError(`request is missing required config value(s) ${missing.map((param) => param.name).join(', ')} for service ${service.id}`);
       }
       const picked: Record<string, unknown> = {};
       for (const p of service.configParams) if (ownValue(config, p.name) !== undefined) picked[p.name] = config[p.name];
@@ -69,5 +69,5 @@ export class Catalog {
 /** Tools of one service are told apart by their config-param values, in declaration order. */
 export function configKey(service: ToolService, config: Readonly<Record<string, unknown>>): string {
   if (service.configParams.length === 0) return '';
-  return JSON.stringify(service.configParams.map((p) => ownValue(config, p.name) ?? null));
+  return JSON.stringify(service.configParams.map((param) => ownValue(config, param.name) ?? null));
 }

@@ -13,8 +13,8 @@ const configParamName = z
 
 // A plain string is a name, not required. One object schema (not a union) so a problem names its field.
 const configParamSchema = z
-  .preprocess((v) => (typeof v === 'string' ? { name: v } : v), z.looseObject({ name: configParamName, required: z.boolean().default(false) }))
-  .transform((p) => ({ name: p.name, required: p.required }));
+  .preprocess((value) => (typeof value === 'string' ? { name: value } : value), z.looseObject({ name: configParamName, required: z.boolean().default(false) }))
+  .transform((param) => ({ name: param.name, required: param.required }));
 
 const positiveInt = z.number().int().positive();
 

@@ -85,35 +85,35 @@ export class BrokerExchange {
    * Send one request and yield each answer message for it, until the caller stops reading.
    * Ends with AbortedError when `signal` aborts or the client closes, TimeoutError past `timeoutMs`.
    */
-  async *request(o: ExchangeOptions): AsyncGenerator<Answer> {
+  async *request(options: ExchangeOptions): AsyncGenerator<Answer> {
     if (this.closed) throw new AbortedError('client is closed');
     // The response subscription must exist before the request goes: a non-persistent topic keeps nothing.
-    await this.listen(o.responseQueue);
-    const id = o.id ?? randomUUID();
+    await this.listen(options.responseQueue);
+    const id = options.id ?? randomUUID();
     const queue = new AsyncQueue<Answer>();
     this.pending.set(id, queue);
     let failure: ToolwireError | undefined;
     const timer =
-      o.timeoutMs === undefined
+      options.timeoutMs === undefined
         ? undefined
         : setTimeout(() => {
-            failure = new TimeoutError(`no final answer within ${o.timeoutMs} ms`);
+            failure = new TimeoutError(`no final answer within ${options.timeoutMs} ms`);
             queue.end();
-          }, o.timeoutMs);
+          }, options.timeoutMs);
     const onAbort = (): void => {
       failure = new AbortedError('call aborted');
       queue.end();
     };
-    o.signal?.addEventListener('abort', onAbort, { once: true });
+    options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const producer = await this.transport.producer(o.requestQueue, o.signal);
-      await producer.send({ data: o.data, properties: { ...o.properties, [ID_PROPERTY]: id } }, o.signal);
-      o.onSent?.(id);
+      const producer = await this.transport.producer(options.requestQueue, options.signal);
+      await producer.send({ data: options.data, properties: { ...options.properties, [ID_PROPERTY]: id } }, options.signal);
+      options.onSent?.(id);
       for await (const answer of queue) yield answer;
       throw failure ?? new AbortedError('call ended without a final answer');
     } finally {
       clearTimeout(timer);
-      o.signal?.removeEventListener('abort', onAbort);
+      options.signal?.removeEventListener('abort', onAbort);
       this.pending.delete(id);
     }
   }

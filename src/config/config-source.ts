@@ -29,7 +29,9 @@ export interface ConfigSource {
 /** The content of entries as a short hash: equal descriptors give equal fingerprints. */
 export function fingerprint(entries: readonly ConfigEntry[]): string {
   const h = createHash('sha256');
-  const sorted = [...entries].sort((a, b) => (a.type === b.type ? (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) : a.type < b.type ? -1 : 1));
+  const sorted = [...entries].sort((left, right) =>
+    left.type === right.type ? (left.key < right.key ? -1 : left.key > right.key ? 1 : 0) : left.type < right.type ? -1 : 1,
+  );
   for (const e of sorted) h.update(JSON.stringify([e.type, e.key, e.value ?? null, e.error ?? null])).update('\n');
   return h.digest('hex').slice(0, 12);
 }

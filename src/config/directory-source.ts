@@ -45,7 +45,7 @@ export class DirectorySource implements ConfigSource {
 
   /** Watch the directory and the type directories where they are now. */
   private async arm(): Promise<void> {
-    for (const path of [this.dir, ...DESCRIPTOR_TYPES.map((t) => join(this.dir, t))]) {
+    for (const path of [this.dir, ...DESCRIPTOR_TYPES.map((type) => join(this.dir, type))]) {
       const real = await realpath(path).catch(() => undefined);
       if (this.closed) return;
       const current = this.watchers.get(path);

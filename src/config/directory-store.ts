@@ -15,7 +15,7 @@ export class DirectoryConfigStore implements ConfigStore {
   }
 
   private async read(type: string, file: string): Promise<ConfigEntry> {
-    const ext = EXTENSIONS.find((e) => file.endsWith(e)) ?? '.json';
+    const ext = EXTENSIONS.find((extension) => file.endsWith(extension)) ?? '.json';
     const key = file.slice(0, -ext.length);
     const path = join(this.dir, type, file);
     const source = this.display(path);
@@ -32,7 +32,7 @@ export class DirectoryConfigStore implements ConfigStore {
     checkName(type);
     try {
       const names = await readdir(join(this.dir, type));
-      return names.filter((n) => EXTENSIONS.some((e) => n.endsWith(e))).sort();
+      return names.filter((name) => EXTENSIONS.some((extension) => name.endsWith(extension))).sort();
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw err;
@@ -43,7 +43,7 @@ export class DirectoryConfigStore implements ConfigStore {
   async types(): Promise<string[]> {
     let names: string[];
     try {
-      names = (await readdir(this.dir)).filter((n) => !n.startsWith('.')).sort();
+      names = (await readdir(this.dir)).filter((name) => !name.startsWith('.')).sort();
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw err;
@@ -54,34 +54,34 @@ export class DirectoryConfigStore implements ConfigStore {
   }
 
   async entries(only?: readonly string[]): Promise<ConfigEntry[]> {
-    const types = (await this.types()).filter((t) => !only || only.includes(t));
+    const types = (await this.types()).filter((type) => !only || only.includes(type));
     const out: ConfigEntry[] = [];
-    for (const type of types) for (const f of await this.files(type)) out.push(await this.read(type, f));
+    for (const type of types) for (const file of await this.files(type)) out.push(await this.read(type, file));
     return out;
   }
 
   async keys(type: string): Promise<string[]> {
-    return (await this.files(type)).map((f) => f.replace(/\.(json|ya?ml)$/, ''));
+    return (await this.files(type)).map((file) => file.replace(/\.(json|ya?ml)$/, ''));
   }
 
   async get(type: string, key: string): Promise<ConfigEntry | undefined> {
     checkName(type, key);
-    const file = (await this.files(type)).find((f) => f.replace(/\.(json|ya?ml)$/, '') === key);
+    const file = (await this.files(type)).find((candidate) => candidate.replace(/\.(json|ya?ml)$/, '') === key);
     return file ? this.read(type, file) : undefined;
   }
 
   /** One file per item; each written whole (a reader never sees half a file). */
   async put(items: readonly ConfigItem[]): Promise<void> {
     for (const { type, key } of items) checkName(type, key);
-    const parsed = items.map((i) => JSON.parse(i.value) as unknown);
+    const parsed = items.map((item) => JSON.parse(item.value) as unknown);
     for (const [n, { type, key }] of items.entries()) await this.write(type, key, parsed[n]);
   }
 
   private async write(type: string, key: string, parsed: unknown): Promise<void> {
     const dir = join(this.dir, type);
     await mkdir(dir, { recursive: true });
-    for (const f of await this.files(type)) {
-      if (f !== `${key}.json` && f.replace(/\.(json|ya?ml)$/, '') === key) await rm(join(dir, f));
+    for (const file of await this.files(type)) {
+      if (file !== `${key}.json` && file.replace(/\.(json|ya?ml)$/, '') === key) await rm(join(dir, file));
     }
     const path = join(dir, `${key}.json`);
     // Write then rename, so a reader never sees half a file.
@@ -93,9 +93,9 @@ export class DirectoryConfigStore implements ConfigStore {
   async delete(type: string, key: string): Promise<boolean> {
     checkName(type, key);
     let found = false;
-    for (const f of await this.files(type)) {
-      if (f.replace(/\.(json|ya?ml)$/, '') === key) {
-        await rm(join(this.dir, type, f));
+    for (const file of await this.files(type)) {
+      if (file.replace(/\.(json|ya?ml)$/, '') === key) {
+        await rm(join(this.dir, type, file));
         found = true;
       }
     }

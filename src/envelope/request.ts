@@ -63,10 +63,10 @@ function decodeJsonObjectField(env: Record<string, unknown>, field: string): Rec
   return value as Record<string, unknown>;
 }
 
-function describe(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  return `a ${typeof v}`;
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
 }
 
 /** Encode a request as an agent does (config and arguments double-encoded). */

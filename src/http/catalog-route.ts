@@ -6,11 +6,11 @@ import { json } from './http-io.js';
 
 /** `GET /v1/tools`: every tool with its model-facing schema, and the config version served. */
 export function listTools(res: ServerResponse, catalog: Catalog, config: ConfigStatus | undefined): void {
-  const tools = [...catalog.tools.values()].map((t) => ({
-    name: t.name,
-    description: t.description,
-    service: t.service,
-    input_schema: toolInputSchema(t.parameters),
+  const tools = [...catalog.tools.values()].map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    service: tool.service,
+    input_schema: toolInputSchema(tool.parameters),
   }));
   json(res, 200, { tools, ...(config ? { config: { version: config.version, rejected: config.rejected } } : {}) });
 }

@@ -28,12 +28,12 @@ export interface GatewaySources {
  * `POST /v1/tools/<name>/invoke`: call the tool the way an agent does (through the transport)
  * and stream the response messages as Server-Sent Events.
  */
-export async function invokeTool(name: string, req: IncomingMessage, res: ServerResponse, o: GatewaySources): Promise<void> {
-  const catalog = o.catalog();
+export async function invokeTool(name: string, req: IncomingMessage, res: ServerResponse, sources: GatewaySources): Promise<void> {
+  const catalog = sources.catalog();
   const tool = catalog.tools.get(name);
   const service = tool ? catalog.services.get(tool.service) : undefined;
   if (!tool || !service) return json(res, 404, { error: `there is no tool named ${JSON.stringify(name)}` });
-  const text = await readBody(req, o.maxBodyBytes ?? 1024 * 1024);
+  const text = await readBody(req, sources.maxBodyBytes ?? 1024 * 1024);
   let parsed: unknown;
   try {
     parsed = text.trim() === '' ? {} : JSON.parse(text);
@@ -61,7 +61,7 @@ export async function invokeTool(name: string, req: IncomingMessage, res: Server
   const parent = tracingEnabled() ? propagation.extract(context.active(), req.headers) : undefined;
   const call = async (): Promise<void> => {
     try {
-      for await (const r of o.client.stream({
+      for await (const r of sources.client.stream({
         requestQueue: service.requestQueue,
         responseQueue: service.responseQueue,
         config: tool.config as Record<string, unknown>,

@@ -18,16 +18,20 @@ export interface HealthSources {
  * `GET /readyz`: 200 when the worker serves its catalog, 503 otherwise; with `detail`, the
  * reasons too (config, abandoned calls, faults), whose texts quote descriptors.
  */
-export function readiness(res: ServerResponse, o: HealthSources, detail: boolean): void {
-  const { worker, transport } = o;
-  const config = o.config?.();
+export function readiness(res: ServerResponse, sources: HealthSources, detail: boolean): void {
+  const { worker, transport } = sources;
+  const config = sources.config?.();
   const abandoned = worker.abandoned();
-  const faults = o.faults?.() ?? [];
+  const faults = sources.faults?.() ?? [];
   // Until a valid catalog has been read (a config service with none yet) there is nothing
   // to serve; a service blocked by calls running past their timeout serves nothing either.
   // A plugin that found the worker misconfigured (a daemon refusing its key) serves nothing until fixed.
   const ready =
-    worker.state === 'running' && transport.connected && (!config || config.version !== undefined) && !abandoned.some((a) => a.blocked) && faults.length === 0;
+    worker.state === 'running' &&
+    transport.connected &&
+    (!config || config.version !== undefined) &&
+    !abandoned.some((abandonment) => abandonment.blocked) &&
+    faults.length === 0;
   json(res, ready ? 200 : 503, {
     status: ready ? 'ready' : 'not-ready',
     worker: worker.state,
@@ -39,8 +43,8 @@ export function readiness(res: ServerResponse, o: HealthSources, detail: boolean
 }
 
 /** `GET /metrics`: Prometheus text, from prom-client's registry. */
-export async function metrics(res: ServerResponse, m: WorkerMetrics): Promise<void> {
-  const text = await m.text();
-  res.writeHead(200, { 'content-type': m.contentType });
+export async function metrics(res: ServerResponse, workerMetrics: WorkerMetrics): Promise<void> {
+  const text = await workerMetrics.text();
+  res.writeHead(200, { 'content-type': workerMetrics.contentType });
   res.end(text);
 }

@@ -57,15 +57,15 @@ export class HttpSurface {
   private readonly calls = new Set<Promise<void>>();
   private readonly guard: RequestGuard;
 
-  constructor(private readonly o: HttpSurfaceOptions) {
-    this.guard = new RequestGuard(o.host, o.browser ?? { allowedHosts: [], allowedOrigins: [] });
+  constructor(private readonly options: HttpSurfaceOptions) {
+    this.guard = new RequestGuard(options.host, options.browser ?? { allowedHosts: [], allowedOrigins: [] });
   }
 
   async start(): Promise<{ host: string; port: number }> {
     const server = createServer((req, res) => {
       this.route(req, res).catch((err: unknown) => {
         const status = (err as { status?: number }).status ?? 500;
-        if (status === 500) this.o.log.error({ err, url: req.url }, 'http handler failed');
+        if (status === 500) this.options.log.error({ err, url: req.url }, 'http handler failed');
         if (!res.headersSent) json(res, status, { error: status === 500 ? 'internal error' : (err as Error).message });
         else res.end();
       });
@@ -73,7 +73,7 @@ export class HttpSurface {
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(this.o.port, this.o.host, () => resolve());
+      server.listen(this.options.port, this.options.host, () => resolve());
     });
     const a = server.address() as AddressInfo;
     return { host: a.address, port: a.port };
@@ -86,15 +86,16 @@ export class HttpSurface {
     // Every other route, reads included: a rebound page could read the tool list or /readyz.
     const refusal = this.guard.refusal(req);
     if (refusal) return json(res, 403, { error: refusal });
-    if (req.method === 'GET' && url.pathname === '/readyz') return readiness(res, this.o, this.mayReadDetail(req));
-    if (req.method === 'GET' && url.pathname === '/metrics') return metrics(res, this.o.metrics);
+    if (req.method === 'GET' && url.pathname === '/readyz') return readiness(res, this.options, this.mayReadDetail(req));
+    if (req.method === 'GET' && url.pathname === '/metrics') return metrics(res, this.options.metrics);
     // Health, readiness and metrics stay open for probes and scrapers; tools, calls and the
     // document that lists the tools do not.
     const docsPage = url.pathname === '/docs' || url.pathname.startsWith('/docs/');
     if ((url.pathname.startsWith('/v1/') || url.pathname === '/openapi.json' || docsPage) && !this.authorized(req, res)) return;
     if (docsPage) return req.method === 'GET' ? docs(res, url.pathname) : methodNotAllowed(res, 'GET');
-    if (req.method === 'GET' && url.pathname === '/openapi.json') return openApiDocument(res, this.o.catalog(), this.o.token !== undefined, VERSION);
-    if (req.method === 'GET' && url.pathname === '/v1/tools') return listTools(res, this.o.catalog(), this.o.config?.());
+    if (req.method === 'GET' && url.pathname === '/openapi.json')
+      return openApiDocument(res, this.options.catalog(), this.options.token !== undefined, VERSION);
+    if (req.method === 'GET' && url.pathname === '/v1/tools') return listTools(res, this.options.catalog(), this.options.config?.());
     const m = /^\/v1\/tools\/([^/]+)\/invoke$/.exec(url.pathname);
     if (m) {
       if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
@@ -106,7 +107,7 @@ export class HttpSurface {
       } catch {
         return json(res, 400, { error: 'the tool name in the path is not valid percent-encoding' });
       }
-      const call = invokeTool(name, req, res, this.o);
+      const call = invokeTool(name, req, res, this.options);
       this.calls.add(call);
       return call.finally(() => this.calls.delete(call));
     }
@@ -115,7 +116,7 @@ export class HttpSurface {
   }
 
   private authorized(req: IncomingMessage, res: ServerResponse): boolean {
-    const { token, host } = this.o;
+    const { token, host } = this.options;
     if (token) {
       if (hasBearer(req, token)) return true;
       res.writeHead(401, { 'www-authenticate': 'Bearer', 'content-type': 'application/json' }).end(JSON.stringify({ error: 'a bearer token is required' }));
@@ -131,7 +132,7 @@ export class HttpSurface {
    * beyond loopback they are shown to bearers of the token only.
    */
   private mayReadDetail(req: IncomingMessage): boolean {
-    return isLoopback(this.o.host) || (this.o.token !== undefined && hasBearer(req, this.o.token));
+    return isLoopback(this.options.host) || (this.options.token !== undefined && hasBearer(req, this.options.token));
   }
 
   /** Stop accepting, give running gateway calls `graceMs` to deliver their answers, then cut. */
@@ -142,7 +143,7 @@ export class HttpSurface {
     const closed = new Promise<void>((resolve) => s.close(() => resolve()));
     s.closeIdleConnections();
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.allSettled([...this.calls]), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+    await Promise.race([Promise.allSettled([...this.calls]), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
     s.closeAllConnections();
     await closed;

@@ -106,7 +106,7 @@ function invokeOperation(summary: string, argumentsSchema: Json, guarded: boolea
  */
 export function surfaceDocument(catalog: Catalog, guarded: boolean, version: string): Json {
   const security = guarded ? { security: [{ bearer: [] }] } : {};
-  const v1 = (o: Json): Json => Object.fromEntries(Object.entries(o).map(([m, op]) => [m, { ...(op as Json), ...security }]));
+  const v1 = (pathItem: Json): Json => Object.fromEntries(Object.entries(pathItem).map(([method, op]) => [method, { ...(op as Json), ...security }]));
   const paths: Json = {
     '/healthz': {
       get: {

@@ -43,7 +43,7 @@ export class RequestGuard {
     names.add(urlHostname(listenHost));
     if (this.anyAddress || isLoopback(listenHost)) for (const n of LOOPBACK_NAMES) names.add(n);
     this.names = names;
-    this.origins = new Set(policy.allowedOrigins.map((o) => o.toLowerCase().replace(/\/$/, '')));
+    this.origins = new Set(policy.allowedOrigins.map((origin) => origin.toLowerCase().replace(/\/$/, '')));
   }
 
   /** Why the request must be refused (answer 403), or undefined when it may go on. */

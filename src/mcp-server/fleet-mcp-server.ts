@@ -40,10 +40,10 @@ export class InFlight {
 export function fleetMcpServer(deps: FleetDeps, inFlight: InFlight): { server: Server; dispose: () => void } {
   const server = new Server({ name: 'toolwire', version: VERSION }, { capabilities: { tools: { listChanged: true } } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: [...deps.catalog().tools.values()].map((t) => ({
-      name: t.name,
-      description: t.description,
-      inputSchema: toolInputSchema(t.parameters) as { type: 'object' },
+    tools: [...deps.catalog().tools.values()].map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: toolInputSchema(tool.parameters) as { type: 'object' },
     })),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {

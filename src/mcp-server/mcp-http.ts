@@ -22,8 +22,8 @@ export interface McpHttpOptions extends Partial<SessionLimits> {
 /** The ids of the requests (not notifications) in a POST body, one message or a batch. */
 function requestIds(body: unknown): RequestId[] {
   const messages = Array.isArray(body) ? (body as unknown[]) : [body];
-  return messages.flatMap((m) => {
-    const r = m as { method?: unknown; id?: unknown } | null;
+  return messages.flatMap((message) => {
+    const r = message as { method?: unknown; id?: unknown } | null;
     return r && typeof r.method === 'string' && (typeof r.id === 'string' || typeof r.id === 'number') ? [r.id] : [];
   });
 }
@@ -42,14 +42,17 @@ export class McpHttpServer {
 
   constructor(
     private readonly deps: FleetDeps,
-    private readonly o: McpHttpOptions,
+    private readonly options: McpHttpOptions,
   ) {
-    if (!o.token && !isLoopback(o.host))
+    if (!options.token && !isLoopback(options.host))
       throw new ConfigError([
-        `mcp serve: listening on ${o.host} needs a bearer token (TOOLWIRE_HTTP_TOKEN, a secret reference); without one it listens on loopback only`,
+        `mcp serve: listening on ${options.host} needs a bearer token (TOOLWIRE_HTTP_TOKEN, a secret reference); without one it listens on loopback only`,
       ]);
-    this.guard = new RequestGuard(o.host, o.browser ?? { allowedHosts: [], allowedOrigins: [] });
-    this.sessions = new McpSessions({ maxSessions: o.maxSessions ?? DEFAULT_SESSION_LIMITS.maxSessions, idleMs: o.idleMs ?? DEFAULT_SESSION_LIMITS.idleMs });
+    this.guard = new RequestGuard(options.host, options.browser ?? { allowedHosts: [], allowedOrigins: [] });
+    this.sessions = new McpSessions({
+      maxSessions: options.maxSessions ?? DEFAULT_SESSION_LIMITS.maxSessions,
+      idleMs: options.idleMs ?? DEFAULT_SESSION_LIMITS.idleMs,
+    });
   }
 
   /** Sessions open now (initializing ones included). */
@@ -72,7 +75,7 @@ export class McpHttpServer {
     this.http = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(this.o.port, this.o.host, () => resolve());
+      server.listen(this.options.port, this.options.host, () => resolve());
     });
     const a = server.address() as AddressInfo;
     return { host: a.address, port: a.port };
@@ -87,7 +90,7 @@ export class McpHttpServer {
     const refusal = this.guard.refusal(req);
     if (refusal) return reply(403, refusal);
     if (url.pathname !== '/mcp') return reply(404, `no route ${url.pathname}; MCP is served on /mcp`);
-    if (this.o.token && !hasBearer(req, this.o.token)) return void res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
+    if (this.options.token && !hasBearer(req, this.options.token)) return void res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
     const sessionId = req.headers['mcp-session-id'];
     const known = typeof sessionId === 'string' ? this.sessions.get(sessionId) : undefined;
     if (req.method === 'POST') {
@@ -160,7 +163,7 @@ export class McpHttpServer {
   }
 
   private async body(req: IncomingMessage): Promise<unknown> {
-    const max = this.o.maxBodyBytes ?? 4 * 1024 * 1024;
+    const max = this.options.maxBodyBytes ?? 4 * 1024 * 1024;
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const c of req as AsyncIterable<Buffer>) {

@@ -44,7 +44,7 @@ export class AnswerHandoffs {
         },
       };
       const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w !== waiter);
+        this.waiters = this.waiters.filter((other) => other !== waiter);
         resolve();
       }, timeoutMs);
       this.waiters.push(waiter);
@@ -58,9 +58,9 @@ export class AnswerHandoffs {
 
   private wake(): void {
     const oldest = this.oldest();
-    const ready = this.waiters.filter((w) => oldest > w.upTo);
+    const ready = this.waiters.filter((waiter) => oldest > waiter.upTo);
     if (ready.length === 0) return;
-    this.waiters = this.waiters.filter((w) => oldest <= w.upTo);
+    this.waiters = this.waiters.filter((waiter) => oldest <= waiter.upTo);
     for (const w of ready) w.resolve();
   }
 }

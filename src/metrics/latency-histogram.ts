@@ -13,11 +13,11 @@ export class HistogramSeries {
     this.counts = new Float64Array(bounds.length + 1);
   }
 
-  observe(v: number): void {
+  observe(value: number): void {
     let i = 0;
-    while (i < this.bounds.length && v > this.bounds[i]!) i++;
+    while (i < this.bounds.length && value > this.bounds[i]!) i++;
     this.counts[i]!++;
-    this.sum += v;
+    this.sum += value;
     this.count++;
   }
 
@@ -78,7 +78,7 @@ export class LatencyHistogram {
     const values: ExportValue[] = [];
     for (const s of this.series.values()) {
       const cumulative = s.cumulative();
-      this.bounds.forEach((b, i) => values.push({ metricName: `${this.name}_bucket`, labels: { ...s.labels, le: b }, value: cumulative[i]! }));
+      this.bounds.forEach((bound, i) => values.push({ metricName: `${this.name}_bucket`, labels: { ...s.labels, le: bound }, value: cumulative[i]! }));
       values.push({ metricName: `${this.name}_bucket`, labels: { ...s.labels, le: '+Inf' }, value: s.count });
       values.push({ metricName: `${this.name}_sum`, labels: { ...s.labels }, value: s.sum });
       values.push({ metricName: `${this.name}_count`, labels: { ...s.labels }, value: s.count });

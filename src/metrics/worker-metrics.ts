@@ -195,9 +195,9 @@ export class WorkerMetrics {
         const key = `${service}\0${plugin}\0${event}`;
         counts.set(key, (counts.get(key) ?? 0) + 1);
       },
-      tokens(model, kind, n) {
+      tokens(model, kind, count) {
         const key = `${service}\0${model}\0${kind}`;
-        tokens.set(key, (tokens.get(key) ?? 0) + n);
+        tokens.set(key, (tokens.get(key) ?? 0) + count);
       },
     };
   }
@@ -240,7 +240,7 @@ export class WorkerMetrics {
       if (!catalog.services.has(id)) {
         m.drop();
         this.services.delete(id);
-      } else m.retainTools(new Set(catalog.toolsOf(id).map((t) => t.name)));
+      } else m.retainTools(new Set(catalog.toolsOf(id).map((tool) => tool.name)));
     }
     for (const key of this.pluginEventCounts.keys()) {
       const [service, plugin] = key.split('\0') as [string, string];
@@ -305,7 +305,7 @@ export class ServiceMetrics {
 
   /** Outcome counts by tool, for the counter's scrape. */
   get outcomes(): Iterable<[string, Map<Outcome, number>]> {
-    return [...this.tools].map(([tool, s]) => [tool, s.outcomes]);
+    return [...this.tools].map(([tool, toolMetrics]) => [tool, toolMetrics.outcomes]);
   }
 
   private series(tool: string): ToolSeries {
@@ -348,16 +348,16 @@ export class ServiceMetrics {
  * The metrics of each request, recorded once it has settled; the handler says when its final
  * answer goes to the broker (ctx.onAnswer), so that a scrape waits for that outcome.
  */
-export function metricsInterceptor(m: ServiceMetrics): Interceptor {
+export function metricsInterceptor(serviceMetrics: ServiceMetrics): Interceptor {
   return (ctx, next) => {
-    ctx.onAnswer = m.answering;
+    ctx.onAnswer = serviceMetrics.answering;
     return next(ctx).then(
       (outcome) => {
-        m.record(ctx, outcome);
+        serviceMetrics.record(ctx, outcome);
         return outcome;
       },
       (err: unknown) => {
-        m.abandon(ctx);
+        serviceMetrics.abandon(ctx);
         throw err;
       },
     );

@@ -6,7 +6,7 @@ import { buildConnector } from 'undici';
 /** A name lookup: every address a host name resolves to. Injected in tests, so none ever reaches a real resolver. */
 export type Resolver = (hostname: string) => Promise<readonly string[]>;
 
-export const systemResolver: Resolver = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+export const systemResolver: Resolver = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((record) => record.address);
 
 /** A CIDR the policy can hold (`10.0.0.0/8`, `::1/128`). */
 export function isCidr(text: string): boolean {
@@ -78,14 +78,14 @@ export class AddressGuard {
     private readonly resolve: Resolver = systemResolver,
   ) {
     this.allowAllPrivate = policy.allowPrivate === true;
-    this.allowedRanges = Array.isArray(policy.allowPrivate) ? policy.allowPrivate.map((c) => ipaddr.parseCIDR(c)) : [];
+    this.allowedRanges = Array.isArray(policy.allowPrivate) ? policy.allowPrivate.map((cidr) => ipaddr.parseCIDR(cidr)) : [];
   }
 
   /** Why this host name is refused, or undefined. */
   hostRefusal(hostname: string): string | undefined {
     const host = bareHost(hostname).toLowerCase();
     const allow = this.policy.allowHosts;
-    if (allow && !allow.some((p) => hostMatches(host, p))) return `host ${host} is not among the allowed hosts (${allow.join(', ')})`;
+    if (allow && !allow.some((pattern) => hostMatches(host, pattern))) return `host ${host} is not among the allowed hosts (${allow.join(', ')})`;
     return undefined;
   }
 
@@ -102,7 +102,8 @@ export class AddressGuard {
     const judged = carried ?? ip;
     const range = judged.range();
     if (range === 'unicast' || this.allowAllPrivate) return undefined;
-    if (this.allowedRanges.some(([net, bits]) => [ip, judged].some((a) => net.kind() === a.kind() && a.match(net, bits)))) return undefined;
+    if (this.allowedRanges.some(([net, bits]) => [ip, judged].some((candidate) => net.kind() === candidate.kind() && candidate.match(net, bits))))
+      return undefined;
     return carried ? `a ${range} address (${carried.toString()}, carried in ${ip.toString()})` : `a ${range} address`;
   }
 

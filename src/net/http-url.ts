@@ -13,6 +13,6 @@ export function hasUserinfo(url: URL): boolean {
 export const httpUrl = z
   .url({ protocol: /^https?$/ })
   .refine(
-    (v) => !URL.canParse(v) || !hasUserinfo(new URL(v)),
+    (url) => !URL.canParse(url) || !hasUserinfo(new URL(url)),
     'must not hold a user name or password; give credentials as a secret reference (env:NAME or file:key) where the plugin takes them',
   );

@@ -52,8 +52,8 @@ export interface ToolCall<T = unknown> {
  */
 export type Observation = AsyncIterable<string> | Promise<string>;
 
-export function isAsyncIterable(v: unknown): v is AsyncIterable<unknown> {
-  return v !== null && typeof v === 'object' && Symbol.asyncIterator in v;
+export function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return value !== null && typeof value === 'object' && Symbol.asyncIterator in value;
 }
 
 /**
@@ -71,7 +71,7 @@ export interface Plugin<T = unknown> {
 export interface PluginEvents {
   count(event: string): void;
   /** Model tokens a plugin spent (an agent strategy's model calls), by model and kind (`prompt`, `completion`). */
-  tokens?(model: string, kind: string, n: number): void;
+  tokens?(model: string, kind: string, count: number): void;
 }
 
 /**

@@ -111,73 +111,76 @@ export class ExecPolicy {
    * guards its connections with it.
    */
   privateAllowance(): true | readonly string[] {
-    const a = this.rules.privateNetworks;
-    return a.any ? true : a.items;
+    const allowance = this.rules.privateNetworks;
+    return allowance.any ? true : allowance.items;
   }
 
   /** Why the service may not connect where `r` says, or undefined when it may. */
-  refuseReach(r: Reach): string | undefined {
+  refuseReach(reach: Reach): string | undefined {
     const allowed = this.privateAllowance();
     if (allowed === true) return undefined;
     const origin = ORIGIN_TEXT[this.origin];
     const how = this.how(ExecSetting.PrivateNetworks, this.given.privateNetworks, 'their CIDRs');
     const asked =
-      r.allowPrivate === true
+      reach.allowPrivate === true
         ? ['every private address']
-        : r.allowPrivate === false
+        : reach.allowPrivate === false
           ? []
-          : r.allowPrivate.filter((c) => !allowed.some((o) => cidrWithin(c, o)));
-    if (asked.length > 0 || r.allowPrivate === true) {
-      return `${r.where}: the worker does not connect to ${asked.join(', ')} (loopback, private, link-local...) for ${origin}: ${how}`;
+          : reach.allowPrivate.filter((cidr) => !allowed.some((range) => cidrWithin(cidr, range)));
+    if (asked.length > 0 || reach.allowPrivate === true) {
+      return `${reach.where}: the worker does not connect to ${asked.join(', ')} (loopback, private, link-local...) for ${origin}: ${how}`;
     }
     // A literal address is judged now; a name is judged by the plugin's guard at each connection.
-    const host = URL.canParse(r.url) ? new URL(r.url).hostname.replace(/^\[|\]$/g, '') : '';
+    const host = URL.canParse(reach.url) ? new URL(reach.url).hostname.replace(/^\[|\]$/g, '') : '';
     if (!isIP(host)) return undefined;
     const kind = new AddressGuard({ allowPrivate: [...allowed] }).refusedKind(host);
-    return kind && `${r.where}: the worker does not connect to ${host}, ${kind}, for ${origin}: ${how}`;
+    return kind && `${reach.where}: the worker does not connect to ${host}, ${kind}, for ${origin}: ${how}`;
   }
 
   /** Why descriptors may not use plugin `kind` here, or undefined when they may. */
   refusePlugin(kind: string): string | undefined {
-    const a = this.rules.plugins;
-    if (a.any || a.items.includes(kind)) return undefined;
+    const allowance = this.rules.plugins;
+    if (allowance.any || allowance.items.includes(kind)) return undefined;
     return `plugin kind "${kind}" is not allowed on this worker for ${ORIGIN_TEXT[this.origin]}: ${this.how(ExecSetting.Plugins, this.given.plugins)}`;
   }
 
   /** The problem text when `e` may not run, or undefined when it may. */
-  refuse(e: Execution): string | undefined {
+  refuse(execution: Execution): string | undefined {
     const origin = ORIGIN_TEXT[this.origin];
-    switch (e.type) {
+    switch (execution.type) {
       case 'command': {
-        const a = this.rules.commands;
-        if (a.any || a.items.includes(e.path ?? e.command)) return undefined;
-        const shown = e.path && e.path !== e.command ? `${JSON.stringify(e.command)} (${e.path})` : JSON.stringify(e.command);
-        return `${e.where}: the worker does not start ${shown} for ${origin}: ${this.how(ExecSetting.Commands, this.given.commands)}`;
+        const allowance = this.rules.commands;
+        if (allowance.any || allowance.items.includes(execution.path ?? execution.command)) return undefined;
+        const shown =
+          execution.path && execution.path !== execution.command
+            ? `${JSON.stringify(execution.command)} (${execution.path})`
+            : JSON.stringify(execution.command);
+        return `${execution.where}: the worker does not start ${shown} for ${origin}: ${this.how(ExecSetting.Commands, this.given.commands)}`;
       }
       case 'module': {
-        const a = this.rules.moduleRoots;
-        if (a.any) return undefined;
-        if (e.file === undefined) {
-          return `${e.where}: ${JSON.stringify(e.specifier)} is not found, and for ${origin} the worker imports only builtin: modules and files under ${ExecSetting.ModuleRoots}`;
+        const allowance = this.rules.moduleRoots;
+        if (allowance.any) return undefined;
+        if (execution.file === undefined) {
+          return `${execution.where}: ${JSON.stringify(execution.specifier)} is not found, and for ${origin} the worker imports only builtin: modules and files under ${ExecSetting.ModuleRoots}`;
         }
-        const file = e.file;
-        if (a.items.some((root) => isWithin(root, file) || isWithin(realOrSame(root), file))) return undefined;
-        return `${e.where}: the worker does not import ${JSON.stringify(e.specifier)} (${file}) for ${origin}: it is under no directory of ${ExecSetting.ModuleRoots}; ${this.how(ExecSetting.ModuleRoots, this.given.moduleRoots, 'a directory that holds it', 'only builtin: modules')}`;
+        const file = execution.file;
+        if (allowance.items.some((root) => isWithin(root, file) || isWithin(realOrSame(root), file))) return undefined;
+        return `${execution.where}: the worker does not import ${JSON.stringify(execution.specifier)} (${file}) for ${origin}: it is under no directory of ${ExecSetting.ModuleRoots}; ${this.how(ExecSetting.ModuleRoots, this.given.moduleRoots, 'a directory that holds it', 'only builtin: modules')}`;
       }
       case 'slim-plugin':
-        if (this.slimMatch(e.id)) return undefined;
-        return `${e.where}: the worker does not run Dify plugin ${JSON.stringify(e.id)} on this machine (DIFY_SLIM_MODE=local) for ${origin}: ${this.how(ExecSetting.SlimPlugins, this.given.slimPlugins)}`;
+        if (this.slimMatch(execution.id)) return undefined;
+        return `${execution.where}: the worker does not run Dify plugin ${JSON.stringify(execution.id)} on this machine (DIFY_SLIM_MODE=local) for ${origin}: ${this.how(ExecSetting.SlimPlugins, this.given.slimPlugins)}`;
       case 'command-env': {
-        const refused = e.names.filter((n) => !this.envMatch(n));
+        const refused = execution.names.filter((name) => !this.envMatch(name));
         if (refused.length === 0) return undefined;
-        return `${e.where}: the worker does not set ${refused.join(', ')} for ${JSON.stringify(e.command)} for ${origin} (such variables can make a command run other code): ${this.how(ExecSetting.CommandEnv, this.given.commandEnv, refused.length > 1 ? 'them' : 'it')}`;
+        return `${execution.where}: the worker does not set ${refused.join(', ')} for ${JSON.stringify(execution.command)} for ${origin} (such variables can make a command run other code): ${this.how(ExecSetting.CommandEnv, this.given.commandEnv, refused.length > 1 ? 'them' : 'it')}`;
       }
       case 'working-dir': {
-        const a = this.rules.moduleRoots;
+        const allowance = this.rules.moduleRoots;
         // Judged by where it really is, as a module file: a link under a root may point anywhere.
-        const dir = realOrSame(e.dir);
-        if (a.any || a.items.some((root) => isWithin(root, dir) || isWithin(realOrSame(root), dir))) return undefined;
-        return `${e.where}: the worker does not start a command in ${JSON.stringify(e.dir)} for ${origin}: interpreters load code from their working directory, so it must be under a directory of ${ExecSetting.ModuleRoots}; ${this.how(ExecSetting.ModuleRoots, this.given.moduleRoots, 'a directory that holds it')}`;
+        const dir = realOrSame(execution.dir);
+        if (allowance.any || allowance.items.some((root) => isWithin(root, dir) || isWithin(realOrSame(root), dir))) return undefined;
+        return `${execution.where}: the worker does not start a command in ${JSON.stringify(execution.dir)} for ${origin}: interpreters load code from their working directory, so it must be under a directory of ${ExecSetting.ModuleRoots}; ${this.how(ExecSetting.ModuleRoots, this.given.moduleRoots, 'a directory that holds it')}`;
       }
     }
   }

@@ -62,27 +62,32 @@ function allowance(value: string | undefined, check: (item: string) => string | 
 export function readExecRules(env: Readonly<Record<string, string | undefined>>): { rules: ExecRules; problems: string[] } {
   const problems: string[] = [];
   const rules: ExecRules = {
-    plugins: allowance(env[ExecSetting.Plugins], (k) => (/^[\w.-]+$/.test(k) ? undefined : 'is not a plugin kind'), ExecSetting.Plugins, problems),
+    plugins: allowance(env[ExecSetting.Plugins], (kind) => (/^[\w.-]+$/.test(kind) ? undefined : 'is not a plugin kind'), ExecSetting.Plugins, problems),
     commands: allowance(
       env[ExecSetting.Commands],
-      (c) =>
-        isAbsolute(c) || !c.includes('/')
+      (command) =>
+        isAbsolute(command) || !command.includes('/')
           ? undefined
           : 'is neither an absolute path nor a command name (a relative path would mean a different file in each working directory)',
       ExecSetting.Commands,
       problems,
     ),
-    moduleRoots: allowance(env[ExecSetting.ModuleRoots], (d) => (isAbsolute(d) ? undefined : 'is not an absolute path'), ExecSetting.ModuleRoots, problems),
-    slimPlugins: allowance(env[ExecSetting.SlimPlugins], (p) => (/\s/.test(p) ? 'has white space in it' : undefined), ExecSetting.SlimPlugins, problems),
+    moduleRoots: allowance(env[ExecSetting.ModuleRoots], (dir) => (isAbsolute(dir) ? undefined : 'is not an absolute path'), ExecSetting.ModuleRoots, problems),
+    slimPlugins: allowance(
+      env[ExecSetting.SlimPlugins],
+      (plugin) => (/\s/.test(plugin) ? 'has white space in it' : undefined),
+      ExecSetting.SlimPlugins,
+      problems,
+    ),
     commandEnv: allowance(
       env[ExecSetting.CommandEnv],
-      (n) => (/^[A-Za-z_][A-Za-z0-9_]*\*?$/.test(n) ? undefined : 'is not a variable name (or PREFIX*)'),
+      (name) => (/^[A-Za-z_][A-Za-z0-9_]*\*?$/.test(name) ? undefined : 'is not a variable name (or PREFIX*)'),
       ExecSetting.CommandEnv,
       problems,
     ),
     privateNetworks: allowance(
       env[ExecSetting.PrivateNetworks],
-      (c) => (isCidr(c) ? undefined : 'is not a CIDR, such as 10.0.0.0/8 or 127.0.0.1/32'),
+      (cidr) => (isCidr(cidr) ? undefined : 'is not a CIDR, such as 10.0.0.0/8 or 127.0.0.1/32'),
       ExecSetting.PrivateNetworks,
       problems,
     ),

@@ -243,13 +243,13 @@ function reasonOf(parsed: unknown, text: string): string | undefined {
 }
 
 function stringArray(body: unknown, call: string): string[] {
-  if (Array.isArray(body) && body.every((x) => typeof x === 'string')) return body as string[];
+  if (Array.isArray(body) && body.every((item) => typeof item === 'string')) return body as string[];
   throw new PulsarAdminError(`${call} answered an unexpected body: ${preview(body)}`, { call }, { retriable: false });
 }
 
-function preview(v: unknown): string {
-  const s = typeof v === 'string' ? v : JSON.stringify(v);
-  return s === undefined ? String(v) : s.slice(0, 200);
+function preview(value: unknown): string {
+  const s = typeof value === 'string' ? value : JSON.stringify(value);
+  return s === undefined ? String(value) : s.slice(0, 200);
 }
 
 function describeFetchError(err: unknown): string {

@@ -13,8 +13,8 @@ export class MergedSubscription implements Subscription {
   readonly redeliverable = false;
 
   constructor(private readonly parts: readonly Subscription[]) {
-    if (parts.length === 0 || parts.some((p) => p.redeliverable)) throw new Error('MergedSubscription takes one or more non-persistent parts');
-    this.pumps = Promise.all(parts.map((p) => this.pump(p))).then(() => this.queue.finish());
+    if (parts.length === 0 || parts.some((part) => part.redeliverable)) throw new Error('MergedSubscription takes one or more non-persistent parts');
+    this.pumps = Promise.all(parts.map((part) => this.pump(part))).then(() => this.queue.finish());
   }
 
   private async pump(part: Subscription): Promise<void> {
@@ -40,7 +40,7 @@ export class MergedSubscription implements Subscription {
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.parts.map((p) => p.stop()));
+    await Promise.all(this.parts.map((part) => part.stop()));
     await this.pumps;
   }
 
@@ -50,6 +50,6 @@ export class MergedSubscription implements Subscription {
 
   async close(): Promise<void> {
     await this.stop();
-    await Promise.all(this.parts.map((p) => p.close()));
+    await Promise.all(this.parts.map((part) => part.close()));
   }
 }

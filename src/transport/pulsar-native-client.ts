@@ -85,9 +85,9 @@ export type ModuleImporter = (specifier: string) => Promise<unknown>;
 const SPECIFIER = 'pulsar-client';
 const defaultImporter: ModuleImporter = (specifier) => import(specifier);
 
-function isModule(m: unknown): m is PulsarClientModule {
-  if (typeof m !== 'object' || m === null) return false;
-  const o = m as Record<string, unknown>;
+function isModule(value: unknown): value is PulsarClientModule {
+  if (typeof value !== 'object' || value === null) return false;
+  const o = value as Record<string, unknown>;
   return typeof o['Client'] === 'function' && typeof o['AuthenticationToken'] === 'function';
 }
 

@@ -232,12 +232,12 @@ export class PulsarNativeSubscription implements Subscription {
   }
 
   /** @internal Settle failures are logged, not thrown: the broker redelivers what stays unacked. */
-  async settle(m: NativeIncomingMessage, ack: boolean): Promise<void> {
-    if (m.settled) return;
-    m.settled = true;
+  async settle(message: NativeIncomingMessage, ack: boolean): Promise<void> {
+    if (message.settled) return;
+    message.settled = true;
     this.takenUnsettled--;
     if (this.detached) {
-      this.log.debug({ messageId: m.messageId, ack }, 'settled after the consumer closed: the broker redelivers it');
+      this.log.debug({ messageId: message.messageId, ack }, 'settled after the consumer closed: the broker redelivers it');
       return;
     }
     try {
@@ -245,10 +245,10 @@ export class PulsarNativeSubscription implements Subscription {
       // nothing; permits follow receipt), and each acknowledge() costs pulsar-client a promise
       // settled through a libuv handle of its own.
       if (ack) {
-        if (this.redeliverable) await this.consumer.acknowledge(m.native);
-      } else this.consumer.negativeAcknowledge(m.native);
+        if (this.redeliverable) await this.consumer.acknowledge(message.native);
+      } else this.consumer.negativeAcknowledge(message.native);
     } catch (err) {
-      this.log.warn({ err, messageId: m.messageId, ack }, 'pulsar settle failed; the broker will redeliver the message');
+      this.log.warn({ err, messageId: message.messageId, ack }, 'pulsar settle failed; the broker will redeliver the message');
     }
     if (this.stopped && this.takenUnsettled === 0) void this.detach();
   }

@@ -185,17 +185,17 @@ export class PulsarWsSubscription implements Subscription {
   }
 
   /** @internal called by WsIncomingMessage; settling twice is a no-op. */
-  settle(m: WsIncomingMessage, ack: boolean): void {
-    if (m.settled) return;
-    m.settled = true;
-    if (m.generation !== this.conn.generation) {
-      this.log.debug({ messageId: m.messageId, ack }, 'settled a message from an earlier connection: nothing sent, the broker redelivers it');
+  settle(message: WsIncomingMessage, ack: boolean): void {
+    if (message.settled) return;
+    message.settled = true;
+    if (message.generation !== this.conn.generation) {
+      this.log.debug({ messageId: message.messageId, ack }, 'settled a message from an earlier connection: nothing sent, the broker redelivers it');
       return;
     }
     this.takenUnsettled--;
-    const id = JSON.stringify(m.messageId);
+    const id = JSON.stringify(message.messageId);
     const frame = ack ? `{"messageId":${id}}` : `{"type":"negativeAcknowledge","messageId":${id}}`;
-    if (!this.conn.send(frame)) this.log.debug({ messageId: m.messageId, ack }, 'socket down: settle not sent, the broker redelivers it');
+    if (!this.conn.send(frame)) this.log.debug({ messageId: message.messageId, ack }, 'socket down: settle not sent, the broker redelivers it');
     if (this.stopped && this.takenUnsettled === 0) void this.detach();
   }
 

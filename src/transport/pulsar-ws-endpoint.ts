@@ -45,7 +45,7 @@ const ENTITIES: Readonly<Record<string, string>> = { '&quot;': '"', '&amp;': '&'
 export function upgradeReason(body: string): string {
   const title = /<title>([\s\S]*?)<\/title>/i.exec(body)?.[1] ?? body;
   return title
-    .replace(/&(quot|amp|lt|gt|#39);/g, (e) => ENTITIES[e] ?? e)
+    .replace(/&(quot|amp|lt|gt|#39);/g, (entity) => ENTITIES[entity] ?? entity)
     .replace(/\s+/g, ' ')
     .trim()
     .slice(0, 500);

@@ -51,8 +51,8 @@ interface ProducerReply {
 /** JSON and base64 overhead of a frame besides payload and properties. */
 const FRAME_OVERHEAD_BYTES = 64;
 
-function hasKeys(o: Readonly<Record<string, string>>): boolean {
-  for (const _ in o) return true;
+function hasKeys(record: Readonly<Record<string, string>>): boolean {
+  for (const _ in record) return true;
   return false;
 }
 
@@ -223,40 +223,40 @@ export class PulsarWsProducer implements Producer {
    * connection carries every WebSocket client's publishes, so our window alone cannot prevent
    * it): written again after a pause, behind what was queued meanwhile, a few times at most.
    */
-  private dropped(p: PendingSend): void {
-    p.drops ??= new Backoff({ initialDelayMs: DROP_RETRY.initialDelayMs, maxDelayMs: DROP_RETRY.maxDelayMs });
-    const delayMs = p.drops.next();
-    const attempt = p.drops.attempts;
+  private dropped(pending: PendingSend): void {
+    pending.drops ??= new Backoff({ initialDelayMs: DROP_RETRY.initialDelayMs, maxDelayMs: DROP_RETRY.maxDelayMs });
+    const delayMs = pending.drops.next();
+    const attempt = pending.drops.attempts;
     this.settings.onDropped(this.topic, attempt);
     if (attempt === DROP_RETRY.attempts) {
-      this.fail(p, droppedTooOften('pulsar-ws', this.topic, attempt));
+      this.fail(pending, droppedTooOften('pulsar-ws', this.topic, attempt));
       return;
     }
-    if (p.writtenOn === this.conn.generation) this.inFlight--;
-    p.writtenOn = 0;
-    p.resend = setTimeout(() => {
-      p.resend = undefined;
-      if (p.done) return;
-      this.backlog.push(p);
+    if (pending.writtenOn === this.conn.generation) this.inFlight--;
+    pending.writtenOn = 0;
+    pending.resend = setTimeout(() => {
+      pending.resend = undefined;
+      if (pending.done) return;
+      this.backlog.push(pending);
       this.flush();
     }, delayMs);
     this.flush();
   }
 
-  private fail(p: PendingSend, err: Error): void {
-    if (p.done) return;
-    this.finish(p);
-    p.reject(err);
+  private fail(pending: PendingSend, err: Error): void {
+    if (pending.done) return;
+    this.finish(pending);
+    pending.reject(err);
     this.flush();
   }
 
-  private finish(p: PendingSend): void {
-    p.done = true;
-    this.pending.delete(p.context);
-    if (p.writtenOn !== 0 && p.writtenOn === this.conn.generation) this.inFlight--;
-    clearTimeout(p.resend);
-    if (p.onAbort !== undefined) p.signal?.removeEventListener('abort', p.onAbort);
-    p.signal = undefined;
+  private finish(pending: PendingSend): void {
+    pending.done = true;
+    this.pending.delete(pending.context);
+    if (pending.writtenOn !== 0 && pending.writtenOn === this.conn.generation) this.inFlight--;
+    clearTimeout(pending.resend);
+    if (pending.onAbort !== undefined) pending.signal?.removeEventListener('abort', pending.onAbort);
+    pending.signal = undefined;
     if (this.pending.size === 0) {
       this.stopSweeper();
       this.drained?.();

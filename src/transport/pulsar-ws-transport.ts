@@ -101,10 +101,10 @@ export class PulsarWsTransport extends BrokerTransport<PulsarWsSubscription, Pul
     const opened = await Promise.allSettled(
       Array.from({ length: count }, () => super.subscribe({ ...options, receiverQueueSize: Math.ceil(room / count) }, signal)),
     );
-    const parts = opened.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-    const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    const parts = opened.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    const failed = opened.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed) {
-      await Promise.allSettled(parts.map((p) => p.close()));
+      await Promise.allSettled(parts.map((part) => part.close()));
       throw failed.reason;
     }
     return new MergedSubscription(parts);

@@ -27,10 +27,10 @@ export class Backlog {
   }
 
   /** False when the message would not fit: the caller must answer it some other way. */
-  push(t: Taken): boolean {
-    if (this.items.size >= this.maxMessages || this.held + t.msg.data.length > this.maxBytes) return false;
-    this.items.push(t);
-    this.held += t.msg.data.length;
+  push(taken: Taken): boolean {
+    if (this.items.size >= this.maxMessages || this.held + taken.msg.data.length > this.maxBytes) return false;
+    this.items.push(taken);
+    this.held += taken.msg.data.length;
     return true;
   }
 

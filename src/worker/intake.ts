@@ -23,26 +23,26 @@ export interface IntakeDeps {
  * it needs a counter rather than a second limiter (a nested p-limit cost a few promises per
  * request). The global bound, shared by every service, queues in p-limit in arrival order.
  */
-export async function consumeTaking(b: Binding, deps: IntakeDeps): Promise<void> {
+export async function consumeTaking(binding: Binding, deps: IntakeDeps): Promise<void> {
   let freed: (() => void) | undefined;
   let taken = 0;
   const release = (): void => {
     taken--;
     freed?.();
   };
-  b.wake = () => freed?.();
-  for await (const msg of b.subscription) {
+  binding.wake = () => freed?.();
+  for await (const msg of binding.subscription) {
     deps.counts.received++;
     taken++;
-    deps.dispatch(b.current, msg, release, performance.now());
+    deps.dispatch(binding.current, msg, release, performance.now());
     // Take no more than the service may run, and nothing while too many of its calls run on
     // past their timeout: the rest stays with the broker.
-    while ((taken >= b.current.concurrency || b.current.handler.blocked) && !b.stopped) {
+    while ((taken >= binding.current.concurrency || binding.current.handler.blocked) && !binding.stopped) {
       await new Promise<void>((resolve) => (freed = resolve));
       freed = undefined;
     }
     // Stopping: leave the loop now rather than when a slot frees (that could be a tool's timeout away).
-    if (b.stopped) break;
+    if (binding.stopped) break;
   }
 }
 
@@ -54,61 +54,61 @@ export async function consumeTaking(b: Binding, deps: IntakeDeps): Promise<void>
  * period or, past it, with `unavailable` (the handler runs nothing after the hard stop).
  * A request starts with the instance current when it starts.
  */
-export async function consumeAll(b: Binding, deps: IntakeDeps): Promise<void> {
+export async function consumeAll(binding: Binding, deps: IntakeDeps): Promise<void> {
   const { log, hardStop, counts } = deps;
   const backlog = new Backlog(deps.limits.backlogMessages, deps.limits.backlogBytes);
-  b.backlog = backlog;
+  binding.backlog = backlog;
   let running = 0;
   let shedLogged = 0;
   let emptied: (() => void) | undefined;
-  const run = (t: Taken): void => {
+  const run = (taken: Taken): void => {
     running++;
-    deps.dispatch(b.current, t.msg, settled, t.receivedAt);
+    deps.dispatch(binding.current, taken.msg, settled, taken.receivedAt);
   };
   const startWaiting = (): void => {
-    while (running < b.current.concurrency && backlog.size > 0) run(backlog.shift()!);
+    while (running < binding.current.concurrency && backlog.size > 0) run(backlog.shift()!);
     if (backlog.size === 0) emptied?.();
   };
   const settled = (): void => {
     running--;
     startWaiting();
   };
-  b.wake = startWaiting;
+  binding.wake = startWaiting;
   // Past the grace period the backlog is answered at once: nothing of it will run.
   const flush = (): void => {
     for (let m = backlog.shift(); m; m = backlog.shift()) run(m);
     emptied?.();
   };
   hardStop.addEventListener('abort', flush, { once: true });
-  for await (const msg of b.subscription) {
+  for await (const msg of binding.subscription) {
     counts.received++;
     const taken: Taken = { msg, receivedAt: performance.now() };
-    if (b.current.handler.blocked && !hardStop.aborted) {
+    if (binding.current.handler.blocked && !hardStop.aborted) {
       // The broker would drop what waits: answer it rather than run more of a hung service.
       deps.refuse(
-        b.current,
+        binding.current,
         msg,
         new UnavailableError(
-          `the tool service ${b.current.service.id} has ${b.current.handler.abandoned} calls still running past their timeout; try again later`,
+          `the tool service ${binding.current.service.id} has ${binding.current.handler.abandoned} calls still running past their timeout; try again later`,
         ),
       );
-    } else if (running < b.current.concurrency || hardStop.aborted) run(taken);
+    } else if (running < binding.current.concurrency || hardStop.aborted) run(taken);
     else if (!backlog.push(taken)) {
       counts.shed++;
       // One line a second at most: a shedding worker is busy enough.
       if (Date.now() - shedLogged > 1000) {
         shedLogged = Date.now();
         log.warn(
-          { topic: b.subscription.topic, backlog: backlog.size, backlogBytes: backlog.bytes, shed: counts.shed },
+          { topic: binding.subscription.topic, backlog: backlog.size, backlogBytes: backlog.bytes, shed: counts.shed },
           'request backlog full; answering unavailable',
         );
       }
-      deps.refuse(b.current, msg, new UnavailableError('the tool worker is overloaded (its request backlog is full); try again'));
+      deps.refuse(binding.current, msg, new UnavailableError('the tool worker is overloaded (its request backlog is full); try again'));
     }
   }
   // Intake is over; every request of the backlog is started before the loop ends, so that
   // drain() finds it among those in flight.
   if (backlog.size > 0) await new Promise<void>((resolve) => (emptied = resolve));
   hardStop.removeEventListener('abort', flush);
-  b.backlog = undefined;
+  binding.backlog = undefined;
 }

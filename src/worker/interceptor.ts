@@ -62,12 +62,12 @@ export type RunNext = (run: PluginRun) => Promise<void>;
 export type PluginInterceptor = (run: PluginRun, next: RunNext) => Promise<void>;
 
 /** The interceptors around `core`, the first outermost; built once per service. */
-export function compose<C, R>(interceptors: readonly ((c: C, next: (c: C) => R) => R)[], core: (c: C) => R): (c: C) => R {
+export function compose<C, R>(interceptors: readonly ((context: C, next: (context: C) => R) => R)[], core: (context: C) => R): (context: C) => R {
   let next = core;
   for (let i = interceptors.length - 1; i >= 0; i--) {
     const interceptor = interceptors[i]!;
     const inner = next;
-    next = (c) => interceptor(c, inner);
+    next = (context) => interceptor(context, inner);
   }
   return next;
 }

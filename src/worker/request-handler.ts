@@ -124,7 +124,7 @@ export class RequestHandler {
 
   private producer(): Promise<Producer> {
     this.responses ??= this.deps.transport.producer(this.deps.service.responseQueue).then(
-      (p) => (this.ready = p),
+      (producer) => (this.ready = producer),
       (err: unknown) => {
         this.responses = undefined;
         throw err;
@@ -333,8 +333,8 @@ export class RequestHandler {
   }
 
   /** Publish the error as the final answer, then ack. Throws when publishing fails. */
-  private async answerError(msg: IncomingMessage, e: WireError, properties: Record<string, string>): Promise<Outcome> {
-    await (this.ready ?? (await this.producer())).send({ data: encodeError(e.type, e.message), properties });
+  private async answerError(msg: IncomingMessage, error: WireError, properties: Record<string, string>): Promise<Outcome> {
+    await (this.ready ?? (await this.producer())).send({ data: encodeError(error.type, error.message), properties });
     await msg.ack();
     return Outcome.Failed;
   }

@@ -3,7 +3,7 @@ import { tracingEnabled } from '../tracing/trace-context.js';
 import type { Interceptor } from './interceptor.js';
 
 /** performance.now() milliseconds as the epoch milliseconds a span's time takes. */
-const epoch = (t: number): number => performance.timeOrigin + t;
+const epoch = (relativeMs: number): number => performance.timeOrigin + relativeMs;
 
 /**
  * A span per request, a child of the agent's when its message carries `traceparent`, with

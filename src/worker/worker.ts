@@ -83,8 +83,8 @@ export interface CatalogChange {
  * A descriptor change that needs a new instance (topics, plugin, options...). Tools are read
  * through the catalog on each request, so a change of tools alone needs none.
  */
-function sameService(a: ToolService, b: ToolService): boolean {
-  return JSON.stringify(a.raw) === JSON.stringify(b.raw);
+function sameService(left: ToolService, right: ToolService): boolean {
+  return JSON.stringify(left.raw) === JSON.stringify(right.raw);
 }
 
 /**
@@ -175,7 +175,11 @@ export class Worker {
 
   /** Per service: requests being handled and requests waiting in its backlog (for the metrics' gauges). */
   load(): { service: string; inFlight: number; queued: number }[] {
-    return [...this.bindings.values()].map((b) => ({ service: b.current.service.id, inFlight: b.current.active, queued: b.backlog?.size ?? 0 }));
+    return [...this.bindings.values()].map((binding) => ({
+      service: binding.current.service.id,
+      inFlight: binding.current.active,
+      queued: binding.backlog?.size ?? 0,
+    }));
   }
 
   /** Services with calls past their timeout still running in the plugin; `blocked` at the limit. */
@@ -189,7 +193,7 @@ export class Worker {
   }
 
   served(): ToolService[] {
-    return [...this.bindings.values()].map((b) => b.current.service);
+    return [...this.bindings.values()].map((binding) => binding.current.service);
   }
 
   /** The plugin serving a service now, for a catalog check that may ask it rather than start another backend. */
@@ -326,7 +330,9 @@ export class Worker {
   private instance(service: ToolService, plugin: Plugin, redeliverable: boolean): Instance {
     const { transport, log } = this.options;
     const serviceLog = log.child({ service: service.id });
-    const interceptors = [...(this.options.interceptors?.(service) ?? []), loggingInterceptor(serviceLog)].filter((i): i is Interceptor => i !== undefined);
+    const interceptors = [...(this.options.interceptors?.(service) ?? []), loggingInterceptor(serviceLog)].filter(
+      (interceptor): interceptor is Interceptor => interceptor !== undefined,
+    );
     const handler = new RequestHandler({
       service,
       catalog: () => this.catalog,
@@ -371,9 +377,9 @@ export class Worker {
       const opened: Promise<Subscription | undefined> = transport
         .subscribe({ topic, subscription: `toolwire-cancel-${randomUUID()}`, type: 'Exclusive', receiverQueueSize: 1000, unsubscribeOnClose: true })
         .then(
-          (s) => {
-            void this.readCancels(s, topic);
-            return s;
+          (subscription) => {
+            void this.readCancels(subscription, topic);
+            return subscription;
           },
           (err: unknown) => {
             log.warn({ err, topic }, 'cannot read cancellations; cancelled calls run to their timeout');
@@ -413,7 +419,7 @@ export class Worker {
     for (const [topic, sub] of this.cancels) {
       if (needed.has(topic)) continue;
       this.cancels.delete(topic);
-      void sub.then((s) => s?.close()).catch((err: unknown) => this.options.log.warn({ err, topic }, 'cancel subscription close failed'));
+      void sub.then((subscription) => subscription?.close()).catch((err: unknown) => this.options.log.warn({ err, topic }, 'cancel subscription close failed'));
       this.options.log.info({ topic }, 'no service left in the namespace; cancellations no longer read');
     }
   }
@@ -461,29 +467,29 @@ export class Worker {
   }
 
   /** A binding a reload removed or moved: stop its intake, let what it took settle, then close it and unsubscribe. */
-  private async retireBinding(b: Binding): Promise<void> {
+  private async retireBinding(binding: Binding): Promise<void> {
     const { log } = this.options;
-    b.subscription.removeOnClose();
-    b.stopped = true;
-    b.wake();
-    await b.subscription.stop().catch((err: unknown) => log.warn({ err, service: b.current.service.id }, 'stop failed'));
-    await b.loop;
-    const inst = b.current;
+    binding.subscription.removeOnClose();
+    binding.stopped = true;
+    binding.wake();
+    await binding.subscription.stop().catch((err: unknown) => log.warn({ err, service: binding.current.service.id }, 'stop failed'));
+    await binding.loop;
+    const inst = binding.current;
     if (inst.active > 0) await new Promise<void>((resolve) => (inst.idle = resolve));
-    await this.closeBinding(b, false);
+    await this.closeBinding(binding, false);
     this.pruneCancels();
     log.info({ service: inst.service.id, unsubscribed: true }, 'retired service instance drained');
   }
 
   /** Close a binding's subscription (unsubscribing when asked) and its instance's plugin, now. */
-  private async closeBinding(b: Binding, unsubscribe: boolean): Promise<void> {
+  private async closeBinding(binding: Binding, unsubscribe: boolean): Promise<void> {
     const { log } = this.options;
-    const { service, plugin } = b.current;
-    if (unsubscribe) b.subscription.removeOnClose();
-    b.stopped = true;
-    b.wake();
-    await b.subscription.close().catch((err: unknown) => log.warn({ err, service: service.id }, 'close failed'));
-    this.dispose(b.current);
+    const { service, plugin } = binding.current;
+    if (unsubscribe) binding.subscription.removeOnClose();
+    binding.stopped = true;
+    binding.wake();
+    await binding.subscription.close().catch((err: unknown) => log.warn({ err, service: service.id }, 'close failed'));
+    this.dispose(binding.current);
     await plugin.close?.().catch((err: unknown) => log.warn({ err, service: service.id }, 'plugin close failed'));
   }
 
@@ -546,7 +552,7 @@ export class Worker {
     // once their backlog has started. Requests keep joining inFlight until then. Instances a
     // reload retired get the same grace.
     const all = (async () => {
-      await Promise.all(bindings.map((b) => b.loop));
+      await Promise.all(bindings.map((binding) => binding.loop));
       while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
       return 'done' as const;
     })();

@@ -224,7 +224,14 @@ const mcpServeCommand: Command = defineCommand({
       }
       throw err;
     }
-    const deps: FleetDeps = { catalog: () => f.catalog(), onCatalogChange: (l) => f.onCatalogChange(l), client: f.client, log, maxInFlight, callTimeoutMs };
+    const deps: FleetDeps = {
+      catalog: () => f.catalog(),
+      onCatalogChange: (listener) => f.onCatalogChange(listener),
+      client: f.client,
+      log,
+      maxInFlight,
+      callTimeoutMs,
+    };
     const stopServing = port === undefined ? await serveStdio(deps) : await serveHttp(deps, f, settings, { host, port }, token);
     await new Promise<void>((resolve) => {
       if (io.signal.aborted) resolve();

@@ -7,7 +7,7 @@ import type { Subscription, Transport } from '../../transport/transport.js';
 import { DEFAULT_CONFIG_QUEUES, configResponseSchema, type ConfigQueues, type ConfigApi, type ConfigRequest, type ConfigResponse } from './config-wire.js';
 
 interface Pending {
-  resolve(r: ConfigResponse): void;
+  resolve(response: ConfigResponse): void;
   reject(err: Error): void;
 }
 
@@ -107,7 +107,7 @@ export class BrokerConfigApi implements ConfigApi {
       signal.addEventListener('abort', onAbort, { once: true });
       const done = (): void => signal.removeEventListener('abort', onAbort);
       this.pending.set(id, {
-        resolve: (r) => (done(), resolve(r)),
+        resolve: (response) => (done(), resolve(response)),
         reject: (err) => (done(), reject(err)),
       });
     });

@@ -48,11 +48,11 @@ export const configPushSchema = z.object({
 export type ConfigPush = z.infer<typeof configPushSchema>;
 
 /** The error of a response as one line, or undefined when it succeeded. */
-export function responseError(r: ConfigResponse): string | undefined {
-  if (!r.error) return undefined;
-  if (typeof r.error === 'string') return r.error;
-  if (!r.error.type && !r.error.message) return undefined;
-  return `${r.error.type ?? 'error'}: ${r.error.message ?? ''}`;
+export function responseError(response: ConfigResponse): string | undefined {
+  if (!response.error) return undefined;
+  if (typeof response.error === 'string') return response.error;
+  if (!response.error.type && !response.error.message) return undefined;
+  return `${response.error.type ?? 'error'}: ${response.error.message ?? ''}`;
 }
 
 /** Anything that carries a config request to the service and brings its response back. */

@@ -77,7 +77,7 @@ export class TrustGraphSource implements ConfigSource {
   private concerns(push: ConfigPush): boolean {
     const changes = push.changes ?? {};
     if (Object.keys(changes).length === 0) return true;
-    return DESCRIPTOR_TYPES.some((t) => changes[t]?.includes(this.options.workspace));
+    return DESCRIPTOR_TYPES.some((type) => changes[type]?.includes(this.options.workspace));
   }
 
   async read(signal?: AbortSignal): Promise<ConfigSnapshot> {

@@ -3,7 +3,7 @@ import type { ConfigEntry, ConfigItem, ConfigStore } from '../config-store.js';
 import { responseError, type ConfigApi, type ConfigRequest, type ConfigResponse } from './config-wire.js';
 
 /** TrustGraph's names are free text (its own types include `processor:<id>`); only empty names and control characters are refused. */
-const hasControl = (s: string): boolean => [...s].some((c) => c.charCodeAt(0) < 0x20);
+const hasControl = (text: string): boolean => [...text].some((char) => char.charCodeAt(0) < 0x20);
 
 function checkName(type: string, key?: string): void {
   if (type === '' || hasControl(type)) throw new Error(`invalid config type ${JSON.stringify(type)}`);
@@ -79,7 +79,7 @@ export class TrustGraphConfigStore implements ConfigStore {
       checkName(i.type, i.key);
       JSON.parse(i.value);
     }
-    await this.call({ operation: 'put', values: items.map((i) => ({ type: i.type, key: i.key, value: i.value })) });
+    await this.call({ operation: 'put', values: items.map((item) => ({ type: item.type, key: item.key, value: item.value })) });
   }
 
   async delete(type: string, key: string): Promise<boolean> {

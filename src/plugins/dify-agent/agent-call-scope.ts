@@ -42,26 +42,27 @@ export class CallScope implements AgentCallScope {
   modelRounds = 0;
   toolCalls = 0;
 
-  constructor(private readonly o: CallScopeOptions) {}
+  constructor(private readonly options: CallScopeOptions) {}
 
   async *llm(body: Json, signal: AbortSignal): AsyncGenerator<Json> {
     const round = ++this.modelRounds;
-    if (round > this.o.maximumIterations) throw new Error(`maximum_iterations (${this.o.maximumIterations}) reached: no more model rounds for this call`);
+    if (round > this.options.maximumIterations)
+      throw new Error(`maximum_iterations (${this.options.maximumIterations}) reached: no more model rounds for this call`);
     const span = tracer.startSpan(
       'agent.model',
-      { attributes: { 'agent.round': round, 'gen_ai.request.model': this.o.modelName } },
-      trace.setSpan(context.active(), this.o.span),
+      { attributes: { 'agent.round': round, 'gen_ai.request.model': this.options.modelName } },
+      trace.setSpan(context.active(), this.options.span),
     );
     const started = performance.now();
     try {
-      yield* this.o.model.invoke(body, this.o.modelName, AbortSignal.any([this.o.signal, signal]), (u) => {
-        this.o.events?.tokens?.(this.o.modelName, 'prompt', u.promptTokens);
-        this.o.events?.tokens?.(this.o.modelName, 'completion', u.completionTokens);
-        span.setAttributes({ 'gen_ai.usage.input_tokens': u.promptTokens, 'gen_ai.usage.output_tokens': u.completionTokens });
-        this.o.log.debug({ round, promptTokens: u.promptTokens, completionTokens: u.completionTokens }, 'agent model round');
+      yield* this.options.model.invoke(body, this.options.modelName, AbortSignal.any([this.options.signal, signal]), (usage) => {
+        this.options.events?.tokens?.(this.options.modelName, 'prompt', usage.promptTokens);
+        this.options.events?.tokens?.(this.options.modelName, 'completion', usage.completionTokens);
+        span.setAttributes({ 'gen_ai.usage.input_tokens': usage.promptTokens, 'gen_ai.usage.output_tokens': usage.completionTokens });
+        this.options.log.debug({ round, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens }, 'agent model round');
       });
     } catch (err) {
-      this.o.log.warn({ err, round }, 'agent model round failed');
+      this.options.log.warn({ err, round }, 'agent model round failed');
       throw err;
     } finally {
       span.setAttribute('agent.elapsed_ms', performance.now() - started);
@@ -71,26 +72,30 @@ export class CallScope implements AgentCallScope {
 
   async *tool(body: Json, signal: AbortSignal): AsyncGenerator<Json> {
     const name = String(body['tool'] ?? '');
-    const target = this.o.tools.has(name) && body['provider'] === FLEET_PROVIDER ? this.o.fleet.tool(name) : undefined;
+    const target = this.options.tools.has(name) && body['provider'] === FLEET_PROVIDER ? this.options.fleet.tool(name) : undefined;
     if (!target) throw new Error(`there is not a tool named ${name} for this agent`);
     const refused = this.refusal(target.service);
     if (refused) {
       // An answer the strategy reads as a failed tool, so the model can finish without it.
-      this.o.log.warn({ agentTool: name, refused }, 'agent tool call refused');
+      this.options.log.warn({ agentTool: name, refused }, 'agent tool call refused');
       yield { type: 'text', message: { text: `tool invoke error: ${refused}` }, meta: null };
       return;
     }
     this.toolCalls++;
     // The agent call's deadline bounds each sub-call; always given, so the client's own default never applies.
-    const remainingMs = Math.max(1, this.o.deadlineAt - Date.now());
+    const remainingMs = Math.max(1, this.options.deadlineAt - Date.now());
     const ownMs = target.tool.timeoutMs ?? target.service.timeoutMs;
     const timeoutMs = ownMs === undefined ? remainingMs : Math.min(ownMs, remainingMs);
     const args = body['tool_parameters'] && typeof body['tool_parameters'] === 'object' ? (body['tool_parameters'] as Json) : {};
-    const span = tracer.startSpan('agent.tool', { attributes: { 'agent.tool': name } }, trace.setSpan(context.active(), this.o.span));
-    const log = this.o.log.child({ agentTool: name });
+    const span = tracer.startSpan('agent.tool', { attributes: { 'agent.tool': name } }, trace.setSpan(context.active(), this.options.span));
+    const log = this.options.log.child({ agentTool: name });
     try {
       log.debug({ args: Object.keys(args) }, 'agent tool call');
-      for await (const text of this.o.fleet.call(target, args, { signal: AbortSignal.any([this.o.signal, signal]), user: this.o.user, timeoutMs })) {
+      for await (const text of this.options.fleet.call(target, args, {
+        signal: AbortSignal.any([this.options.signal, signal]),
+        user: this.options.user,
+        timeoutMs,
+      })) {
         yield { type: 'text', message: { text }, meta: null };
       }
     } catch (err) {
@@ -107,7 +112,8 @@ export class CallScope implements AgentCallScope {
   private refusal(service: ToolService): string | undefined {
     // An agent calling an agent (itself included) holds a worker slot while waiting for another: enough of them deadlock the fleet.
     if (service.plugin?.kind === DIFY_AGENT_KIND) return `${service.id} is a dify-agent service; an agent may not call an agent`;
-    if (this.toolCalls >= this.o.maximumToolCalls) return `maximum_tool_calls (${this.o.maximumToolCalls}) reached: no more tool calls for this agent call`;
+    if (this.toolCalls >= this.options.maximumToolCalls)
+      return `maximum_tool_calls (${this.options.maximumToolCalls}) reached: no more tool calls for this agent call`;
     return undefined;
   }
 }

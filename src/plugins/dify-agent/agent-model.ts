@@ -9,7 +9,7 @@ type Json = Record<string, unknown>;
  */
 export interface AgentModel {
   /** Dify LLMResultChunks for one invocation; `onUsage` gets the tokens when the backend reports them. */
-  invoke(body: Json, model: string, signal: AbortSignal, onUsage: (u: TokenUsage) => void): AsyncIterable<Json>;
+  invoke(body: Json, model: string, signal: AbortSignal, onUsage: (usage: TokenUsage) => void): AsyncIterable<Json>;
   /** Ends the rounds still running too. */
   close(): Promise<void>;
 }

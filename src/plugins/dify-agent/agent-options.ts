@@ -67,16 +67,16 @@ export function agentTarget(
   tool: unknown,
   { modelRequired = true }: { readonly modelRequired?: boolean } = {},
 ): { target?: AgentTarget; problems: string[] } {
-  const s = difyAgentOptionsSchema.safeParse(service ?? {});
-  const t = difyAgentOptionsSchema.safeParse(tool ?? {});
+  const serviceOptions = difyAgentOptionsSchema.safeParse(service ?? {});
+  const toolOptions = difyAgentOptionsSchema.safeParse(tool ?? {});
   const problems = [
-    ...(s.success ? [] : s.error.issues.map((i) => `plugin: ${i.path.join('.')}: ${i.message}`)),
-    ...(t.success ? [] : t.error.issues.map((i) => `plugin-options: ${i.path.join('.')}: ${i.message}`)),
+    ...(serviceOptions.success ? [] : serviceOptions.error.issues.map((issue) => `plugin: ${issue.path.join('.')}: ${issue.message}`)),
+    ...(toolOptions.success ? [] : toolOptions.error.issues.map((issue) => `plugin-options: ${issue.path.join('.')}: ${issue.message}`)),
   ];
-  if (!s.success || !t.success) return { problems };
-  const o = { ...s.data, ...t.data };
-  const { plugin_id: pluginId, provider, strategy } = o;
-  const model = o.model ?? (modelRequired ? undefined : FLOW_MODEL_LABEL);
+  if (!serviceOptions.success || !toolOptions.success) return { problems };
+  const merged = { ...serviceOptions.data, ...toolOptions.data };
+  const { plugin_id: pluginId, provider, strategy } = merged;
+  const model = merged.model ?? (modelRequired ? undefined : FLOW_MODEL_LABEL);
   for (const [key, v] of [
     ['plugin_id', pluginId],
     ['provider', provider],
@@ -94,14 +94,14 @@ export function agentTarget(
       provider: provider.slice(provider.lastIndexOf('/') + 1),
       strategy,
       model,
-      modelParameters: o.model_parameters ?? {},
-      tools: o.tools ?? [],
-      instruction: o.instruction ?? '',
-      maximumIterations: o.maximum_iterations ?? 3,
-      maximumToolCalls: o.maximum_tool_calls ?? (o.maximum_iterations ?? 3) * TOOL_CALLS_PER_ROUND,
-      agentMaySet: new Set(o.agent_may_set ?? []),
-      streamLog: o.stream_log ?? false,
-      params: o.params ?? {},
+      modelParameters: merged.model_parameters ?? {},
+      tools: merged.tools ?? [],
+      instruction: merged.instruction ?? '',
+      maximumIterations: merged.maximum_iterations ?? 3,
+      maximumToolCalls: merged.maximum_tool_calls ?? (merged.maximum_iterations ?? 3) * TOOL_CALLS_PER_ROUND,
+      agentMaySet: new Set(merged.agent_may_set ?? []),
+      streamLog: merged.stream_log ?? false,
+      params: merged.params ?? {},
     },
   };
 }

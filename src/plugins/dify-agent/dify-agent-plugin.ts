@@ -32,20 +32,20 @@ const MODEL_FACE: Readonly<Record<AgentModelKind, { provider: string; features: 
 };
 
 /** The model-selector value a strategy reads (dify_plugin AgentModelConfig). */
-function modelSelector(t: AgentTarget, kind: AgentModelKind): Record<string, unknown> {
+function modelSelector(target: AgentTarget, kind: AgentModelKind): Record<string, unknown> {
   const face = MODEL_FACE[kind];
   return {
     provider: face.provider,
-    model: t.model,
+    model: target.model,
     model_type: 'llm',
     mode: 'chat',
-    completion_params: { ...t.modelParameters },
+    completion_params: { ...target.modelParameters },
     type: 'model-selector',
     history_prompt_messages: [],
     // langgenius/agent streams tool calls only when the model says it can.
     entity: {
-      model: t.model,
-      label: { en_US: t.model },
+      model: target.model,
+      label: { en_US: target.model },
       model_type: 'llm',
       features: [...face.features],
       fetch_from: 'customizable-model',
@@ -173,8 +173,10 @@ function textOnlyRefusal(strategy: string): string {
   return `${strategy} calls tools natively (function calling), and this worker's model is TrustGraph text-completion (DIFY_AGENT_MODEL=text-completion), which takes text only: use a text-only strategy such as ReAct, or DIFY_AGENT_MODEL=openai`;
 }
 
-function agentModel(m: AgentModelSettings, fleet: Fleet): AgentModel {
-  return m.kind === AgentModelKind.TextCompletion ? new TextCompletionModel(fleet, { request: m.request, response: m.response }) : new OpenAiChatModel(m);
+function agentModel(modelSettings: AgentModelSettings, fleet: Fleet): AgentModel {
+  return modelSettings.kind === AgentModelKind.TextCompletion
+    ? new TextCompletionModel(fleet, { request: modelSettings.request, response: modelSettings.response })
+    : new OpenAiChatModel(modelSettings);
 }
 
 function settingsOrThrow(ctx: PluginContext): DifyAgentSettings {
@@ -189,15 +191,15 @@ export const difyAgentPluginFactory: PluginFactory<DifyAgentOptions, DifyAgentOp
   toolOptions: difyAgentOptionsSchema,
   async check(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<string[]> {
     const { settings, problems } = readDifyAgentSettings(ctx.settings, ctx.secrets);
-    const out = problems.map((p) => `${service.source}: plugin: ${p}`);
+    const out = problems.map((problem) => `${service.source}: plugin: ${problem}`);
     const modelRequired = settings.model.kind === AgentModelKind.OpenAi;
-    const own = new Set(tools.map((t) => t.name));
+    const own = new Set(tools.map((tool) => tool.name));
     const checkTarget = (source: string, target: AgentTarget | undefined): void => {
       if (target && !modelRequired && NATIVE_TOOL_CALLING_STRATEGIES.has(target.strategy)) out.push(`${source}: strategy: ${textOnlyRefusal(target.strategy)}`);
     };
     for (const t of tools) {
       const { target, problems } = agentTarget(service.plugin?.options, t.pluginOptions, { modelRequired });
-      out.push(...problems.map((p) => `${t.source}: ${p}`));
+      out.push(...problems.map((problem) => `${t.source}: ${problem}`));
       checkTarget(t.source, target);
       // The other services' kinds are not visible here; the call scope refuses those at call time.
       for (const name of target?.tools ?? [])
@@ -206,7 +208,7 @@ export const difyAgentPluginFactory: PluginFactory<DifyAgentOptions, DifyAgentOp
     // A service without tool descriptors answers with its own options alone.
     if (tools.length === 0) {
       const { target, problems } = agentTarget(service.plugin?.options, undefined, { modelRequired });
-      out.push(...problems.map((p) => `${service.source}: ${p}`));
+      out.push(...problems.map((problem) => `${service.source}: ${problem}`));
       checkTarget(service.source, target);
     }
     return out;

@@ -48,12 +48,12 @@ function readBody(req: IncomingMessage): Promise<string | undefined> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
       if (size > MAX_BODY_BYTES) {
         resolve(undefined);
         req.destroy();
-      } else parts.push(c);
+      } else parts.push(chunk);
     });
     req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
     req.on('error', reject);

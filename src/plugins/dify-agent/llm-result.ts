@@ -12,17 +12,17 @@ export interface TokenUsage {
 }
 
 /** LLMUsage: prices unknown here, so zero. */
-export function llmUsage(u: TokenUsage, latencySeconds: number): Json {
+export function llmUsage(usage: TokenUsage, latencySeconds: number): Json {
   return {
-    prompt_tokens: u.promptTokens,
+    prompt_tokens: usage.promptTokens,
     prompt_unit_price: '0',
     prompt_price_unit: '0',
     prompt_price: '0',
-    completion_tokens: u.completionTokens,
+    completion_tokens: usage.completionTokens,
     completion_unit_price: '0',
     completion_price_unit: '0',
     completion_price: '0',
-    total_tokens: u.promptTokens + u.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
     total_price: '0',
     currency: 'USD',
     latency: latencySeconds,

@@ -26,7 +26,7 @@ export class OpenAiChatModel implements AgentModel {
   constructor(private readonly endpoint: ModelEndpoint) {}
 
   /** Dify LLMResultChunks for one invocation; `onUsage` gets the tokens when the endpoint reports them. */
-  async *invoke(body: Json, model: string, signal: AbortSignal, onUsage: (u: TokenUsage) => void): AsyncGenerator<Json> {
+  async *invoke(body: Json, model: string, signal: AbortSignal, onUsage: (usage: TokenUsage) => void): AsyncGenerator<Json> {
     const started = Date.now();
     const res = await request(`${this.endpoint.baseUrl}/chat/completions`, {
       method: 'POST',

@@ -13,42 +13,44 @@ const PASSED = ['temperature', 'top_p', 'max_tokens', 'presence_penalty', 'frequ
 
 function text(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((p: Json) => (p['type'] === 'text' ? String(p['data'] ?? '') : '')).join('');
+  if (Array.isArray(content)) return content.map((part: Json) => (part['type'] === 'text' ? String(part['data'] ?? '') : '')).join('');
   return '';
 }
 
 function userContent(content: unknown): unknown {
   if (!Array.isArray(content)) return text(content);
-  return content.map((p: Json) => {
-    if (p['type'] === 'image') {
+  return content.map((part: Json) => {
+    if (part['type'] === 'image') {
       const url =
-        typeof p['url'] === 'string' && p['url'] !== '' ? p['url'] : `data:${String(p['mime_type'] ?? 'image/png')};base64,${String(p['base64_data'] ?? '')}`;
-      return { type: 'image_url', image_url: { url, ...(p['detail'] ? { detail: p['detail'] } : {}) } };
+        typeof part['url'] === 'string' && part['url'] !== ''
+          ? part['url']
+          : `data:${String(part['mime_type'] ?? 'image/png')};base64,${String(part['base64_data'] ?? '')}`;
+      return { type: 'image_url', image_url: { url, ...(part['detail'] ? { detail: part['detail'] } : {}) } };
     }
-    return { type: 'text', text: String(p['data'] ?? '') };
+    return { type: 'text', text: String(part['data'] ?? '') };
   });
 }
 
 /** One Dify prompt message as an OpenAI chat message. */
-export function chatMessage(m: Json): Json {
-  switch (m['role']) {
+export function chatMessage(message: Json): Json {
+  switch (message['role']) {
     case 'system':
-      return { role: 'system', content: text(m['content']) };
+      return { role: 'system', content: text(message['content']) };
     case 'assistant': {
-      const calls = Array.isArray(m['tool_calls']) ? (m['tool_calls'] as Json[]) : [];
-      const out: Json = { role: 'assistant', content: text(m['content']) || (calls.length > 0 ? null : '') };
+      const calls = Array.isArray(message['tool_calls']) ? (message['tool_calls'] as Json[]) : [];
+      const out: Json = { role: 'assistant', content: text(message['content']) || (calls.length > 0 ? null : '') };
       if (calls.length > 0) {
-        out['tool_calls'] = calls.map((c) => {
-          const f = (c['function'] ?? {}) as Json;
-          return { id: c['id'], type: 'function', function: { name: f['name'], arguments: f['arguments'] ?? '{}' } };
+        out['tool_calls'] = calls.map((call) => {
+          const f = (call['function'] ?? {}) as Json;
+          return { id: call['id'], type: 'function', function: { name: f['name'], arguments: f['arguments'] ?? '{}' } };
         });
       }
       return out;
     }
     case 'tool':
-      return { role: 'tool', tool_call_id: m['tool_call_id'], content: text(m['content']) };
+      return { role: 'tool', tool_call_id: message['tool_call_id'], content: text(message['content']) };
     default:
-      return { role: 'user', content: userContent(m['content']) };
+      return { role: 'user', content: userContent(message['content']) };
   }
 }
 
@@ -65,9 +67,9 @@ export function chatRequest(body: Json, model: string): Json {
   };
   const tools = (body['tools'] as Json[] | null) ?? [];
   if (tools.length > 0)
-    out['tools'] = tools.map((t) => ({
+    out['tools'] = tools.map((tool) => ({
       type: 'function',
-      function: { name: t['name'], description: t['description'] ?? '', parameters: t['parameters'] ?? { type: 'object', properties: {} } },
+      function: { name: tool['name'], description: tool['description'] ?? '', parameters: tool['parameters'] ?? { type: 'object', properties: {} } },
     }));
   const stop = (body['stop'] as string[] | null) ?? [];
   if (stop.length > 0) out['stop'] = stop;
@@ -96,11 +98,11 @@ export class ChunkTranslator {
     return resultChunk(this.model, this.index++, content, extras);
   }
 
-  accept(c: Json): Json[] {
-    const u = c['usage'] as Json | null | undefined;
+  accept(chunk: Json): Json[] {
+    const u = chunk['usage'] as Json | null | undefined;
     if (u) this.usage = { promptTokens: Number(u['prompt_tokens'] ?? 0), completionTokens: Number(u['completion_tokens'] ?? 0) };
     const out: Json[] = [];
-    for (const choice of (c['choices'] as Json[] | undefined) ?? []) {
+    for (const choice of (chunk['choices'] as Json[] | undefined) ?? []) {
       const delta = (choice['delta'] ?? {}) as Json;
       if (typeof delta['content'] === 'string' && delta['content'] !== '') out.push(this.chunk(delta['content']));
       for (const tc of (delta['tool_calls'] as Json[] | undefined) ?? []) {
@@ -118,7 +120,9 @@ export class ChunkTranslator {
 
   /** The closing chunk: whole tool calls, usage, finish reason. */
   finish(now: number): Json {
-    const toolCalls = this.calls.filter(Boolean).map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args || '{}' } }));
+    const toolCalls = this.calls
+      .filter(Boolean)
+      .map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.args || '{}' } }));
     return this.chunk('', {
       toolCalls,
       usage: llmUsage(this.usage ?? { promptTokens: 0, completionTokens: 0 }, (now - this.startedAt) / 1000),

@@ -103,14 +103,14 @@ export function readDifyAgentSettings(
   return { settings: out, problems: r.problems };
 }
 
-function readModel(r: SettingsReader, why: string): AgentModelSettings {
-  const kind = r.oneOf(DifyAgentSetting.Model, Object.values(AgentModelKind), AgentModelKind.OpenAi);
+function readModel(reader: SettingsReader, why: string): AgentModelSettings {
+  const kind = reader.oneOf(DifyAgentSetting.Model, Object.values(AgentModelKind), AgentModelKind.OpenAi);
   if (kind === AgentModelKind.TextCompletion) {
     const queue = (key: string, fallback: string): string => {
-      const given = r.optional(key);
+      const given = reader.optional(key);
       if (given === undefined) return fallback;
       const t = parseTopic(given);
-      if ('error' in t) r.problems.push(`setting ${key}: ${t.error}`);
+      if ('error' in t) reader.problems.push(`setting ${key}: ${t.error}`);
       return 'error' in t ? fallback : t.full;
     };
     return {
@@ -119,7 +119,7 @@ function readModel(r: SettingsReader, why: string): AgentModelSettings {
       response: queue(DifyAgentSetting.TextCompletionResponseQueue, DEFAULT_TEXT_COMPLETION_QUEUES.response),
     };
   }
-  const baseUrl = r.secret(DifyAgentSetting.ModelUrl, `${why} with ${DifyAgentSetting.Model}=openai`).replace(/\/+$/, '');
-  if (baseUrl !== '' && !/^https?:\/\//.test(baseUrl)) r.problems.push(`setting ${DifyAgentSetting.ModelUrl}: must be an http(s) URL`);
-  return { kind, baseUrl, key: r.optional(DifyAgentSetting.ModelKey) === undefined ? undefined : r.secret(DifyAgentSetting.ModelKey, why) };
+  const baseUrl = reader.secret(DifyAgentSetting.ModelUrl, `${why} with ${DifyAgentSetting.Model}=openai`).replace(/\/+$/, '');
+  if (baseUrl !== '' && !/^https?:\/\//.test(baseUrl)) reader.problems.push(`setting ${DifyAgentSetting.ModelUrl}: must be an http(s) URL`);
+  return { kind, baseUrl, key: reader.optional(DifyAgentSetting.ModelKey) === undefined ? undefined : reader.secret(DifyAgentSetting.ModelKey, why) };
 }

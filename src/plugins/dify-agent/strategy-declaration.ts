@@ -25,7 +25,8 @@ export interface StrategyDescriptorInput {
 /** Whether a YAML document is a strategy declaration (not a tool's or a provider's). */
 export function isStrategyDeclaration(doc: Record<string, unknown>): boolean {
   return (
-    Array.isArray(doc['parameters']) && doc['parameters'].some((p) => isPlainObject(p) && (p['type'] === 'array[tools]' || p['type'] === 'model-selector'))
+    Array.isArray(doc['parameters']) &&
+    doc['parameters'].some((param) => isPlainObject(param) && (param['type'] === 'array[tools]' || param['type'] === 'model-selector'))
   );
 }
 
@@ -35,8 +36,9 @@ export function strategyDescriptor(input: StrategyDescriptorInput): { descriptor
   const strategy = typeof identity['name'] === 'string' ? identity['name'] : undefined;
   if (!strategy) throw new Error('the strategy declaration has no identity.name');
   const params = (doc['parameters'] as unknown[]).filter(isPlainObject);
-  const byName = new Map(params.map((p) => [String(p['name']), p]));
-  const describe = (p: Record<string, unknown> | undefined, fallback: string): string => i18n(p?.['help'], lang) ?? i18n(p?.['label'], lang) ?? fallback;
+  const byName = new Map(params.map((param) => [String(param['name']), param]));
+  const describe = (param: Record<string, unknown> | undefined, fallback: string): string =>
+    i18n(param?.['help'], lang) ?? i18n(param?.['label'], lang) ?? fallback;
   const args: Record<string, unknown>[] = [
     { name: 'query', type: 'string', required: true, description: describe(byName.get('query'), 'what the agent should do') },
   ];
@@ -44,8 +46,8 @@ export function strategyDescriptor(input: StrategyDescriptorInput): { descriptor
     args.push({ name: 'context', type: 'string', description: 'what is known already (retrieved passages, notes); reaches the model in the user turn' });
   const maxIter = byName.get('maximum_iterations')?.['default'];
   const needsParams = params
-    .filter((p) => p['required'] === true && !FILLED.has(String(p['name'])) && p['default'] === undefined)
-    .map((p) => String(p['name']));
+    .filter((param) => param['required'] === true && !FILLED.has(String(param['name'])) && param['default'] === undefined)
+    .map((param) => String(param['name']));
   const descriptor = {
     type: 'tool-service',
     name: input.name ?? strategy,

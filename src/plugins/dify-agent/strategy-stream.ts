@@ -12,9 +12,9 @@ export interface StrategyStreamOptions {
   readonly logToAnswer: boolean;
 }
 
-function logLine(m: Json): string {
-  const data = m['data'] && typeof m['data'] === 'object' ? stringifyPluginJson(m['data']) : '';
-  return `[${String(m['label'] ?? '')}: ${String(m['status'] ?? '')}] ${data}\n`;
+function logLine(message: Json): string {
+  const data = message['data'] && typeof message['data'] === 'object' ? stringifyPluginJson(message['data']) : '';
+  return `[${String(message['label'] ?? '')}: ${String(message['status'] ?? '')}] ${data}\n`;
 }
 
 /**

@@ -26,7 +26,7 @@ export class TextCompletionModel implements AgentModel {
     private readonly topics: TextCompletionTopics,
   ) {}
 
-  async *invoke(body: Json, model: string, signal: AbortSignal, onUsage: (u: TokenUsage) => void): AsyncGenerator<Json> {
+  async *invoke(body: Json, model: string, signal: AbortSignal, onUsage: (usage: TokenUsage) => void): AsyncGenerator<Json> {
     const started = Date.now();
     const { request, stop } = completionRequest(body);
     const cutter = new StopCutter(stop);

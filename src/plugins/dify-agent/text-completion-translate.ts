@@ -29,9 +29,9 @@ function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
     return content
-      .map((p: Json) => {
-        if (p['type'] !== 'text') throw new ToolFailedError(`${TEXT_ONLY}; this prompt holds a ${String(p['type'])} part`);
-        return String(p['data'] ?? '');
+      .map((part: Json) => {
+        if (part['type'] !== 'text') throw new ToolFailedError(`${TEXT_ONLY}; this prompt holds a ${String(part['type'])} part`);
+        return String(part['data'] ?? '');
       })
       .join('');
   }
@@ -66,8 +66,8 @@ export function completionRequest(body: Json): { request: TextCompletionRequest;
     turns.push({ role, text: textOf(m['content']) });
   }
   const lone = turns.length === 1 && turns[0]!.role === 'user';
-  const prompt = lone ? turns[0]!.text : turns.map((t) => `${LABEL[t.role] ?? 'User'}: ${t.text}`).join('\n\n');
-  const stop = ((body['stop'] as unknown[] | null | undefined) ?? []).filter((s): s is string => typeof s === 'string' && s !== '');
+  const prompt = lone ? turns[0]!.text : turns.map((turn) => `${LABEL[turn.role] ?? 'User'}: ${turn.text}`).join('\n\n');
+  const stop = ((body['stop'] as unknown[] | null | undefined) ?? []).filter((sequence): sequence is string => typeof sequence === 'string' && sequence !== '');
   return { request: { operation: 'completion', system: system.join('\n\n'), prompt, streaming: true }, stop };
 }
 
@@ -119,7 +119,7 @@ export class StopCutter {
   stopped = false;
 
   constructor(private readonly stops: readonly string[]) {
-    this.keep = Math.max(0, ...stops.map((s) => s.length - 1));
+    this.keep = Math.max(0, ...stops.map((sequence) => sequence.length - 1));
   }
 
   /** The text that may go on now. */

@@ -15,15 +15,15 @@ export function toolEntity(tool: Tool): Record<string, unknown> {
   const schema = toolInputSchema(tool.parameters);
   return {
     identity: { author: FLEET_PROVIDER, name: tool.name, label: label(tool.name), provider: FLEET_PROVIDER },
-    parameters: Object.entries(schema.properties).map(([name, s]) => ({
+    parameters: Object.entries(schema.properties).map(([name, propertySchema]) => ({
       name,
       label: label(name),
-      human_description: label(typeof s['description'] === 'string' ? s['description'] : ''),
+      human_description: label(typeof propertySchema['description'] === 'string' ? propertySchema['description'] : ''),
       type: 'any',
       form: 'llm',
-      llm_description: typeof s['description'] === 'string' ? s['description'] : '',
+      llm_description: typeof propertySchema['description'] === 'string' ? propertySchema['description'] : '',
       required: schema.required.includes(name),
-      input_schema: s,
+      input_schema: propertySchema,
     })),
     description: { human: label(tool.description), llm: tool.description },
     provider_type: 'builtin',

@@ -23,7 +23,7 @@ export interface AgentErrorContext {
   readonly secrets: readonly string[];
 }
 
-const has = (type: string, ...parts: string[]): boolean => parts.some((p) => type.includes(p));
+const has = (type: string, ...parts: string[]): boolean => parts.some((part) => type.includes(part));
 
 /**
  * Dify's agent-facing text for a tool error, chosen by the innermost error type (the texts

@@ -94,7 +94,7 @@ export class BlobChunkMerger {
 
   /** Files still waiting for their end chunk. */
   unfinished(): { id: string; chunks: number; bytes: number }[] {
-    return [...this.pending].map(([id, p]) => ({ id, chunks: p.next, bytes: p.size }));
+    return [...this.pending].map(([id, pending]) => ({ id, chunks: pending.next, bytes: pending.size }));
   }
 
   /** The stream is over: a file without its end chunk is an error, not a silent loss. */

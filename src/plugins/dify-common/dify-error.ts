@@ -50,10 +50,10 @@ function parseObject(text: string): Record<string, unknown> | undefined {
   }
 }
 
-function text(v: unknown): string {
-  if (typeof v === 'string') return v;
-  if (v === undefined || v === null) return '';
-  return JSON.stringify(v);
+function text(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined || value === null) return '';
+  return JSON.stringify(value);
 }
 
 /** A message that carries its own traceback keeps only what comes before it. */
@@ -68,12 +68,12 @@ interface Acc {
   traceback: string | undefined;
 }
 
-function fromErrorObject(o: Record<string, unknown>, acc: Acc, depth: number): { errorType: string; message: string } {
-  const errorType = text(o['error_type']) || 'UnknownError';
+function fromErrorObject(errorObject: Record<string, unknown>, acc: Acc, depth: number): { errorType: string; message: string } {
+  const errorType = text(errorObject['error_type']) || 'UnknownError';
   acc.chain.push(errorType);
-  const args = o['args'];
+  const args = errorObject['args'];
   if (isPlainObject(args) && typeof args['traceback'] === 'string') acc.traceback ??= args['traceback'];
-  const raw = text(o['message']);
+  const raw = text(errorObject['message']);
   if (depth < MAX_DEPTH) {
     const inner = parseObject(raw);
     if (inner && typeof inner['error_type'] === 'string' && (errorType === 'PluginInvokeError' || errorType === 'UnknownError')) {

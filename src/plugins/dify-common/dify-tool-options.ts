@@ -48,8 +48,8 @@ export interface DifyTarget {
 
 export type TargetResult = { ok: true; target: DifyTarget } | { ok: false; problems: string[] };
 
-function options(v: unknown): DifyOptions {
-  const r = difyOptionsSchema.safeParse(v ?? {});
+function options(value: unknown): DifyOptions {
+  const r = difyOptionsSchema.safeParse(value ?? {});
   return r.success ? r.data : {};
 }
 
@@ -110,7 +110,7 @@ export function checkTargets(service: ToolService, tools: readonly Tool[], secre
   for (const tool of tools) {
     const r = resolveTarget(service, tool, need);
     if (!r.ok) {
-      problems.push(...r.problems.map((p) => `${tool.source}: plugin-options.${p}`));
+      problems.push(...r.problems.map((problem) => `${tool.source}: plugin-options.${problem}`));
       continue;
     }
     const { missing } = resolveCredentials(r.target.credentialRefs, secrets);

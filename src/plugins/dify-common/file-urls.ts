@@ -11,20 +11,20 @@ import type { SettingsReader } from '../settings-reader.js';
  * - `DIFY_FILE_URL_ALLOW_PRIVATE` `true`, or CIDRs (comma-separated), for loopback, private and
  *                                  link-local addresses (default: refused)
  */
-export function readFileUrlPolicy(r: SettingsReader): AddressPolicy {
-  const list = (v: string | undefined) =>
-    v
+export function readFileUrlPolicy(reader: SettingsReader): AddressPolicy {
+  const list = (text: string | undefined) =>
+    text
       ?.split(',')
-      .map((s) => s.trim())
+      .map((part) => part.trim())
       .filter(Boolean);
-  const hosts = list(r.optional('DIFY_FILE_URL_ALLOW_HOSTS'));
-  const priv = r.optional('DIFY_FILE_URL_ALLOW_PRIVATE');
+  const hosts = list(reader.optional('DIFY_FILE_URL_ALLOW_HOSTS'));
+  const priv = reader.optional('DIFY_FILE_URL_ALLOW_PRIVATE');
   let allowPrivate: AddressPolicy['allowPrivate'] = false;
   if (priv === 'true') allowPrivate = true;
   else if (priv !== undefined && priv !== 'false') {
     const cidrs = list(priv)!;
-    const bad = cidrs.filter((c) => !isCidr(c));
-    if (bad.length) r.problems.push(`setting DIFY_FILE_URL_ALLOW_PRIVATE: true, false or CIDRs, got ${bad.join(', ')}`);
+    const bad = cidrs.filter((cidr) => !isCidr(cidr));
+    if (bad.length) reader.problems.push(`setting DIFY_FILE_URL_ALLOW_PRIVATE: true, false or CIDRs, got ${bad.join(', ')}`);
     else allowPrivate = cidrs;
   }
   return { ...(hosts ? { allowHosts: hosts } : {}), allowPrivate, allowPrivateSetting: 'DIFY_FILE_URL_ALLOW_PRIVATE' };

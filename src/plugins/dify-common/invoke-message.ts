@@ -20,7 +20,7 @@ export type InvokeMessageType = (typeof InvokeMessageType)[keyof typeof InvokeMe
 const meta = z
   .record(z.string(), z.unknown())
   .nullish()
-  .transform((m) => m ?? null);
+  .transform((value) => value ?? null);
 const textBody = z.looseObject({ text: z.string() });
 
 const textLike = z.object({
@@ -108,6 +108,6 @@ export function parseInvokeMessage(value: unknown): ParsedInvokeMessage {
   return { ok: false, problem: `a ${v['type']} message is malformed at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}` };
 }
 
-export function isKnown(m: InvokeMessage): m is KnownInvokeMessage {
-  return KNOWN.has(m.type);
+export function isKnown(message: InvokeMessage): message is KnownInvokeMessage {
+  return KNOWN.has(message.type);
 }

@@ -26,11 +26,11 @@ export const JSON_PARTS_MAX_BYTES = 512 * 1024;
 
 /** One form for equal JSON values: keys sorted, a number a double cannot hold by its digits. */
 function canonical(value: unknown): string {
-  return stableStringify(value, (_key, v: unknown) => (isLosslessNumber(v) ? `\u0000${v.toString()}` : v)) ?? '';
+  return stableStringify(value, (_key, node: unknown) => (isLosslessNumber(node) ? `\u0000${node.toString()}` : node)) ?? '';
 }
 
-function str(v: unknown): string | undefined {
-  return typeof v === 'string' && v !== '' ? v : undefined;
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
 function sizeText(bytes: number): string {
@@ -139,10 +139,10 @@ export class ObservationBuilder {
     return out;
   }
 
-  private text(t: string): string[] {
-    if (!this.texts.has(t)) {
-      this.texts.add(t);
-      const s = t.trim();
+  private text(content: string): string[] {
+    if (!this.texts.has(content)) {
+      this.texts.add(content);
+      const s = content.trim();
       if (s.startsWith('{') || s.startsWith('[')) {
         try {
           this.textsAsJson.add(canonical(parsePluginJson(s)));
@@ -151,7 +151,7 @@ export class ObservationBuilder {
         }
       }
     }
-    return t === '' ? [] : [t];
+    return content === '' ? [] : [content];
   }
 
   /**

@@ -34,7 +34,7 @@ export function prepareDifyInvocation(
   call: ToolCall,
   secrets: Secrets,
   need: 'plugin_id' | 'plugin_unique_identifier',
-  logFields: (t: DifyTarget) => Record<string, unknown>,
+  logFields: (target: DifyTarget) => Record<string, unknown>,
 ): DifyInvocation {
   const resolved = resolveTarget(service, call.tool, need);
   const toolName = call.tool?.name ?? 'unknown';

@@ -11,9 +11,9 @@ export function pythonJsonDumps(value: unknown): string {
   if (isLosslessNumber(value)) return value.toString();
   if (Array.isArray(value)) return value.length === 0 ? '[]' : `[${value.map(pythonJsonDumps).join(', ')}]`;
   if (typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, member]) => member !== undefined);
     if (entries.length === 0) return '{}';
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}: ${pythonJsonDumps(v)}`).join(', ')}}`;
+    return `{${entries.map(([key, member]) => `${JSON.stringify(key)}: ${pythonJsonDumps(member)}`).join(', ')}}`;
   }
   if (typeof value === 'boolean') return value ? 'true' : 'false';
   if (typeof value === 'number') return Number.isFinite(value) ? JSON.stringify(value) : 'null';

@@ -24,7 +24,7 @@ export function backoffDelayMs(retry: number, policy: RetryPolicy, random: () =>
  * it, and a tool that already ran may have acted. Programming errors are never retried.
  */
 export async function* withRetry(
-  attempt: (n: number) => AsyncIterable<string>,
+  attempt: (attemptNumber: number) => AsyncIterable<string>,
   opts: { policy: RetryPolicy; signal: AbortSignal; log: Logger; onRetry?: () => void },
 ): AsyncGenerator<string> {
   for (let n = 1; ; n++) {

@@ -10,11 +10,11 @@ import { difyOptionsSchema, type DifyOptions } from './dify-tool-options.js';
  */
 
 /** Dify's i18n objects: `{en_US: "...", zh_Hans: "..."}`, or a plain string. */
-export function i18n(v: unknown, lang: string): string | undefined {
-  if (typeof v === 'string') return v || undefined;
-  if (!isPlainObject(v)) return undefined;
-  const s = v[lang] ?? v['en_US'] ?? Object.values(v)[0];
-  return typeof s === 'string' && s !== '' ? s : undefined;
+export function i18n(value: unknown, lang: string): string | undefined {
+  if (typeof value === 'string') return value || undefined;
+  if (!isPlainObject(value)) return undefined;
+  const text = value[lang] ?? value['en_US'] ?? Object.values(value)[0];
+  return typeof text === 'string' && text !== '' ? text : undefined;
 }
 
 /** One Dify parameter declaration as a toolwire argument declaration. */
@@ -26,7 +26,7 @@ export function toArgument(raw: unknown, lang: string): Record<string, unknown> 
   if (description) out['description'] = description;
   if (raw['default'] !== undefined && raw['default'] !== null) out['default'] = raw['default'];
   if (Array.isArray(raw['options']) && raw['options'].length > 0) {
-    out['options'] = raw['options'].map((o: unknown) => (isPlainObject(o) ? o['value'] : o));
+    out['options'] = raw['options'].map((option: unknown) => (isPlainObject(option) ? option['value'] : option));
   }
   if (isPlainObject(raw['input_schema'])) out['input_schema'] = raw['input_schema'];
   for (const k of ['min', 'max'] as const) if (typeof raw[k] === 'number') out[k] = raw[k];
@@ -54,11 +54,11 @@ export function buildDescriptor(input: {
   const problems: string[] = [];
   input.parameters.forEach((raw, i) => {
     try {
-      const a = toArgument(raw, input.lang);
-      const r = parameterSchema.safeParse(a);
-      if (!r.success) problems.push(`parameters[${i}] (${String(a['name'])}): ${r.error.issues.map((x) => x.message).join('; ')}`);
+      const argument = toArgument(raw, input.lang);
+      const r = parameterSchema.safeParse(argument);
+      if (!r.success) problems.push(`parameters[${i}] (${String(argument['name'])}): ${r.error.issues.map((issue) => issue.message).join('; ')}`);
       else {
-        args.push(a);
+        args.push(argument);
         parsed.push(r.data);
       }
     } catch (err) {
@@ -67,7 +67,7 @@ export function buildDescriptor(input: {
   });
   if (problems.length > 0) throw new Error(problems.join('\n'));
   const options = difyOptionsSchema.safeParse(input.pluginOptions);
-  if (!options.success) throw new InvalidPluginOptionsError(options.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('\n'));
+  if (!options.success) throw new InvalidPluginOptionsError(options.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('\n'));
   return {
     descriptor: {
       type: 'tool-service',
@@ -79,7 +79,9 @@ export function buildDescriptor(input: {
       'input-schema': toolInputSchema(parsed),
       'plugin-options': options.data,
     },
-    needsRuntime: parsed.filter((p) => p.form !== 'llm' && p.required && p.default === undefined).map((p) => p.name),
+    needsRuntime: parsed
+      .filter((parameter) => parameter.form !== 'llm' && parameter.required && parameter.default === undefined)
+      .map((parameter) => parameter.name),
   };
 }
 

@@ -12,7 +12,7 @@ export function toolParameters(
   args: Readonly<Record<string, unknown>>,
   config: Readonly<Record<string, unknown>> = {},
 ): Record<string, unknown> {
-  const declared = new Map((tool?.parameters ?? []).map((p) => [p.name, p]));
+  const declared = new Map((tool?.parameters ?? []).map((parameter) => [parameter.name, parameter]));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(args)) {
     if (k in config && !declared.has(k) && args[k] === config[k]) continue;

@@ -41,11 +41,11 @@ export class DifyDaemonPlugin implements Plugin {
       log,
       credentials,
       data,
-    } = prepareDifyInvocation(this.service, call, this.secrets, 'plugin_id', (t) => ({
+    } = prepareDifyInvocation(this.service, call, this.secrets, 'plugin_id', (target) => ({
       plugin: DIFY_DAEMON_KIND,
-      pluginId: t.pluginId,
-      provider: t.provider,
-      difyTool: t.tool,
+      pluginId: target.pluginId,
+      provider: target.provider,
+      difyTool: target.tool,
     }));
     await checkFileUrls(data.tool_parameters, this.fileUrls);
     const hidden = [...Object.values(credentials), this.settings.key];
@@ -85,7 +85,7 @@ export const difyDaemonPluginFactory: PluginFactory<DifyOptions, DifyOptions> = 
   toolOptions: difyOptionsSchema,
   async check(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<string[]> {
     const { problems } = readDifyDaemonSettings(ctx.settings, ctx.secrets);
-    return [...problems.map((p) => `${service.source}: plugin: ${p}`), ...checkTargets(service, tools, ctx.secrets, 'plugin_id')];
+    return [...problems.map((problem) => `${service.source}: plugin: ${problem}`), ...checkTargets(service, tools, ctx.secrets, 'plugin_id')];
   },
   async create(service: ToolService, ctx: PluginContext): Promise<Plugin> {
     return new DifyDaemonPlugin(service, settingsOrThrow(ctx), ctx.secrets, ctx.faults, ctx.resolve, ctx.events);

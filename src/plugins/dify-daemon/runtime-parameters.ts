@@ -10,24 +10,24 @@ import { DifyDaemonClient } from '../dify-common/daemon-client.js';
 export async function runtimeParameters(
   daemon: { url: string; key: string; tenantId: string },
   secrets: Secrets,
-  o: { pluginId: string; provider: string; tool: string; credentials: Record<string, string> },
+  target: { pluginId: string; provider: string; tool: string; credentials: Record<string, string> },
   signal: AbortSignal,
 ): Promise<unknown[]> {
   const { url, key, tenantId } = daemon;
   const creds: Record<string, string> = {};
-  for (const [name, ref] of Object.entries(o.credentials)) {
+  for (const [name, ref] of Object.entries(target.credentials)) {
     const v = secrets.resolve(ref);
     if (!v) throw new Error(`credential ${name}: ${unresolvedReason(ref, secrets)}`);
     creds[name] = v;
   }
   const client = new DifyDaemonClient({ url: url.replace(/\/+$/, ''), key, tenantId });
-  const provider = o.provider.split('/').pop() ?? o.provider;
+  const provider = target.provider.split('/').pop() ?? target.provider;
   for await (const item of client.getRuntimeParameters(
-    o.pluginId,
-    { user_id: 'toolwire-import', data: { provider, tool: o.tool, credentials: creds } },
+    target.pluginId,
+    { user_id: 'toolwire-import', data: { provider, tool: target.tool, credentials: creds } },
     signal,
   )) {
-    if (item.kind === 'error') throw new Error(agentError(item.error, { toolName: o.tool, secrets: [key, ...Object.values(creds)] }).message);
+    if (item.kind === 'error') throw new Error(agentError(item.error, { toolName: target.tool, secrets: [key, ...Object.values(creds)] }).message);
     if (isPlainObject(item.value) && Array.isArray(item.value['parameters'])) return item.value['parameters'];
   }
   throw new Error('the daemon answered without a parameters list');

@@ -26,6 +26,6 @@ export const CHILD_BASICS = [
 export function slimEnvNames(env: Readonly<Record<string, string | undefined>>): string[] {
   return (env['DIFY_SLIM_ENV'] ?? '')
     .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
 }

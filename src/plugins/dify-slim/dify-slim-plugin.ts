@@ -42,11 +42,11 @@ export class DifySlimPlugin implements Plugin {
       log,
       credentials,
       data,
-    } = prepareDifyInvocation(this.service, call, this.secrets, 'plugin_unique_identifier', (t) => ({
+    } = prepareDifyInvocation(this.service, call, this.secrets, 'plugin_unique_identifier', (target) => ({
       plugin: DIFY_SLIM_KIND,
-      plugin_unique_identifier: t.uniqueIdentifier,
-      provider: t.provider,
-      difyTool: t.tool,
+      plugin_unique_identifier: target.uniqueIdentifier,
+      provider: target.provider,
+      difyTool: target.tool,
     }));
     await checkFileUrls(data.tool_parameters, this.fileUrls);
     const hidden = [...Object.values(credentials), ...this.settings.secrets];
@@ -102,7 +102,7 @@ export const difySlimPluginFactory: PluginFactory<DifyOptions, DifyOptions> = {
   },
   async check(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<string[]> {
     const { problems } = readDifySlimSettings(ctx.settings, ctx.secrets);
-    return [...problems.map((p) => `${service.source}: plugin: ${p}`), ...checkTargets(service, tools, ctx.secrets, 'plugin_unique_identifier')];
+    return [...problems.map((problem) => `${service.source}: plugin: ${problem}`), ...checkTargets(service, tools, ctx.secrets, 'plugin_unique_identifier')];
   },
   async create(service: ToolService, ctx: PluginContext): Promise<Plugin> {
     const { settings, problems } = readDifySlimSettings(ctx.settings, ctx.secrets);

@@ -17,14 +17,14 @@ export interface ImportOptions {
  * to its MCP tool's name, so an agent that sends a tool's config values (as TrustGraph's do)
  * reaches the right one; `plugin-options.tool` names the MCP tool the call goes to.
  */
-export function toolDescriptors(tools: readonly McpTool[], o: ImportOptions): Record<string, unknown>[] {
-  return tools.map((t) => ({
+export function toolDescriptors(tools: readonly McpTool[], options: ImportOptions): Record<string, unknown>[] {
+  return tools.map((tool) => ({
     type: 'tool-service',
-    name: `${o.prefix}${t.name}`,
-    description: t.description ?? t.title ?? t.name,
-    service: o.service,
-    tool: t.name,
-    'plugin-options': { tool: t.name },
-    arguments: argumentsOf(t),
+    name: `${options.prefix}${tool.name}`,
+    description: tool.description ?? tool.title ?? tool.name,
+    service: options.service,
+    tool: tool.name,
+    'plugin-options': { tool: tool.name },
+    arguments: argumentsOf(tool),
   }));
 }

@@ -59,8 +59,8 @@ function blobSink(ctx: PluginContext): BlobSink {
   return blobSinkFor(dir, ctx.settings);
 }
 
-function progressText(p: { progress: number; total?: number; message?: string }): string {
-  return p.message ?? `progress ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}`;
+function progressText(update: { progress: number; total?: number; message?: string }): string {
+  return update.message ?? `progress ${update.progress}${update.total !== undefined ? `/${update.total}` : ''}`;
 }
 
 /** The tools of one MCP server, served over one long-lived session. */
@@ -79,13 +79,13 @@ export class McpPlugin implements Plugin<McpToolOptions> {
     const { timeoutMs } = call;
     const args = call.arguments as Record<string, unknown>;
     if (!call.stream) {
-      return this.session.call(name, args, { signal: call.signal, timeoutMs }).then((r) => resultText(r, this.blobs, call.signal));
+      return this.session.call(name, args, { signal: call.signal, timeoutMs }).then((result) => resultText(result, this.blobs, call.signal));
     }
     // Streamed: the server's progress notifications are the chunks, its result the last one.
     const chunks = new AsyncQueue<string>();
     const done = this.session
-      .call(name, args, { signal: call.signal, timeoutMs, onProgress: (p) => chunks.push(progressText(p)) })
-      .then((r) => resultText(r, this.blobs, call.signal))
+      .call(name, args, { signal: call.signal, timeoutMs, onProgress: (update) => chunks.push(progressText(update)) })
+      .then((result) => resultText(result, this.blobs, call.signal))
       .finally(() => chunks.finish());
     // Read after the chunks; until then a failure must not count as unhandled.
     done.catch(() => undefined);
@@ -108,12 +108,13 @@ export class McpPlugin implements Plugin<McpToolOptions> {
 
 /** A problem for each tool whose MCP tool the server does not offer. */
 function missingTools(service: McpService, tools: readonly ToolWith<McpToolOptions>[], offeredTools: readonly McpTool[]): string[] {
-  const offered = new Set(offeredTools.map((t) => t.name));
+  const offered = new Set(offeredTools.map((tool) => tool.name));
   return tools
-    .map((t) => ({ t, name: t.pluginOptions.tool ?? t.name }))
+    .map((tool) => ({ tool, name: tool.pluginOptions.tool ?? tool.name }))
     .filter(({ name }) => !offered.has(name))
     .map(
-      ({ t, name }) => `${t.source}: plugin-options.tool: the MCP server of ${service.id} has no tool "${name}" (it has: ${[...offered].join(', ') || 'none'})`,
+      ({ tool, name }) =>
+        `${tool.source}: plugin-options.tool: the MCP server of ${service.id} has no tool "${name}" (it has: ${[...offered].join(', ') || 'none'})`,
     );
 }
 
@@ -123,20 +124,20 @@ export const mcpPluginFactory: PluginFactory<McpServiceOptions, McpToolOptions> 
   toolOptions: mcpToolOptions,
   /** A stdio server is a command the worker starts: at the check, at create, at each reconnect. */
   async executes(service, _tools, ctx): Promise<Execution[]> {
-    const o = service.plugin.options;
-    if (o.transport !== 'stdio') return [];
+    const options = service.plugin.options;
+    if (options.transport !== 'stdio') return [];
     // As the child is spawned: a name is looked up on PATH, a path is the file this resolves.
-    const { cwd, path } = stdioLaunch(o, ctx.configDir, readStdioIdentity(ctx.settings, ctx.secrets).identity.cwd);
-    const found: Execution[] = [{ type: 'command', where: `${service.source}: plugin.command`, command: o.command, path }];
-    const names = Object.keys(o.env);
-    if (names.length > 0) found.push({ type: 'command-env', where: `${service.source}: plugin.env`, command: o.command, names });
+    const { cwd, path } = stdioLaunch(options, ctx.configDir, readStdioIdentity(ctx.settings, ctx.secrets).identity.cwd);
+    const found: Execution[] = [{ type: 'command', where: `${service.source}: plugin.command`, command: options.command, path }];
+    const names = Object.keys(options.env);
+    if (names.length > 0) found.push({ type: 'command-env', where: `${service.source}: plugin.env`, command: options.command, names });
     // Unset, it is the operator's (MCP_STDIO_CWD or the config directory).
-    if (o.cwd !== undefined) found.push({ type: 'working-dir', where: `${service.source}: plugin.cwd`, dir: cwd });
+    if (options.cwd !== undefined) found.push({ type: 'working-dir', where: `${service.source}: plugin.cwd`, dir: cwd });
     return found;
   },
   reaches(service): Reach[] {
-    const o = service.plugin.options;
-    return o.transport === 'http' ? [{ where: `${service.source}: plugin.url`, url: o.url, allowPrivate: false }] : [];
+    const options = service.plugin.options;
+    return options.transport === 'http' ? [{ where: `${service.source}: plugin.url`, url: options.url, allowPrivate: false }] : [];
   },
   /**
    * The server answers `initialize` and lists every tool a descriptor names. When only the
@@ -155,7 +156,7 @@ export const mcpPluginFactory: PluginFactory<McpServiceOptions, McpToolOptions> 
       client = await connectMcp(options, sessionContext(service, ctx, net), AbortSignal.timeout(30_000));
     } catch (err) {
       await net?.close();
-      if (err instanceof ConfigError) return err.problems.map((p) => `${service.source}: ${p}`);
+      if (err instanceof ConfigError) return err.problems.map((problem) => `${service.source}: ${problem}`);
       if (err instanceof AddressRefusedError) return [`${service.source}: plugin.url: ${err.message}`];
       return [`${service.source}: plugin: the MCP server does not answer initialize: ${errorMessage(err)}`];
     }

@@ -38,7 +38,7 @@ export async function resultText(result: CallToolResult, blobs: BlobSink, signal
     const text = await describe(block, blobs, signal);
     if (text !== undefined) parts.push(text);
   }
-  const hasText = (result.content ?? []).some((b) => b.type === 'text');
+  const hasText = (result.content ?? []).some((block) => block.type === 'text');
   if (!hasText && result.structuredContent !== undefined) parts.push(JSON.stringify(result.structuredContent));
   const text = parts.join('\n');
   if (result.isError) throw new ToolFailedError(text || 'the MCP tool reported an error without text');

@@ -35,16 +35,16 @@ export interface McpSessionContext {
 }
 
 /** The transport to the server, built from the descriptor and the worker's secrets; throws ConfigError for a reference that does not resolve. */
-export function mcpTransport(o: McpServiceOptions, ctx: McpSessionContext): McpTransport {
-  if (o.transport === 'stdio') {
+export function mcpTransport(options: McpServiceOptions, ctx: McpSessionContext): McpTransport {
+  if (options.transport === 'stdio') {
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(ctx.basics)) if (v !== undefined) env[k] = v;
-    for (const [k, v] of Object.entries(o.env)) env[k] = resolveDescriptorValue(v, `plugin.env.${k}`, ctx.secrets);
+    for (const [k, v] of Object.entries(options.env)) env[k] = resolveDescriptorValue(v, `plugin.env.${k}`, ctx.secrets);
     // The file the exec policy ruled on, by its absolute path (a bare name: PATH, as ruled).
-    const { cwd, path } = stdioLaunch(o, ctx.configDir, ctx.stdio?.cwd);
+    const { cwd, path } = stdioLaunch(options, ctx.configDir, ctx.stdio?.cwd);
     return new StdioChildTransport({
-      command: path ?? o.command,
-      args: o.args,
+      command: path ?? options.command,
+      args: options.args,
       env,
       cwd,
       uid: ctx.stdio?.uid,
@@ -54,9 +54,9 @@ export function mcpTransport(o: McpServiceOptions, ctx: McpSessionContext): McpT
     });
   }
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(o.headers)) headers[k] = resolveDescriptorValue(v, `plugin.headers.${k}`, ctx.secrets);
-  if (o.token) headers['authorization'] = `Bearer ${resolveDescriptorValue(o.token, 'plugin.token', ctx.secrets)}`;
-  return new StreamableHTTPClientTransport(new URL(o.url), { requestInit: { headers, redirect: 'error' }, fetch: isolatingFetch(ctx.fetch) });
+  for (const [k, v] of Object.entries(options.headers)) headers[k] = resolveDescriptorValue(v, `plugin.headers.${k}`, ctx.secrets);
+  if (options.token) headers['authorization'] = `Bearer ${resolveDescriptorValue(options.token, 'plugin.token', ctx.secrets)}`;
+  return new StreamableHTTPClientTransport(new URL(options.url), { requestInit: { headers, redirect: 'error' }, fetch: isolatingFetch(ctx.fetch) });
 }
 
 /** The server's whole tool list, page by page. */
@@ -72,9 +72,9 @@ export async function listAllTools(client: Client, signal?: AbortSignal): Promis
 }
 
 /** Connect, initialize, and hand back the client; the caller closes it. Progress of a call with a listener in `progress` goes to it. */
-export async function connectMcp(o: McpServiceOptions, ctx: McpSessionContext, signal?: AbortSignal, progress?: ProgressListeners): Promise<Client> {
+export async function connectMcp(options: McpServiceOptions, ctx: McpSessionContext, signal?: AbortSignal, progress?: ProgressListeners): Promise<Client> {
   const client = new Client({ name: 'toolwire', version: '1' });
-  const transport = mcpTransport(o, ctx);
+  const transport = mcpTransport(options, ctx);
   await client.connect(progress ? new ProgressRoutingTransport(transport, progress) : transport, { signal });
   return client;
 }
@@ -158,25 +158,25 @@ export class McpSession {
   async call(
     name: string,
     args: Record<string, unknown>,
-    o: { signal: AbortSignal; timeoutMs: number; onProgress?: (p: Progress) => void },
+    options: { signal: AbortSignal; timeoutMs: number; onProgress?: (progress: Progress) => void },
   ): Promise<CallToolResult> {
-    const client = await this.ready(o.signal);
+    const client = await this.ready(options.signal);
     // The worker's span travels in `_meta` under the W3C names, as `mcp serve` reads it; the
     // progress token beside it, when the call wants progress.
     const meta: Record<string, string> = {};
     injectTraceContext(meta);
-    const token = o.onProgress ? randomUUID() : undefined;
+    const token = options.onProgress ? randomUUID() : undefined;
     if (token !== undefined) {
       meta['progressToken'] = token;
-      this.progress.set(token, o.onProgress!);
+      this.progress.set(token, options.onProgress!);
     }
     try {
       return (await client.callTool({ name, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) }, undefined, {
-        signal: o.signal,
-        timeout: o.timeoutMs + 1000,
+        signal: options.signal,
+        timeout: options.timeoutMs + 1000,
       })) as CallToolResult;
     } catch (err) {
-      if (o.signal.aborted) throw o.signal.reason instanceof Error ? o.signal.reason : new AbortedError('call aborted');
+      if (options.signal.aborted) throw options.signal.reason instanceof Error ? options.signal.reason : new AbortedError('call aborted');
       throw new UnavailableError(`the MCP server failed the call: ${errorMessage(err)}`, { cause: err });
     } finally {
       if (token !== undefined) this.progress.delete(token);

@@ -2,7 +2,7 @@ import type { Transport as McpTransport, TransportSendOptions } from '@modelcont
 import { isJSONRPCNotification, type JSONRPCMessage, type MessageExtraInfo, type Progress } from '@modelcontextprotocol/sdk/types.js';
 
 /** Listeners of the calls in flight, by the progress token each call sent in `_meta`. */
-export type ProgressListeners = Map<string, (p: Progress) => void>;
+export type ProgressListeners = Map<string, (progress: Progress) => void>;
 
 /**
  * Wraps the transport to an MCP server and hands each progress notification of a call in

@@ -34,17 +34,17 @@ export class StdioChildTransport implements Transport {
   private child: ChildProcessWithoutNullStreams | undefined;
   private readonly buffer = new ReadBuffer();
 
-  constructor(private readonly o: StdioChildOptions) {}
+  constructor(private readonly options: StdioChildOptions) {}
 
   start(): Promise<void> {
     if (this.child) return Promise.reject(new Error('the MCP server process is already started'));
     return new Promise((resolve, reject) => {
-      const child = spawn(this.o.command, [...this.o.args], {
-        env: { ...this.o.env },
-        cwd: this.o.cwd,
+      const child = spawn(this.options.command, [...this.options.args], {
+        env: { ...this.options.env },
+        cwd: this.options.cwd,
         stdio: ['pipe', 'pipe', 'pipe'],
-        ...(this.o.uid !== undefined ? { uid: this.o.uid } : {}),
-        ...(this.o.gid !== undefined ? { gid: this.o.gid } : {}),
+        ...(this.options.uid !== undefined ? { uid: this.options.uid } : {}),
+        ...(this.options.gid !== undefined ? { gid: this.options.gid } : {}),
       });
       this.child = child;
       child.once('spawn', () => resolve());
@@ -59,7 +59,7 @@ export class StdioChildTransport implements Transport {
       child.stdin.on('error', (err) => this.onerror?.(err));
       child.stdout.on('error', (err) => this.onerror?.(err));
       child.stdout.on('data', (chunk: Buffer) => this.received(chunk));
-      child.stderr.on('data', (d: Buffer) => this.o.onStderr?.(d.toString('utf8')));
+      child.stderr.on('data', (chunk: Buffer) => this.options.onStderr?.(chunk.toString('utf8')));
     });
   }
 

@@ -25,7 +25,7 @@ function realOrSame(path: string): string {
  * it, so the file ruled on is the file started (a relative command is resolved here, not by
  * the child's cwd at spawn).
  */
-export function stdioLaunch(o: StdioOptions, configDir: string, defaultCwd: string | undefined): StdioLaunch {
-  const cwd = realOrSame(o.cwd !== undefined ? resolve(configDir, o.cwd) : defaultCwd !== undefined ? resolve(defaultCwd) : resolve(configDir));
-  return { cwd, path: o.command.includes('/') ? resolve(cwd, o.command) : undefined };
+export function stdioLaunch(options: StdioOptions, configDir: string, defaultCwd: string | undefined): StdioLaunch {
+  const cwd = realOrSame(options.cwd !== undefined ? resolve(configDir, options.cwd) : defaultCwd !== undefined ? resolve(defaultCwd) : resolve(configDir));
+  return { cwd, path: options.command.includes('/') ? resolve(cwd, options.command) : undefined };
 }

@@ -9,8 +9,8 @@ import { typedToolArguments, type TypedTool } from './typed-tool.js';
  * operator's and are not compared.
  */
 export function descriptorDisagreements(tool: TypedTool, descriptor: Tool): string[] {
-  const derived = new Map(typedToolArguments(tool).map((a) => [String(a['name']), parameterSchema.parse(a)]));
-  const declared = new Map(descriptor.parameters.filter((p) => p.form === 'llm').map((p) => [p.name, p]));
+  const derived = new Map(typedToolArguments(tool).map((argument) => [String(argument['name']), parameterSchema.parse(argument)]));
+  const declared = new Map(descriptor.parameters.filter((parameter) => parameter.form === 'llm').map((parameter) => [parameter.name, parameter]));
   const fix = `(regenerate the descriptors: toolwire module import)`;
   const problems: string[] = [];
   for (const [name, want] of derived) {
@@ -35,6 +35,6 @@ export function descriptorDisagreements(tool: TypedTool, descriptor: Tool): stri
   return problems;
 }
 
-function sameOptions(a: Parameter, b: Parameter): boolean {
-  return JSON.stringify(a.options ?? []) === JSON.stringify(b.options ?? []);
+function sameOptions(left: Parameter, right: Parameter): boolean {
+  return JSON.stringify(left.options ?? []) === JSON.stringify(right.options ?? []);
 }

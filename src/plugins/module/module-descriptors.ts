@@ -12,14 +12,14 @@ export interface ModuleImportOptions {
  * server's: the service's config param `tool` names the typed tool (agents that send config
  * values reach the right one), and `plugin-options.tool` is what the module plugin calls.
  */
-export function typedToolDescriptors(tools: readonly TypedTool[], o: ModuleImportOptions): Record<string, unknown>[] {
-  return tools.map((t) => ({
+export function typedToolDescriptors(tools: readonly TypedTool[], options: ModuleImportOptions): Record<string, unknown>[] {
+  return tools.map((tool) => ({
     type: 'tool-service',
-    name: `${o.prefix}${t.name}`,
-    description: t.description,
-    service: o.service,
-    tool: t.name,
-    'plugin-options': { tool: t.name },
-    arguments: typedToolArguments(t),
+    name: `${options.prefix}${tool.name}`,
+    description: tool.description,
+    service: options.service,
+    tool: tool.name,
+    'plugin-options': { tool: tool.name },
+    arguments: typedToolArguments(tool),
   }));
 }

@@ -59,24 +59,27 @@ type Loaded =
   | { readonly kind: 'function'; readonly fn: ModuleTool }
   | { readonly kind: 'typed'; readonly tools: ReadonlyMap<string, { tool: TypedTool; exportName: string }> };
 
-async function loadModule(o: ModuleOptions, configDir: string): Promise<Loaded> {
+async function loadModule(moduleOptions: ModuleOptions, configDir: string): Promise<Loaded> {
   let mod: Record<string, unknown>;
-  if (o.module.startsWith('builtin:')) {
-    const name = o.module.slice('builtin:'.length);
+  if (moduleOptions.module.startsWith('builtin:')) {
+    const name = moduleOptions.module.slice('builtin:'.length);
     const load = Object.hasOwn(BUILTIN_TOOLS, name) ? BUILTIN_TOOLS[name] : undefined;
     if (!load) throw new Error(`unknown builtin module "${name}" (available: ${Object.keys(BUILTIN_TOOLS).join(', ')})`);
     mod = await load();
   } else {
-    mod = await importModuleFile(await moduleFile(o.module, configDir), o.revision);
+    mod = await importModuleFile(await moduleFile(moduleOptions.module, configDir), moduleOptions.revision);
   }
-  const value = mod[o.export ?? 'default'];
-  if (o.export !== undefined && isTypedTool(value)) return { kind: 'typed', tools: new Map([[value.name, { tool: value, exportName: o.export }]]) };
-  if (o.export === undefined) {
+  const value = mod[moduleOptions.export ?? 'default'];
+  if (moduleOptions.export !== undefined && isTypedTool(value))
+    return { kind: 'typed', tools: new Map([[value.name, { tool: value, exportName: moduleOptions.export }]]) };
+  if (moduleOptions.export === undefined) {
     const typed = typedToolsOf(mod);
     if (typed.size > 0) return { kind: 'typed', tools: typed };
   }
   if (typeof value !== 'function')
-    throw new Error(`module "${o.module}" has no function export "${o.export ?? 'default'}" and no typed tool (defineTool({ name, arguments, run }))`);
+    throw new Error(
+      `module "${moduleOptions.module}" has no function export "${moduleOptions.export ?? 'default'}" and no typed tool (defineTool({ name, arguments, run }))`,
+    );
   return { kind: 'function', fn: value as ModuleTool };
 }
 
@@ -143,38 +146,38 @@ export const modulePluginFactory: PluginFactory<ModuleOptions, ModuleToolOptions
   toolOptions,
   /** A file or package module runs its top-level code when imported, at the check already. */
   async executes(service, _tools, ctx): Promise<Execution[]> {
-    const o = service.plugin.options;
-    if (o.module.startsWith('builtin:')) return [];
-    const file = await moduleFile(o.module, ctx.configDir).catch(() => undefined);
-    return [{ type: 'module', where: `${service.source}: plugin.module`, specifier: o.module, file }];
+    const moduleOptions = service.plugin.options;
+    if (moduleOptions.module.startsWith('builtin:')) return [];
+    const file = await moduleFile(moduleOptions.module, ctx.configDir).catch(() => undefined);
+    return [{ type: 'module', where: `${service.source}: plugin.module`, specifier: moduleOptions.module, file }];
   },
   /** The module imports, and each tool descriptor agrees with the schema of the typed tool it calls. */
   async check(service, tools, ctx) {
-    const o = service.plugin.options;
+    const moduleOptions = service.plugin.options;
     // Under `run --watch` (a revision is set) a TypeScript module is type checked first: tsx
     // would run it with its type errors.
-    if (o.revision !== undefined && !o.module.startsWith('builtin:')) {
-      const file = await moduleFile(o.module, ctx.configDir).catch(() => undefined);
+    if (moduleOptions.revision !== undefined && !moduleOptions.module.startsWith('builtin:')) {
+      const file = await moduleFile(moduleOptions.module, ctx.configDir).catch(() => undefined);
       // The checker is code too: imported only from where the policy lets modules come from.
       const mayImport = async (ts: string) =>
         ctx.policy?.refuse({ type: 'module', where: `${service.source}: plugin.module`, specifier: 'typescript', file: ts }) === undefined;
       const errors = file && isTypeScript(file) ? await typeErrors(file, mayImport) : undefined;
-      if (errors && errors.length > 0) return errors.map((e) => `${service.source}: plugin.module: ${e}`);
+      if (errors && errors.length > 0) return errors.map((error) => `${service.source}: plugin.module: ${error}`);
     }
     let loaded: Loaded;
     try {
-      loaded = await loadModule(o, ctx.configDir);
+      loaded = await loadModule(moduleOptions, ctx.configDir);
     } catch (err) {
       return [`${service.source}: plugin.module: ${(err as Error).message}`];
     }
     if (loaded.kind === 'function') return [];
-    return tools.flatMap((t) => {
-      const typed = pickTyped(loaded.tools, t);
+    return tools.flatMap((tool) => {
+      const typed = pickTyped(loaded.tools, tool);
       if (!typed)
         return [
-          `${t.source}: plugin-options.tool: the module has no tool ${JSON.stringify(t.pluginOptions.tool ?? t.name)} (it has ${[...loaded.tools.keys()].join(', ')})`,
+          `${tool.source}: plugin-options.tool: the module has no tool ${JSON.stringify(tool.pluginOptions.tool ?? tool.name)} (it has ${[...loaded.tools.keys()].join(', ')})`,
         ];
-      return descriptorDisagreements(typed, t).map((p) => `${t.source}: arguments: ${p}`);
+      return descriptorDisagreements(typed, tool).map((problem) => `${tool.source}: arguments: ${problem}`);
     });
   },
   async create(service, ctx) {

@@ -53,22 +53,22 @@ export class ModuleWatchSource implements ConfigSource {
     return [...this.watchers.keys()];
   }
 
-  private async stamped(e: ConfigEntry, named: Set<string>): Promise<ConfigEntry> {
-    const plugin = isPlainObject(e.value) ? e.value['plugin'] : undefined;
+  private async stamped(entry: ConfigEntry, named: Set<string>): Promise<ConfigEntry> {
+    const plugin = isPlainObject(entry.value) ? entry.value['plugin'] : undefined;
     if (
-      e.type !== 'tool-service' ||
+      entry.type !== 'tool-service' ||
       !isPlainObject(plugin) ||
       plugin['kind'] !== 'module' ||
       typeof plugin['module'] !== 'string' ||
       plugin['module'].startsWith('builtin:')
     )
-      return e;
+      return entry;
     const file = await moduleFile(plugin['module'], this.configDir).catch(() => undefined);
-    if (!file) return e;
+    if (!file) return entry;
     const dir = dirname(file);
     named.add(dir);
     this.watchDir(dir);
-    return { ...e, value: { ...(e.value as Record<string, unknown>), plugin: { ...plugin, revision: watchRevision(this.revisions.get(dir) ?? 0) } } };
+    return { ...entry, value: { ...(entry.value as Record<string, unknown>), plugin: { ...plugin, revision: watchRevision(this.revisions.get(dir) ?? 0) } } };
   }
 
   /** Stop watching directories no module names any longer; one named again is imported afresh (it may have changed unseen). */

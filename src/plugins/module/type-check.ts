@@ -32,8 +32,8 @@ export async function typeErrors(file: string, mayImport: (file: string) => Prom
   } catch {
     return undefined;
   }
-  const configFile = ts.findConfigFile(dirname(file), (f) => ts.sys.fileExists(f));
-  const json = configFile ? ts.readConfigFile(configFile, (f) => ts.sys.readFile(f)).config : {};
+  const configFile = ts.findConfigFile(dirname(file), (fileName) => ts.sys.fileExists(fileName));
+  const json = configFile ? ts.readConfigFile(configFile, (fileName) => ts.sys.readFile(fileName)).config : {};
   const parsed = ts.parseJsonConfigFileContent(
     { ...json, compilerOptions: { ...DEFAULTS, ...(json as { compilerOptions?: object }).compilerOptions, noEmit: true } },
     ts.sys,
@@ -42,11 +42,11 @@ export async function typeErrors(file: string, mayImport: (file: string) => Prom
   const program = ts.createProgram([file], parsed.options);
   return ts
     .getPreEmitDiagnostics(program)
-    .filter((d) => d.category === ts.DiagnosticCategory.Error && !d.file?.fileName.includes('/node_modules/'))
-    .map((d) => {
-      const text = ts.flattenDiagnosticMessageText(d.messageText, ' ');
-      if (!d.file || d.start === undefined) return `TS${d.code}: ${text}`;
-      const { line, character } = d.file.getLineAndCharacterOfPosition(d.start);
-      return `${d.file.fileName}:${line + 1}:${character + 1}: TS${d.code}: ${text}`;
+    .filter((diagnostic) => diagnostic.category === ts.DiagnosticCategory.Error && !diagnostic.file?.fileName.includes('/node_modules/'))
+    .map((diagnostic) => {
+      const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, ' ');
+      if (!diagnostic.file || diagnostic.start === undefined) return `TS${diagnostic.code}: ${text}`;
+      const { line, character } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start);
+      return `${diagnostic.file.fileName}:${line + 1}:${character + 1}: TS${diagnostic.code}: ${text}`;
     });
 }

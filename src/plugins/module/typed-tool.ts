@@ -34,8 +34,8 @@ export function typedTool<S extends ArgumentsSchema>(definition: TypedToolDefini
   return Object.freeze({ ...definition, [TYPED]: true as const });
 }
 
-export function isTypedTool(v: unknown): v is TypedTool {
-  return v !== null && typeof v === 'object' && (v as Record<symbol, unknown>)[TYPED] === true;
+export function isTypedTool(value: unknown): value is TypedTool {
+  return value !== null && typeof value === 'object' && (value as Record<symbol, unknown>)[TYPED] === true;
 }
 
 /** A module's typed tools by name: every export that is one, or a list of them. */
@@ -71,6 +71,6 @@ export function typedToolArguments(tool: TypedTool): Record<string, unknown>[] {
 export function parseArguments<S extends ArgumentsSchema>(tool: TypedTool<S>, args: unknown): z.output<S> {
   const r = tool.arguments.safeParse(args);
   if (r.success) return r.data;
-  const problems = r.error.issues.map((i) => `${i.path.length > 0 ? i.path.map(String).join('.') : '(arguments)'}: ${i.message}`);
+  const problems = r.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.map(String).join('.') : '(arguments)'}: ${issue.message}`);
   throw new InvalidArgumentsError(`invalid arguments for ${tool.name}: ${problems.join('; ')}`);
 }

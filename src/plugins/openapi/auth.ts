@@ -110,8 +110,8 @@ export class ServiceAuth {
   /** `tokenTimeoutMs` bounds an OAuth2 token fetch, which no single call owns. */
   constructor(options: AuthOptions, secrets: Secrets, post: PostForm, tokenTimeoutMs: number) {
     const values: string[] = [];
-    const secret = (v: string, what: string): string => {
-      const r = resolveDescriptorValue(v, what, secrets);
+    const secret = (reference: string, what: string): string => {
+      const r = resolveDescriptorValue(reference, what, secrets);
       values.push(r);
       return r;
     };
@@ -164,9 +164,9 @@ export class ServiceAuth {
   }
 
   /** A 401 with this token: fetch a new one next time. Returns whether a retry could help. */
-  refused(c: Credentials): boolean {
-    if (!this.oauth || c.token === undefined) return false;
-    this.oauth.invalidate(c.token);
+  refused(credentials: Credentials): boolean {
+    if (!this.oauth || credentials.token === undefined) return false;
+    this.oauth.invalidate(credentials.token);
     return true;
   }
 }

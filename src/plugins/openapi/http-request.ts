@@ -12,28 +12,28 @@ export interface HttpRequest {
 }
 
 /** A value on the wire: text as is, anything structured as JSON. */
-function wireText(v: unknown): string {
-  return typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+function wireText(value: unknown): string {
+  return typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
 }
 
 /** A value for the URL or a header: a lone surrogate has no UTF-8 (encodeURIComponent throws, URLSearchParams writes U+FFFD). */
-function urlText(argument: string, v: unknown): string {
-  const text = wireText(v);
+function urlText(argument: string, value: unknown): string {
+  const text = wireText(value);
   if (/\p{Cs}/u.test(text)) throw new InvalidArgumentsError(`argument ${argument}: holds a lone UTF-16 surrogate, which no URL or header can carry`);
   return text;
 }
 
-function present(v: unknown): boolean {
-  return v !== undefined && v !== null;
+function present(value: unknown): boolean {
+  return value !== undefined && value !== null;
 }
 
-function isJsonMedia(t: string): boolean {
-  return t === 'application/json' || t.endsWith('+json');
+function isJsonMedia(mediaType: string): boolean {
+  return mediaType === 'application/json' || mediaType.endsWith('+json');
 }
 
-function appendField(form: URLSearchParams | FormData, name: string, v: unknown): void {
+function appendField(form: URLSearchParams | FormData, name: string, value: unknown): void {
   // Arrays are repeated fields, the common reading of both encodings.
-  for (const item of Array.isArray(v) ? v : [v]) if (present(item)) form.append(name, wireText(item));
+  for (const item of Array.isArray(value) ? value : [value]) if (present(item)) form.append(name, wireText(item));
 }
 
 function bodyOf(

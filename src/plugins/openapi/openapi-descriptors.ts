@@ -8,8 +8,8 @@ type Json = Record<string, unknown>;
 /** Media types whose body is an object of named fields, so each field can be an argument. */
 const FIELD_BODIES = new Set(['application/x-www-form-urlencoded', 'multipart/form-data']);
 
-function isJsonMedia(t: string): boolean {
-  return t === 'application/json' || t.endsWith('+json');
+function isJsonMedia(mediaType: string): boolean {
+  return mediaType === 'application/json' || mediaType.endsWith('+json');
 }
 
 /**
@@ -17,9 +17,15 @@ function isJsonMedia(t: string): boolean {
  * document declares): the service's auth fills them, and the model must neither be asked for
  * a credential nor be able to send one of its own.
  */
-function credentialParameter(p: { name: string; in: string }, schemes: readonly SecurityScheme[]): boolean {
-  if (p.in === 'header' && p.name.toLowerCase() === 'authorization') return true;
-  return schemes.some((s) => s.type === 'apiKey' && s['in'] === p.in && typeof s['name'] === 'string' && s['name'].toLowerCase() === p.name.toLowerCase());
+function credentialParameter(parameter: { name: string; in: string }, schemes: readonly SecurityScheme[]): boolean {
+  if (parameter.in === 'header' && parameter.name.toLowerCase() === 'authorization') return true;
+  return schemes.some(
+    (scheme) =>
+      scheme.type === 'apiKey' &&
+      scheme['in'] === parameter.in &&
+      typeof scheme['name'] === 'string' &&
+      scheme['name'].toLowerCase() === parameter.name.toLowerCase(),
+  );
 }
 
 /** `base`, else `base_2`, `base_3`...: the first name not in `taken`, which it then joins. */
@@ -45,7 +51,8 @@ export function operationTool(op: Operation, schemes: Readonly<Record<string, Se
   const args: Json[] = [];
   const bindings: ArgumentBinding[] = [];
   // `explode` is written only where it differs from the default, to keep descriptors short.
-  const binding = (b: ArgumentBinding): ArgumentBinding => (b.explode ? (({ explode: _e, ...rest }) => rest)(b) : b) as ArgumentBinding;
+  const binding = (argumentBinding: ArgumentBinding): ArgumentBinding =>
+    (argumentBinding.explode ? (({ explode: _e, ...rest }) => rest)(argumentBinding) : argumentBinding) as ArgumentBinding;
   const taken = new Set<string>();
   for (const p of op.parameters) {
     if (credentialParameter(p, declared)) continue;
@@ -91,7 +98,7 @@ export interface ImportOptions {
  * `operation` to its operation's name, so an agent that sends a tool's config values (as
  * TrustGraph's do) reaches the right one.
  */
-export function toolDescriptors(ops: readonly Operation[], schemes: Readonly<Record<string, SecurityScheme>>, o: ImportOptions): Json[] {
+export function toolDescriptors(ops: readonly Operation[], schemes: Readonly<Record<string, SecurityScheme>>, importOptions: ImportOptions): Json[] {
   // Names are unique per service (`/items/{id}` and `/items/id` both read get_items_id).
   const names = new Set<string>();
   return ops.map((op) => {
@@ -99,9 +106,9 @@ export function toolDescriptors(ops: readonly Operation[], schemes: Readonly<Rec
     const { arguments: args, options } = operationTool(op, schemes);
     return {
       type: 'tool-service',
-      name: `${o.prefix}${name}`,
+      name: `${importOptions.prefix}${name}`,
       description: op.description ?? op.summary ?? `${op.method.toUpperCase()} ${op.path}`,
-      service: o.service,
+      service: importOptions.service,
       operation: name,
       'plugin-options': options,
       arguments: args,
@@ -118,23 +125,32 @@ function envName(service: string, what: string): string {
  * left to the operator as a reference (`--secret-ref`, else `env:<SERVICE>_API_KEY`...).
  * Returns undefined, with the reason, for a scheme toolwire cannot use.
  */
-export function authFromScheme(name: string, s: SecurityScheme, service: string, secretRef: string | undefined): { auth?: AuthOptions; why?: string } {
-  const t = s.type;
+export function authFromScheme(
+  name: string,
+  securityScheme: SecurityScheme,
+  service: string,
+  secretRef: string | undefined,
+): { auth?: AuthOptions; why?: string } {
+  const t = securityScheme.type;
   if (t === 'apiKey') {
     const value = secretRef ?? `env:${envName(service, 'api_key')}`;
-    if (s['in'] === 'query') return { auth: { type: 'api-key', in: 'query', name: String(s['name']), value } };
-    if (s['in'] === 'header') return { auth: { type: 'api-key', in: 'header', name: String(s['name']), prefix: 'custom', value } };
-    return { why: `security scheme ${name}: an API key in a ${String(s['in'])} is not supported` };
+    if (securityScheme['in'] === 'query') return { auth: { type: 'api-key', in: 'query', name: String(securityScheme['name']), value } };
+    if (securityScheme['in'] === 'header') return { auth: { type: 'api-key', in: 'header', name: String(securityScheme['name']), prefix: 'custom', value } };
+    return { why: `security scheme ${name}: an API key in a ${String(securityScheme['in'])} is not supported` };
   }
-  const scheme = typeof s['scheme'] === 'string' ? s['scheme'].toLowerCase() : '';
+  const scheme = typeof securityScheme['scheme'] === 'string' ? securityScheme['scheme'].toLowerCase() : '';
   if ((t === 'http' && scheme === 'basic') || t === 'basic') {
     return { auth: { type: 'basic', username: `env:${envName(service, 'username')}`, password: secretRef ?? `env:${envName(service, 'password')}` } };
   }
   if (t === 'http' && scheme === 'bearer') {
     return { auth: { type: 'api-key', in: 'header', name: 'Authorization', prefix: 'bearer', value: secretRef ?? `env:${envName(service, 'token')}` } };
   }
-  const flows = isPlainObject(s['flows']) ? s['flows'] : {};
-  const cc = isPlainObject(flows['clientCredentials']) ? flows['clientCredentials'] : t === 'oauth2' && s['flow'] === 'application' ? s : undefined;
+  const flows = isPlainObject(securityScheme['flows']) ? securityScheme['flows'] : {};
+  const cc = isPlainObject(flows['clientCredentials'])
+    ? flows['clientCredentials']
+    : t === 'oauth2' && securityScheme['flow'] === 'application'
+      ? securityScheme
+      : undefined;
   if (t === 'oauth2' && cc && typeof cc['tokenUrl'] === 'string') {
     return {
       auth: {

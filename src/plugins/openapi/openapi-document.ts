@@ -53,13 +53,13 @@ export async function loadApi(source: string, signal?: AbortSignal): Promise<Loa
   try {
     const result = await validate(structuredClone(input) as never, { timeoutMs: 30_000 });
     if (!result.valid) warnings.push(compileErrors(result).trim());
-    warnings.push(...result.warnings.map((w) => w.message));
+    warnings.push(...result.warnings.map((warning) => warning.message));
   } catch (err) {
     warnings.push(`the document did not validate: ${errorMessage(err)}`);
   }
   const model = apiModel(doc);
   // Servers may be relative to where the document was found.
   const base = isUrl(source) ? source : undefined;
-  const servers = model.servers.map((s) => (base ? new URL(s, base).href : s));
+  const servers = model.servers.map((server) => (base ? new URL(server, base).href : server));
   return { model: { ...model, servers }, warnings };
 }

@@ -24,11 +24,11 @@ const MAX_REDIRECTS = 5;
 const DEFAULT_RETRY_WAIT_MS = 1_000;
 
 /** Hosts a service may reach: its own list, else the server's host and the token endpoint's. */
-function allowedHosts(o: OpenApiServiceOptions): string[] {
-  if (o['allow-hosts']) return o['allow-hosts'];
-  const hosts = [new URL(o.server).hostname];
-  if (o.auth.type === 'oauth2-client-credentials') hosts.push(new URL(o.auth['token-url']).hostname);
-  return hosts.map((h) => h.replace(/^\[|\]$/g, ''));
+function allowedHosts(options: OpenApiServiceOptions): string[] {
+  if (options['allow-hosts']) return options['allow-hosts'];
+  const hosts = [new URL(options.server).hostname];
+  if (options.auth.type === 'oauth2-client-credentials') hosts.push(new URL(options.auth['token-url']).hostname);
+  return hosts.map((host) => host.replace(/^\[|\]$/g, ''));
 }
 
 /** Where files an API returns go: `OPENAPI_BLOB_DIR`, else `DIFY_BLOB_DIR`; unset: described, not kept. */
@@ -103,8 +103,8 @@ export class OpenApiPlugin implements Plugin<OpenApiToolOptions> {
       options['connect-timeout-ms'] + (options['read-timeout-ms'] ?? TOKEN_READ_MS),
     );
     const headerSecrets = Object.entries(options.headers)
-      .filter(([, v]) => /^(env|file):/.test(v))
-      .map(([k]) => this.headers[k.toLowerCase()]!);
+      .filter(([, value]) => /^(env|file):/.test(value))
+      .map(([name]) => this.headers[name.toLowerCase()]!);
     this.secretValues = [...this.auth.secretValues, ...headerSecrets];
   }
 
@@ -137,13 +137,13 @@ export class OpenApiPlugin implements Plugin<OpenApiToolOptions> {
     }
   }
 
-  private withCredentials(r: HttpRequest, c: Credentials): HttpRequest {
-    let url = r.url;
-    if (c.query.length) {
-      url = new URL(r.url.href);
-      for (const [k, v] of c.query) url.searchParams.set(k, v);
+  private withCredentials(request: HttpRequest, credentials: Credentials): HttpRequest {
+    let url = request.url;
+    if (credentials.query.length) {
+      url = new URL(request.url.href);
+      for (const [k, v] of credentials.query) url.searchParams.set(k, v);
     }
-    return { ...r, url, headers: { ...this.headers, ...r.headers, ...c.headers } };
+    return { ...request, url, headers: { ...this.headers, ...request.headers, ...credentials.headers } };
   }
 
   /**
@@ -215,8 +215,8 @@ export class OpenApiPlugin implements Plugin<OpenApiToolOptions> {
 }
 
 /** The guard a service's options describe; `resolve` is injected by tests. */
-export function serviceGuard(o: OpenApiServiceOptions, resolve?: Resolver): AddressGuard {
-  return new AddressGuard({ allowHosts: allowedHosts(o), allowPrivate: o['allow-private'] }, resolve);
+export function serviceGuard(options: OpenApiServiceOptions, resolve?: Resolver): AddressGuard {
+  return new AddressGuard({ allowHosts: allowedHosts(options), allowPrivate: options['allow-private'] }, resolve);
 }
 
 export const openApiPluginFactory: PluginFactory<OpenApiServiceOptions, OpenApiToolOptions> = {
@@ -229,37 +229,39 @@ export const openApiPluginFactory: PluginFactory<OpenApiServiceOptions, OpenApiT
    * worker at its own network. Within that, the service's guard holds it to `allow-private`.
    */
   reaches(service): Reach[] {
-    const o = service.plugin.options;
-    const asked = o['allow-private'];
-    const found: Reach[] = [{ where: `${service.source}: ${asked === false ? 'plugin.server' : 'plugin.allow-private'}`, url: o.server, allowPrivate: asked }];
-    if (o.auth.type === 'oauth2-client-credentials')
-      found.push({ where: `${service.source}: plugin.auth.token-url`, url: o.auth['token-url'], allowPrivate: false });
+    const options = service.plugin.options;
+    const asked = options['allow-private'];
+    const found: Reach[] = [
+      { where: `${service.source}: ${asked === false ? 'plugin.server' : 'plugin.allow-private'}`, url: options.server, allowPrivate: asked },
+    ];
+    if (options.auth.type === 'oauth2-client-credentials')
+      found.push({ where: `${service.source}: plugin.auth.token-url`, url: options.auth['token-url'], allowPrivate: false });
     return found;
   },
   /** Secrets resolve, and the server is a host and an address the service may reach. */
   async check(service, _tools, ctx): Promise<string[]> {
-    const o = service.plugin.options;
+    const options = service.plugin.options;
     const problems: string[] = [];
     try {
-      new ServiceAuth(o.auth, ctx.secrets, () => Promise.reject(new Error('not used')), 0);
-      for (const [k, v] of Object.entries(o.headers)) resolveDescriptorValue(v, `plugin.headers.${k}`, ctx.secrets);
+      new ServiceAuth(options.auth, ctx.secrets, () => Promise.reject(new Error('not used')), 0);
+      for (const [k, v] of Object.entries(options.headers)) resolveDescriptorValue(v, `plugin.headers.${k}`, ctx.secrets);
     } catch (err) {
-      problems.push(...(err instanceof ConfigError ? err.problems : [errorMessage(err)]).map((p) => `${service.source}: ${p}`));
+      problems.push(...(err instanceof ConfigError ? err.problems : [errorMessage(err)]).map((problem) => `${service.source}: ${problem}`));
     }
     try {
-      serviceGuard(o).checkUrl(o.server);
+      serviceGuard(options).checkUrl(options.server);
     } catch (err) {
       problems.push(`${service.source}: plugin.server: ${errorMessage(err)}`);
     }
     try {
       await trustedCas(ctx.settings);
     } catch (err) {
-      problems.push(...(err instanceof ConfigError ? err.problems : [errorMessage(err)]).map((p) => `${service.source}: ${p}`));
+      problems.push(...(err instanceof ConfigError ? err.problems : [errorMessage(err)]).map((problem) => `${service.source}: ${problem}`));
     }
     return problems;
   },
   async create(service, ctx): Promise<OpenApiPlugin> {
-    const o = service.plugin.options;
-    return new OpenApiPlugin(o, ctx, serviceGuard(o, ctx.resolve), blobSink(ctx), await trustedCas(ctx.settings));
+    const options = service.plugin.options;
+    return new OpenApiPlugin(options, ctx, serviceGuard(options, ctx.resolve), blobSink(ctx), await trustedCas(ctx.settings));
   },
 };

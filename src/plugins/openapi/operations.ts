@@ -52,44 +52,44 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 const LOCATIONS = new Set<string>(['path', 'query', 'header', 'cookie']);
 
 /** Body media types in order of preference: what a model's arguments map onto best first. */
-const BODY_PREFERENCE: readonly ((t: string) => boolean)[] = [
-  (t) => t === 'application/json' || /^application\/[\w.+-]*\+json$/.test(t),
-  (t) => t === 'application/x-www-form-urlencoded',
-  (t) => t === 'multipart/form-data',
-  (t) => t.startsWith('text/'),
+const BODY_PREFERENCE: readonly ((mediaType: string) => boolean)[] = [
+  (mediaType) => mediaType === 'application/json' || /^application\/[\w.+-]*\+json$/.test(mediaType),
+  (mediaType) => mediaType === 'application/x-www-form-urlencoded',
+  (mediaType) => mediaType === 'multipart/form-data',
+  (mediaType) => mediaType.startsWith('text/'),
   () => true,
 ];
 
-function str(v: unknown): string | undefined {
-  return typeof v === 'string' && v !== '' ? v : undefined;
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-function obj(v: unknown): Json {
-  return isPlainObject(v) ? v : {};
+function obj(value: unknown): Json {
+  return isPlainObject(value) ? value : {};
 }
 
-function securityNames(v: unknown): string[] | undefined {
-  if (!Array.isArray(v)) return undefined;
-  return [...new Set(v.flatMap((req) => Object.keys(obj(req))))];
+function securityNames(value: unknown): string[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  return [...new Set(value.flatMap((req) => Object.keys(obj(req))))];
 }
 
 /** A parameter's own fields and, in OpenAPI 3, its schema; Swagger 2 keeps the schema fields on the parameter. */
-function parameterOf(p: Json, swagger2: boolean): OperationParameter | undefined {
-  const name = str(p['name']);
-  const location = str(p['in']);
+function parameterOf(parameter: Json, swagger2: boolean): OperationParameter | undefined {
+  const name = str(parameter['name']);
+  const location = str(parameter['in']);
   if (!name || !location || !LOCATIONS.has(location)) return undefined;
-  let schema = obj(p['schema']);
+  let schema = obj(parameter['schema']);
   if (swagger2) {
-    const { name: _n, in: _i, required: _r, description: _d, collectionFormat: _c, ...rest } = p;
+    const { name: _n, in: _i, required: _r, description: _d, collectionFormat: _c, ...rest } = parameter;
     schema = rest;
   }
   // Only query arrays have a choice; Swagger 2's default (csv) is one comma-joined value.
-  const explode = location !== 'query' || (swagger2 ? p['collectionFormat'] === 'multi' : p['explode'] !== false);
+  const explode = location !== 'query' || (swagger2 ? parameter['collectionFormat'] === 'multi' : parameter['explode'] !== false);
   return {
     name,
     in: location as ParameterLocation,
-    required: location === 'path' || p['required'] === true,
-    description: str(p['description']),
+    required: location === 'path' || parameter['required'] === true,
+    description: str(parameter['description']),
     schema,
     explode,
   };
@@ -107,8 +107,8 @@ function mergedParameters(item: Json, op: Json): Json[] {
 function pickMediaType(content: Json): [string, Json] | undefined {
   const types = Object.keys(content);
   for (const prefer of BODY_PREFERENCE) {
-    const t = types.find((k) => prefer(k.toLowerCase().split(';')[0]!.trim()));
-    if (t !== undefined) return [t.split(';')[0]!.trim(), obj(content[t])];
+    const mediaType = types.find((candidate) => prefer(candidate.toLowerCase().split(';')[0]!.trim()));
+    if (mediaType !== undefined) return [mediaType.split(';')[0]!.trim(), obj(content[mediaType])];
   }
   return undefined;
 }
@@ -122,12 +122,12 @@ function openApi3Body(op: Json): OperationBody | undefined {
 
 /** Swagger 2's `in: body` parameter, or its `formData` parameters as one object schema. */
 function swagger2Body(params: Json[], consumes: readonly string[]): OperationBody | undefined {
-  const body = params.find((p) => p['in'] === 'body');
+  const body = params.find((param) => param['in'] === 'body');
   if (body) {
-    const mediaType = pickMediaType(Object.fromEntries((consumes.length ? consumes : ['application/json']).map((c) => [c, {}])))![0];
+    const mediaType = pickMediaType(Object.fromEntries((consumes.length ? consumes : ['application/json']).map((contentType) => [contentType, {}])))![0];
     return { mediaType, required: body['required'] === true, description: str(body['description']), schema: obj(body['schema']) };
   }
-  const form = params.filter((p) => p['in'] === 'formData' && str(p['name']));
+  const form = params.filter((param) => param['in'] === 'formData' && str(param['name']));
   if (form.length === 0) return undefined;
   const properties: Json = {};
   const required: string[] = [];
@@ -136,7 +136,7 @@ function swagger2Body(params: Json[], consumes: readonly string[]): OperationBod
     properties[name as string] = schema['type'] === 'file' ? { ...schema, type: 'string', format: 'binary' } : schema;
     if (r === true) required.push(name as string);
   }
-  const multipart = form.some((p) => p['type'] === 'file') || consumes.includes('multipart/form-data');
+  const multipart = form.some((param) => param['type'] === 'file') || consumes.includes('multipart/form-data');
   return {
     mediaType: multipart ? 'multipart/form-data' : 'application/x-www-form-urlencoded',
     required: required.length > 0,
@@ -148,13 +148,13 @@ function swagger2Body(params: Json[], consumes: readonly string[]): OperationBod
 function openApi3Servers(doc: Json): string[] {
   const servers = Array.isArray(doc['servers']) ? doc['servers'].filter(isPlainObject) : [];
   return servers
-    .map((s) => {
-      let url = str(s['url']);
+    .map((server) => {
+      let url = str(server['url']);
       if (!url) return undefined;
-      for (const [k, v] of Object.entries(obj(s['variables']))) url = url.replaceAll(`{${k}}`, String(obj(v)['default'] ?? ''));
+      for (const [k, v] of Object.entries(obj(server['variables']))) url = url.replaceAll(`{${k}}`, String(obj(v)['default'] ?? ''));
       return url;
     })
-    .filter((u): u is string => u !== undefined);
+    .filter((url): url is string => url !== undefined);
 }
 
 function swagger2Servers(doc: Json): string[] {
@@ -164,7 +164,9 @@ function swagger2Servers(doc: Json): string[] {
   // Without a host, the API is served where the document is (resolved by the caller).
   if (!host) return [basePath || '/'];
   // https first: of the schemes a document offers, the one that protects the credentials.
-  return [...schemes.filter((s) => s === 'https'), ...schemes.filter((s) => s !== 'https')].map((s) => `${s}://${host}${basePath}`);
+  return [...schemes.filter((scheme) => scheme === 'https'), ...schemes.filter((scheme) => scheme !== 'https')].map(
+    (scheme) => `${scheme}://${host}${basePath}`,
+  );
 }
 
 /** The operations of a dereferenced OpenAPI 3.x or Swagger 2.0 document. */
@@ -186,8 +188,8 @@ export function apiModel(doc: Json): ApiModel {
         path,
         summary: str(op['summary']),
         description: str(op['description']),
-        tags: Array.isArray(op['tags']) ? op['tags'].filter((t): t is string => typeof t === 'string') : [],
-        parameters: params.map((p) => parameterOf(p, swagger2)).filter((p): p is OperationParameter => p !== undefined),
+        tags: Array.isArray(op['tags']) ? op['tags'].filter((tag): tag is string => typeof tag === 'string') : [],
+        parameters: params.map((param) => parameterOf(param, swagger2)).filter((parameter): parameter is OperationParameter => parameter !== undefined),
         body: swagger2 ? swagger2Body(params, consumes) : openApi3Body(op),
         security: securityNames(op['security']) ?? globalSecurity,
       });
@@ -198,7 +200,7 @@ export function apiModel(doc: Json): ApiModel {
     title: str(obj(doc['info'])['title']) ?? 'API',
     servers: swagger2 ? swagger2Servers(doc) : openApi3Servers(doc),
     operations,
-    securitySchemes: Object.fromEntries(Object.entries(schemes).filter(([, s]) => isPlainObject(s) && typeof s['type'] === 'string')) as Record<
+    securitySchemes: Object.fromEntries(Object.entries(schemes).filter(([, scheme]) => isPlainObject(scheme) && typeof scheme['type'] === 'string')) as Record<
       string,
       SecurityScheme
     >,

@@ -18,24 +18,24 @@ export function mediaTypeOf(contentType: string | null): string {
   return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
-function isJson(t: string): boolean {
-  return t === 'application/json' || t.endsWith('+json');
+function isJson(mediaType: string): boolean {
+  return mediaType === 'application/json' || mediaType.endsWith('+json');
 }
 
 /** Media types an agent reads as text. */
-function isText(t: string): boolean {
+function isText(mediaType: string): boolean {
   return (
-    isJson(t) ||
-    t.startsWith('text/') ||
-    t.endsWith('+xml') ||
-    ['application/xml', 'application/javascript', 'application/yaml', 'application/x-yaml', 'application/x-www-form-urlencoded'].includes(t)
+    isJson(mediaType) ||
+    mediaType.startsWith('text/') ||
+    mediaType.endsWith('+xml') ||
+    ['application/xml', 'application/javascript', 'application/yaml', 'application/x-yaml', 'application/x-www-form-urlencoded'].includes(mediaType)
   );
 }
 
 /** The message an API put in its error body (`message`, `error`, `detail`...), else the body's text. */
-function apiMessage(r: ReadResponse): string {
-  const text = r.body.toString('utf8');
-  if (isJson(r.mediaType) || /^\s*[{[]/.test(text)) {
+function apiMessage(response: ReadResponse): string {
+  const text = response.body.toString('utf8');
+  if (isJson(response.mediaType) || /^\s*[{[]/.test(text)) {
     try {
       const parsed: unknown = JSON.parse(text);
       if (isPlainObject(parsed)) {
@@ -62,13 +62,13 @@ function bounded(text: string, secrets: readonly string[]): string {
  * other 4xx or 5xx a `tool-service-error` with the API's own message, bounded, with every
  * secret this service sends masked (an API may echo a key it refused).
  */
-export function responseError(r: ReadResponse, secrets: readonly string[]): ToolwireError {
-  const message = bounded(apiMessage(r), secrets);
-  const head = `HTTP ${r.status}${r.statusText ? ` ${r.statusText}` : ''}`;
+export function responseError(response: ReadResponse, secrets: readonly string[]): ToolwireError {
+  const message = bounded(apiMessage(response), secrets);
+  const head = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
   const text = message ? `${head}: ${message}` : head;
-  if (r.status === 401 || r.status === 403) return new UnauthorizedError(text);
-  if (r.status === 429) return new RateLimitedError(text);
-  if (r.status === 502 || r.status === 503 || r.status === 504) return new UnavailableError(text);
+  if (response.status === 401 || response.status === 403) return new UnauthorizedError(text);
+  if (response.status === 429) return new RateLimitedError(text);
+  if (response.status === 502 || response.status === 503 || response.status === 504) return new UnavailableError(text);
   return new ToolFailedError(text);
 }
 
@@ -76,11 +76,11 @@ export function responseError(r: ReadResponse, secrets: readonly string[]): Tool
  * A 2xx answer as observation text: JSON as its JSON text, text as text, no body said in
  * words, and anything else written to the file store and described (type, size, where).
  */
-export async function responseText(r: ReadResponse, blobs: BlobSink, signal: AbortSignal): Promise<string> {
-  if (r.body.length === 0) return `HTTP ${r.status}${r.statusText ? ` ${r.statusText}` : ''}, no content`;
-  if (isText(r.mediaType) || r.mediaType === '') return r.body.toString('utf8');
-  const where = await blobs.store(r.body, { mimeType: r.mediaType, filename: undefined }, signal);
-  return `[file: ${r.mediaType}, ${r.body.length} bytes, ${where}]`;
+export async function responseText(response: ReadResponse, blobs: BlobSink, signal: AbortSignal): Promise<string> {
+  if (response.body.length === 0) return `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}, no content`;
+  if (isText(response.mediaType) || response.mediaType === '') return response.body.toString('utf8');
+  const where = await blobs.store(response.body, { mimeType: response.mediaType, filename: undefined }, signal);
+  return `[file: ${response.mediaType}, ${response.body.length} bytes, ${where}]`;
 }
 
 /** Retry-After as a wait in ms (seconds or an HTTP date); undefined when absent or unreadable. */

@@ -52,7 +52,7 @@ const CATEGORY_WORDS: Record<string, readonly string[]> = {
 /** The category a free-text topic falls in; `general` when nothing matches. */
 export function jokeCategory(topic: string): string {
   const t = topic.toLowerCase();
-  for (const [category, words] of Object.entries(CATEGORY_WORDS)) if (words.some((w) => t.includes(w))) return category;
+  for (const [category, words] of Object.entries(CATEGORY_WORDS)) if (words.some((word) => t.includes(word))) return category;
   return 'general';
 }
 

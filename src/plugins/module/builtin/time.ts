@@ -19,7 +19,7 @@ export function timeIn(timezone: string, now: Date): { timezone: string; iso: st
   } catch {
     throw new InvalidArgumentsError(`unknown time zone ${JSON.stringify(timezone)}; use an IANA name such as Europe/Paris`);
   }
-  const get = (t: string) => parts.find((p) => p.type === t)?.value ?? '';
+  const get = (type: string) => parts.find((part) => part.type === type)?.value ?? '';
   const offset = get('timeZoneName').replace('GMT', '') || '+00:00';
   const iso = `${get('year')}-${get('month')}-${get('day')}T${get('hour')}:${get('minute')}:${get('second')}${offset === '+00:00' ? 'Z' : offset}`;
   return { timezone, iso, text: `It is ${get('hour')}:${get('minute')} on ${get('year')}-${get('month')}-${get('day')} in ${timezone} (UTC${offset}).` };
