@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { typedToolDescriptors } from '../plugins/module/module-descriptors.js';
 import { defineTool } from '../plugins/module/module-tool.js';
+import { PROJECT_COMPILER_OPTIONS } from '../plugins/module/type-check.js';
 
 /**
  * The tool `toolwire init` writes, as toolwire reads it: its descriptors are derived from
@@ -51,15 +52,8 @@ describe('greet', () => {
 `;
 
 const TSCONFIG = {
-  compilerOptions: {
-    target: 'ES2022',
-    module: 'NodeNext',
-    moduleResolution: 'NodeNext',
-    strict: true,
-    noEmit: true,
-    allowImportingTsExtensions: true,
-    skipLibCheck: true,
-  },
+  // The options the type check before a --watch swap assumes, so the project and the worker agree.
+  compilerOptions: PROJECT_COMPILER_OPTIONS,
   include: ['tools', 'test'],
 };
 

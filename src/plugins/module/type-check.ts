@@ -5,8 +5,8 @@ import { resolve as resolveImport } from 'import-meta-resolve';
 
 type TypeScript = typeof import('typescript');
 
-/** What a project gets when its tsconfig.json says nothing: ES modules, strict, as `toolwire init` writes them. */
-const DEFAULTS = {
+/** What a project gets when its tsconfig.json says nothing: ES modules, strict; `toolwire init` writes the same. */
+export const PROJECT_COMPILER_OPTIONS = {
   target: 'ES2022',
   module: 'NodeNext',
   moduleResolution: 'NodeNext',
@@ -35,7 +35,7 @@ export async function typeErrors(file: string, mayImport: (file: string) => Prom
   const configFile = ts.findConfigFile(dirname(file), (fileName) => ts.sys.fileExists(fileName));
   const json = configFile ? ts.readConfigFile(configFile, (fileName) => ts.sys.readFile(fileName)).config : {};
   const parsed = ts.parseJsonConfigFileContent(
-    { ...json, compilerOptions: { ...DEFAULTS, ...(json as { compilerOptions?: object }).compilerOptions, noEmit: true } },
+    { ...json, compilerOptions: { ...PROJECT_COMPILER_OPTIONS, ...(json as { compilerOptions?: object }).compilerOptions, noEmit: true } },
     ts.sys,
     configFile ? dirname(configFile) : dirname(file),
   );
