@@ -11,7 +11,7 @@ import { brokerTransport, removeDir, startPulsarApp, suffix, waitUntil, writeCon
 import { startScriptedModel, type ScriptedModel } from '../support/scripted-model.js';
 import { everythingStdio } from '../support/mcp-everything.js';
 import { agentPython, STRATEGY_PLUGIN_DIR } from './dify-agent/agent-python.js';
-import { fleetTools, freePort, POPULATION_WEATHER_CALC, researchTool, THREE_OBSERVATIONS, TOOLS_MODULE } from './dify-agent/fleet-setup.js';
+import { agentWorkerEnv, fleetTools, freePort, POPULATION_WEATHER_CALC, researchTool, THREE_OBSERVATIONS, TOOLS_MODULE } from './dify-agent/fleet-setup.js';
 
 const adminUrl = process.env['PULSAR_ADMIN_URL'] ?? 'http://127.0.0.1:8080';
 const python = await agentPython();
@@ -131,13 +131,7 @@ describe.skipIf(!python)('dify agent strategies on the fleet (real dify_plugin S
       configDir: agentDir,
       log: logs.log,
       env: {
-        TOOLWIRE_HTTP_PORT: '0',
-        TOOLWIRE_HTTP_HOST: '127.0.0.1',
-        DIFY_AGENT_DAEMON_URL: daemon.url,
-        DIFY_AGENT_DAEMON_KEY: DAEMON_KEY,
-        DIFY_AGENT_TENANT_ID: 'agent-tenant',
-        DIFY_INNER_API_PORT: String(innerPort),
-        DIFY_INNER_API_KEY: 'env:INNER_KEY',
+        ...agentWorkerEnv({ url: daemon.url, key: DAEMON_KEY }, innerPort, 'env:INNER_KEY'),
         DIFY_AGENT_MODEL_URL: model.url,
       },
       secretEnv: { INNER_KEY },

@@ -21,6 +21,7 @@ import { brokerTransport, removeDir, startPulsarApp, suffix, writeConfigDir } fr
 import { startScriptedModel, type ScriptedModel } from '../support/scripted-model.js';
 import { agentPython, STRATEGY_PLUGIN_DIR } from './dify-agent/agent-python.js';
 import {
+  agentWorkerEnv,
   FLEET_TOOLS_SERVICE,
   fleetTools,
   freePort,
@@ -150,13 +151,7 @@ describe.skipIf(!python)('a ReAct strategy on TrustGraph text-completion (its ow
       configDir: agentDir,
       log: logs.log,
       env: {
-        TOOLWIRE_HTTP_PORT: '0',
-        TOOLWIRE_HTTP_HOST: '127.0.0.1',
-        DIFY_AGENT_DAEMON_URL: daemon.url,
-        DIFY_AGENT_DAEMON_KEY: DAEMON_KEY,
-        DIFY_AGENT_TENANT_ID: 'agent-tenant',
-        DIFY_INNER_API_PORT: String(innerPort),
-        DIFY_INNER_API_KEY: INNER_KEY,
+        ...agentWorkerEnv({ url: daemon.url, key: DAEMON_KEY }, innerPort, INNER_KEY),
         // The worker's model is the flow's text-completion; the queues as the flow's interfaces name them.
         DIFY_AGENT_MODEL: 'text-completion',
         DIFY_AGENT_TEXT_COMPLETION_REQUEST_QUEUE: interfaces.request,

@@ -62,3 +62,16 @@ export async function freePort(): Promise<number> {
   await new Promise<void>((resolve) => s.close(() => resolve()));
   return port;
 }
+
+/** The agent worker's settings both agent suites give it: its HTTP surface, toolwire's own daemon and the inner API. */
+export function agentWorkerEnv(daemon: { readonly url: string; readonly key: string }, innerPort: number, innerKey: string): Record<string, string> {
+  return {
+    TOOLWIRE_HTTP_PORT: '0',
+    TOOLWIRE_HTTP_HOST: '127.0.0.1',
+    DIFY_AGENT_DAEMON_URL: daemon.url,
+    DIFY_AGENT_DAEMON_KEY: daemon.key,
+    DIFY_AGENT_TENANT_ID: 'agent-tenant',
+    DIFY_INNER_API_PORT: String(innerPort),
+    DIFY_INNER_API_KEY: innerKey,
+  };
+}
