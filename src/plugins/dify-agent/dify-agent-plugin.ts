@@ -84,16 +84,7 @@ export class DifyAgentPlugin implements Plugin {
       modelRequired: this.settings.model.kind === AgentModelKind.OpenAi,
     });
     if (!target) throw new ToolFailedError(`the agent is misconfigured: ${problems.join('; ')}`);
-    const query = call.arguments['query'];
-    if (typeof query !== 'string' || query.trim() === '') throw new InvalidArgumentsError('argument "query" is required: what the agent should do');
-    const instruction =
-      target.agentMaySet.has('instruction') && typeof call.arguments['instruction'] === 'string' ? call.arguments['instruction'] : target.instruction;
-    const ctx = target.agentMaySet.has('context') ? call.arguments['context'] : undefined;
-    const tools = target.tools.map((name) => {
-      const t = this.fleet.tool(name);
-      if (!t) throw new ToolFailedError(`the agent's tool ${name} is not in the catalog`);
-      return t.tool;
-    });
+    const { query, instruction, ctx, tools } = this.inputs(call, target);
 
     const span = tracer.startSpan(
       `dify-agent ${target.strategy}`,
@@ -159,6 +150,21 @@ export class DifyAgentPlugin implements Plugin {
       unregister();
       span.end();
     }
+  }
+
+  /** What the calling agent gave (query; instruction and context where the descriptor lets it), and the catalog tools the strategy gets. */
+  private inputs(call: ToolCall, target: AgentTarget): { query: string; instruction: string; ctx: unknown; tools: Tool[] } {
+    const query = call.arguments['query'];
+    if (typeof query !== 'string' || query.trim() === '') throw new InvalidArgumentsError('argument "query" is required: what the agent should do');
+    const instruction =
+      target.agentMaySet.has('instruction') && typeof call.arguments['instruction'] === 'string' ? call.arguments['instruction'] : target.instruction;
+    const ctx = target.agentMaySet.has('context') ? call.arguments['context'] : undefined;
+    const tools = target.tools.map((name) => {
+      const known = this.fleet.tool(name);
+      if (!known) throw new ToolFailedError(`the agent's tool ${name} is not in the catalog`);
+      return known.tool;
+    });
+    return { query, instruction, ctx, tools };
   }
 
   async close(): Promise<void> {
