@@ -8,7 +8,8 @@ import { DirectLanes, FrontDoorLane, gatewayCall, mcpSession, type CallTally, ty
 import { drillTopics, type DrillContext, type DrillTopics } from './drill-context.js';
 import { drillResult, type DrillResult } from './drill-result.js';
 import type { DrillWorker } from './drill-worker.js';
-import { ReadinessWatch, configQueues, startConfigService, startFleetWorker, startMcpServe, type FleetMember } from './outage-fleet.js';
+import { ReadinessWatch, startFleetWorker, startMcpServe, type FleetMember } from './outage-fleet.js';
+import { configQueues, startConfigService } from './trustgraph-config-service.js';
 
 export interface BrokerOutageDrillOptions {
   readonly outages: number;

@@ -14,13 +14,11 @@ import { loadSecrets } from '../../src/secrets.js';
 import { readSettings } from '../../src/settings.js';
 import { cancelTopic } from '../../src/transport/topic-name.js';
 import type { Transport } from '../../src/transport/transport.js';
-import { ManagedChild, REPO_ROOT } from '../child-process.js';
-import { ensurePython } from '../environment-setup.js';
+import type { ManagedChild } from '../child-process.js';
 import { adminOf, transportFor } from '../transport-for.js';
 import { drillTopics, removeTopics, type DrillContext } from './drill-context.js';
 import { drillResult, type DrillResult } from './drill-result.js';
-
-const CONFIG_SERVICE = join(REPO_ROOT, 'test', 'interop', 'py', 'config_service.py');
+import { configQueues, startConfigService, trustGraphSourceEnv } from './trustgraph-config-service.js';
 
 export interface ConfigChurnOptions {
   /** Config changes after the warm-up round (each a put or a delete the worker applies). */
@@ -118,43 +116,12 @@ export async function configChurnDrill(ctx: DrillContext, o: ConfigChurnOptions)
       PULSAR_URL: ctx.broker.pulsarUrl,
     };
     if (o.source === 'trustgraph') {
-      const short = { request: `request:tg:${tag}-config`, response: `response:tg:${tag}-config`, push: `notify:tg:${tag}-config` };
-      const queues = {
-        request: `non-persistent://tg/request/${tag}-config`,
-        response: `non-persistent://tg/response/${tag}-config`,
-        push: `non-persistent://tg/notify/${tag}-config`,
-      };
-      const python = await ensurePython(process.env, ctx.signal, () => undefined);
-      configService = new ManagedChild({
-        command: python,
-        args: [
-          CONFIG_SERVICE,
-          '--pulsar-host',
-          ctx.broker.pulsarUrl,
-          '--config-request-queue',
-          short.request,
-          '--config-response-queue',
-          short.response,
-          '--config-push-queue',
-          short.push,
-          '--id',
-          `${tag}-svc`,
-        ],
-        env: { ...process.env, PYTHONUNBUFFERED: '1' },
-        ipc: false,
-        label: 'TrustGraph config service',
-      });
-      await configService.waitForLine(/"ready": true/, 120_000, ctx.signal);
-      store = new TrustGraphConfigStore(new BrokerConfigApi(agent, ctx.log, { queues }), 'default');
+      const queues = configQueues(tag);
+      configService = await startConfigService(ctx.broker, queues, tag, ctx.signal);
+      store = new TrustGraphConfigStore(new BrokerConfigApi(agent, ctx.log, { queues: queues.full }), 'default');
       // A slow poll behind the pokes, as in a deployment (there 30 s): a poke is a non-persistent
       // message, and one in several hundred changes went unserved with pokes alone (old and new code alike).
-      Object.assign(env, {
-        TOOLWIRE_CONFIG_SOURCE: 'trustgraph',
-        TOOLWIRE_CONFIG_REQUEST_QUEUE: queues.request,
-        TOOLWIRE_CONFIG_RESPONSE_QUEUE: queues.response,
-        TOOLWIRE_CONFIG_PUSH_QUEUE: queues.push,
-        TOOLWIRE_CONFIG_POLL_MS: String(SLOW_CHANGE_MS),
-      });
+      Object.assign(env, trustGraphSourceEnv(queues), { TOOLWIRE_CONFIG_POLL_MS: String(SLOW_CHANGE_MS) });
     } else {
       store = new DirectoryConfigStore(dir);
     }

@@ -1,18 +1,15 @@
-import { join } from 'node:path';
 import { ToolClient, ToolResponseError } from '../../src/client/tool-client.js';
 import type { ConfigItem, ConfigStore } from '../../src/config/config-store.js';
 import { DirectoryConfigStore } from '../../src/config/directory-store.js';
 import { BrokerConfigApi } from '../../src/config/trustgraph/broker-config-api.js';
 import { TrustGraphConfigStore } from '../../src/config/trustgraph/trustgraph-store.js';
 import { ErrorCode, errorMessage } from '../../src/errors.js';
-import { ManagedChild, REPO_ROOT } from '../child-process.js';
-import { ensurePython } from '../environment-setup.js';
+import type { ManagedChild } from '../child-process.js';
 import { transportFor } from '../transport-for.js';
 import { drillTopics, removeTopics, type DrillContext } from './drill-context.js';
 import { drillResult, type DrillResult } from './drill-result.js';
 import { DrillWorker } from './drill-worker.js';
-
-const CONFIG_SERVICE = join(REPO_ROOT, 'test', 'interop', 'py', 'config_service.py');
+import { configQueues, startConfigService, trustGraphSourceEnv } from './trustgraph-config-service.js';
 
 export interface ConfigReloadDrillOptions {
   readonly reloads: number;
@@ -43,13 +40,7 @@ export async function configReloadDrill(ctx: DrillContext, o: ConfigReloadDrillO
   // Responses non-persistent as TrustGraph's; requests of TrustGraph's kind unless asked.
   const steady = drillTopics('steady', false, o.persistentRequests ?? false);
   const fresh = drillTopics('fresh', false, o.persistentRequests ?? false);
-  // TrustGraph's short names (its processors take no other form); the same topics in full for ours.
-  const short = { request: `request:tg:${steady.id}-config`, response: `response:tg:${steady.id}-config`, push: `notify:tg:${steady.id}-config` };
-  const queues = {
-    request: `non-persistent://tg/request/${steady.id}-config`,
-    response: `non-persistent://tg/response/${steady.id}-config`,
-    push: `non-persistent://tg/notify/${steady.id}-config`,
-  };
+  const queues = configQueues(steady.id);
   const service = (t: typeof steady, extra: Record<string, unknown>) => ({
     id: t.id,
     'request-queue': t.requestTopic,
@@ -76,41 +67,15 @@ export async function configReloadDrill(ctx: DrillContext, o: ConfigReloadDrillO
       ...descriptors(0),
     ];
     if (o.source === 'trustgraph') {
-      const python = await ensurePython(process.env, ctx.signal, () => undefined);
-      configService = new ManagedChild({
-        command: python,
-        args: [
-          CONFIG_SERVICE,
-          '--pulsar-host',
-          ctx.broker.pulsarUrl,
-          '--config-request-queue',
-          short.request,
-          '--config-response-queue',
-          short.response,
-          '--config-push-queue',
-          short.push,
-          '--id',
-          `${steady.id}-svc`,
-        ],
-        env: { ...process.env, PYTHONUNBUFFERED: '1' },
-        ipc: false,
-        label: 'TrustGraph config service',
-      });
-      await configService.waitForLine(/"ready": true/, 120_000, ctx.signal);
-      store = new TrustGraphConfigStore(new BrokerConfigApi(agent, ctx.log, { queues }), 'default');
+      configService = await startConfigService(ctx.broker, queues, steady.id, ctx.signal);
+      store = new TrustGraphConfigStore(new BrokerConfigApi(agent, ctx.log, { queues: queues.full }), 'default');
       await store.put(initial);
       worker = await DrillWorker.create({
         transport: ctx.transport,
         broker: ctx.broker,
         log: ctx.log,
         services: [],
-        env: {
-          TOOLWIRE_CONFIG_SOURCE: 'trustgraph',
-          TOOLWIRE_CONFIG_REQUEST_QUEUE: queues.request,
-          TOOLWIRE_CONFIG_RESPONSE_QUEUE: queues.response,
-          TOOLWIRE_CONFIG_PUSH_QUEUE: queues.push,
-          TOOLWIRE_CONFIG_POLL_MS: '0',
-        },
+        env: trustGraphSourceEnv(queues),
       });
     } else {
       worker = await DrillWorker.create({ transport: ctx.transport, broker: ctx.broker, log: ctx.log, services: [], env: { TOOLWIRE_CONFIG_POLL_MS: '0' } });
