@@ -9,6 +9,13 @@ import { defaultDeadLetterTopic, type IncomingMessage, type SubscribeOptions, ty
 export const MAX_WS_RECEIVER_QUEUE = 1000;
 
 /**
+ * Non-persistent topics: room is granted again in permits of a quarter of the queue, at most
+ * this many messages. Never the whole queue: the room would run out before the permit arrives,
+ * and the broker drops what the service's consumer has no room for.
+ */
+const MAX_PERMIT_BATCH = 250;
+
+/**
  * The admin REST call the consumer needs, injected (the admin client sits above the
  * transports). Pulsar 3.x's WebSocket consumer ignores an initial position, so a persistent
  * subscription asked for at earliest is created over REST before its socket opens.
@@ -79,11 +86,12 @@ class WsIncomingMessage implements IncomingMessage {
  * hands everything it held back to the broker at once. Nacking held messages instead would
  * count a redelivery against messages nobody processed (and push them toward the DLQ).
  *
- * Non-persistent topics: the WebSocket service pushes no more than `receiverQueueSize`
- * messages that were not acked, and the broker drops what the consumer behind it has no
- * room for. An ack there changes nothing but that count, so each message is acked as it
- * arrives: the broker's room is freed at once and the consumer of this subscription holds
- * the burst instead (it bounds it). stop() still hands out what arrived.
+ * Non-persistent topics: the broker drops what the service's consumer has no room for, and
+ * an ack there does nothing at the broker. So the socket is opened in the service's pull
+ * mode and this side grants room in permits, topped up as messages arrive: a permit frame
+ * per quarter of the queue instead of an ack frame per message (in push mode the service
+ * frees a slot only on an ack). The room granted is the same `receiverQueueSize`, and this
+ * subscription holds the burst (it bounds it). stop() still hands out what arrived.
  */
 export class PulsarWsSubscription implements Subscription {
   private readonly queue = new AsyncQueue<WsIncomingMessage>();
@@ -91,6 +99,10 @@ export class PulsarWsSubscription implements Subscription {
   private readonly persistent: boolean;
   private readonly log: Logger;
   private takenUnsettled = 0;
+  /** Non-persistent (pull mode): the room granted at first, the batch it is granted again in, and messages arrived since. */
+  private readonly permits: number;
+  private readonly permitBatch: number;
+  private unpermitted = 0;
   private stopped = false;
   private detaching: Promise<void> | undefined;
   private remove = false;
@@ -104,6 +116,8 @@ export class PulsarWsSubscription implements Subscription {
     const requested = options.receiverQueueSize ?? MAX_WS_RECEIVER_QUEUE;
     const queueSize = Math.max(1, Math.min(requested, MAX_WS_RECEIVER_QUEUE));
     if (queueSize !== requested) this.log.debug({ requested, queueSize }, 'receiverQueueSize clamped to what the WebSocket API allows');
+    this.permits = queueSize;
+    this.permitBatch = Math.max(1, Math.min(MAX_PERMIT_BATCH, Math.floor(queueSize / 4)));
     const type = options.type ?? 'Shared';
     const dl = options.deadLetter;
     const url = endpointUrl(settings.base, 'consumer', options.topic, options.subscription, {
@@ -114,6 +128,7 @@ export class PulsarWsSubscription implements Subscription {
       deadLetterTopic: dl ? (dl.topic ?? defaultDeadLetterTopic(options.topic, options.subscription)) : undefined,
       // Honoured by newer brokers; 3.x ignores it, hence the admin call in open().
       subscriptionInitialPosition: options.initialPosition === 'earliest' ? 'Earliest' : undefined,
+      pullMode: this.persistent ? undefined : 'true',
     });
     this.conn = new PulsarWsConnection({
       ...settings,
@@ -200,6 +215,11 @@ export class PulsarWsSubscription implements Subscription {
   }
 
   private onOpen(generation: number): void {
+    // A new socket is a new consumer at the service, with no room granted yet.
+    if (!this.persistent) {
+      this.unpermitted = 0;
+      this.conn.send(`{"type":"permit","permitMessages":${this.permits}}`);
+    }
     if (generation > 1) {
       // Whatever was taken on the old socket is the broker's to redeliver now.
       this.takenUnsettled = 0;
@@ -227,9 +247,12 @@ export class PulsarWsSubscription implements Subscription {
       return;
     }
     const data = Buffer.from(f.payload, 'base64');
-    // Non-persistent: free the broker's room for this message now (see the class comment).
+    // Non-persistent: grant the room this message took back, a batch at a time (see the class comment).
     const released = !this.persistent;
-    if (released) this.conn.send(`{"messageId":${JSON.stringify(f.messageId)}}`);
+    if (released && ++this.unpermitted >= this.permitBatch) {
+      this.conn.send(`{"type":"permit","permitMessages":${this.unpermitted}}`);
+      this.unpermitted = 0;
+    }
     this.queue.push(
       new WsIncomingMessage(released, data, f.properties ?? {}, f.redeliveryCount ?? 0, f.messageId, this.options.topic, this.conn.generation, this),
     );

@@ -205,6 +205,24 @@ export function transportContract(name: string, make: () => Promise<Transport>, 
       await m.ack();
     });
 
+    it('keeps a non-persistent subscription fed far past its receiver queue, nothing settled', async () => {
+      const topic = opts.topic(false);
+      const sub = await subscribe({ topic, subscription: 'np-room', receiverQueueSize: 10 });
+      const it = sub[Symbol.asyncIterator]();
+      const producer = await transport.producer(topic);
+      const got: string[] = [];
+      const reading = (async () => {
+        for (let i = 0; i < 200; i++) got.push((await take(it, opts.receiveTimeoutMs)).data.toString());
+      })();
+      // One at a time, each confirmed, never more than 5 ahead of the reader: the subscription always has room.
+      for (let i = 0; i < 200; i++) {
+        while (got.length < i - 5) await new Promise((resolve) => setImmediate(resolve));
+        await producer.send({ data: `r${i}` });
+      }
+      await reading;
+      expect(got).toEqual(Array.from({ length: 200 }, (_, i) => `r${i}`));
+    });
+
     it('says which subscriptions the broker can redeliver to', async () => {
       const durable = await subscribe({ topic: opts.topic(true), subscription: 'kind' });
       const fleeting = await subscribe({ topic: opts.topic(false), subscription: 'kind' });
