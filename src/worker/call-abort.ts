@@ -1,23 +1,17 @@
 /**
- * The abort side of one tool call: the signal the plugin gets, and a promise that rejects as
- * soon as the call is aborted (its deadline, a cancel, or the worker's hard stop), so the handler can
+ * The abort side of one tool call: the signal the plugin gets, and a race that ends as soon as
+ * the call is aborted (its deadline, a cancel, or the worker's hard stop), so the handler can
  * stop waiting on a plugin that ignores its signal. Whoever aborts calls abort(); nothing
  * listens on the signal. The AbortController is made only when a plugin reads `signal`: most
  * in-process tools never do, and one per request shows on the hot path
- * (docs/benchmarks-rationale.md).
+ * (docs/benchmarks-rationale.md). The race is one promise, not an `aborted` promise raced with
+ * Promise.race (five promises and an array a request).
  */
 export class CallAbort {
-  /** Rejects with the abort reason; never resolves. */
-  readonly aborted: Promise<never>;
-  private rejectAborted!: (reason: unknown) => void;
   private controller: AbortController | undefined;
   private why: Error | undefined;
-
-  constructor() {
-    this.aborted = new Promise<never>((_, reject) => (this.rejectAborted = reject));
-    // Nobody may be waiting on it when it fires (the call already ended): not an unhandled rejection.
-    this.aborted.catch(() => undefined);
-  }
+  /** Rejects the pending race, if any; a race already settled ignores it. */
+  private rejectRace: ((reason: Error) => void) | undefined;
 
   get signal(): AbortSignal {
     if (this.controller === undefined) {
@@ -32,10 +26,20 @@ export class CallAbort {
     return this.why;
   }
 
+  /** Settles as `work` does, or rejects with the abort's reason as soon as the call is aborted, whichever comes first. */
+  race(work: Promise<void>): Promise<void> {
+    if (this.why !== undefined) return Promise.reject(this.why);
+    return new Promise<void>((resolve, reject) => {
+      this.rejectRace = reject;
+      work.then(resolve, reject);
+    });
+  }
+
   abort(reason: Error): void {
     if (this.why !== undefined) return;
     this.why = reason;
     this.controller?.abort(reason);
-    this.rejectAborted(reason);
+    this.rejectRace?.(reason);
+    this.rejectRace = undefined;
   }
 }

@@ -150,15 +150,22 @@ export class RequestHandler {
     });
   }
 
-  private async handleCore(ctx: CallContext): Promise<Outcome> {
+  private handleCore(ctx: CallContext): Promise<Outcome> {
+    const id = ctx.message.properties[ID_PROPERTY];
+    if (!id) return this.deadLetter(ctx.message, 'request has no id property; no agent could receive an answer');
+    // Only a topic that redelivers brings a message back, so only there is its broker id read
+    // (on the native client reading it makes a native object the collector must finalize).
+    return this.answered ? this.handleRedeliverable(ctx, id, this.answered) : this.answerOrSettle(ctx, id);
+  }
+
+  /** A delivery that may be a copy of one answered or being answered here. */
+  private async handleRedeliverable(ctx: CallContext, id: string, answered: RecentIds): Promise<Outcome> {
     const { log: baseLog } = this.deps;
     const msg = ctx.message;
-    const id = msg.properties[ID_PROPERTY];
-    if (!id) return this.deadLetter(msg, 'request has no id property; no agent could receive an answer');
     // A message id is the broker's, the same on every delivery of one message: an agent's
     // retry is a new message and runs. Checked on every delivery, not only those counted as
     // redelivered: a topic unload hands unacked messages out again with a count of 0.
-    if (this.answered?.has(msg.messageId)) {
+    if (answered.has(msg.messageId)) {
       if (this.debug) baseLog.debug({ requestId: id, messageId: msg.messageId }, 'redelivered request already answered; acked');
       await msg.ack();
       return Outcome.Duplicate;
@@ -175,7 +182,6 @@ export class RequestHandler {
       await msg.ack();
       return Outcome.Duplicate;
     }
-    if (!this.answered) return this.answerOrSettle(ctx, id);
     const handling = this.answerOrSettle(ctx, id);
     this.handling.set(msg.messageId, handling);
     const done = (): void => void this.handling.delete(msg.messageId);
@@ -293,7 +299,7 @@ export class RequestHandler {
     try {
       // A plugin that ignores its signal still cannot hold the request past its abort.
       // One race for the whole answer, not one per chunk: a stream of 100 chunks paid 100.
-      await Promise.race([consumed, abort.aborted]);
+      await abort.race(consumed);
       ctx.pluginEndedAt = performance.now();
     } catch (err) {
       ctx.pluginEndedAt = performance.now();

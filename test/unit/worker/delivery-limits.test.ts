@@ -111,8 +111,8 @@ describe('a publish that keeps failing', () => {
   });
 });
 
-/** A handler of a redeliverable service `lim` whose test plugin behaves as `behaviour`. */
-async function redeliverableHandler(behaviour: Behaviour): Promise<{ handler: RequestHandler; transport: MemoryTransport }> {
+/** A handler of service `lim` (redeliverable unless said otherwise) whose test plugin behaves as `behaviour`. */
+async function redeliverableHandler(behaviour: Behaviour, redeliverable = true): Promise<{ handler: RequestHandler; transport: MemoryTransport }> {
   const registry = testRegistry({ it: behaviour });
   const catalog = await catalogOf([entry('tool-service', 'lim', service('lim', { plugin: { kind: 'test', behaviour: 'it' } }))], registry);
   const transport = new MemoryTransport();
@@ -126,7 +126,7 @@ async function redeliverableHandler(behaviour: Behaviour): Promise<{ handler: Re
     limits: DEFAULT_LIMITS,
     log,
     hardStop: new AbortController().signal,
-    redeliverable: true,
+    redeliverable,
   });
   return { handler, transport };
 }
@@ -163,6 +163,30 @@ describe('a redelivered copy of an answered request', () => {
     expect(await handler.handle(delivery('m2', 0))).toBe(Outcome.Answered);
     expect(runs).toBe(2);
     expect(settled).toEqual(['ack m1', 'ack m1', 'ack m1', 'ack m2']);
+    await transport.close();
+  });
+});
+
+describe('a request of a topic that does not redeliver', () => {
+  it('is answered without reading its broker id (a native object on the native client)', async () => {
+    const ok: Behaviour = () =>
+      (async function* () {
+        yield 'x';
+      })();
+    const { handler, transport } = await redeliverableHandler(ok, false);
+    const settled: string[] = [];
+    let idReads = 0;
+    const plain = request('m1', 0, 'np', settled);
+    const delivery: IncomingMessage = {
+      ...plain,
+      get messageId() {
+        idReads++;
+        return 'm1';
+      },
+    };
+    expect(await handler.handle(delivery)).toBe(Outcome.Answered);
+    expect(settled).toEqual(['ack np']);
+    expect(idReads).toBe(0);
     await transport.close();
   });
 });
