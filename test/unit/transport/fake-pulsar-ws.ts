@@ -1,7 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { PulsarWsTransport, type PulsarWsTransportSettings } from '../../../src/transport/pulsar-ws-transport.js';
 
 const DROPPED_MESSAGE_ID = 'CP///////////wEQ////////////ATAA';
 
@@ -118,4 +120,35 @@ export class FakePulsarWs {
     this.http.closeAllConnections();
     await new Promise<void>((resolve) => this.http.close(() => resolve()));
   }
+}
+
+/** Starts a fake endpoint and a transport on it (quick reconnects); stop() ends both, for afterEach. */
+export interface FakeWsSetup {
+  start(settings?: Partial<PulsarWsTransportSettings>, autoPong?: boolean): Promise<[FakePulsarWs, PulsarWsTransport]>;
+  stop(): Promise<void>;
+}
+
+export function fakeWsSetup(log: Logger): FakeWsSetup {
+  let fake: FakePulsarWs | undefined;
+  let transport: PulsarWsTransport | undefined;
+  return {
+    async start(settings = {}, autoPong = true) {
+      fake = await FakePulsarWs.start({ autoPong });
+      transport = new PulsarWsTransport({
+        kind: 'pulsar-ws',
+        url: fake.url,
+        log,
+        connectTimeoutMs: 2_000,
+        reconnect: { initialDelayMs: 10, maxDelayMs: 50 },
+        ...settings,
+      });
+      return [fake, transport];
+    },
+    async stop() {
+      await transport?.close();
+      await fake?.stop();
+      transport = undefined;
+      fake = undefined;
+    },
+  };
 }

@@ -1,8 +1,7 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PulsarWsTransport } from '../../../src/transport/pulsar-ws-transport.js';
 import type { IncomingMessage } from '../../../src/transport/transport.js';
-import { FakePulsarWs } from './fake-pulsar-ws.js';
+import { fakeWsSetup, type FakePulsarWs } from './fake-pulsar-ws.js';
 
 const log = pino({ level: 'silent' });
 const NP_TOPIC = 'non-persistent://public/default/pull';
@@ -25,21 +24,9 @@ function consumerFrames(server: FakePulsarWs, conn?: number): Record<string, unk
 }
 
 describe('pulsar-ws non-persistent subscriptions in pull mode (local fake endpoint)', () => {
-  let fake: FakePulsarWs | undefined;
-  let transport: PulsarWsTransport | undefined;
-
-  const start = async (): Promise<[FakePulsarWs, PulsarWsTransport]> => {
-    fake = await FakePulsarWs.start();
-    transport = new PulsarWsTransport({ kind: 'pulsar-ws', url: fake.url, log, connectTimeoutMs: 2_000, reconnect: { initialDelayMs: 10, maxDelayMs: 50 } });
-    return [fake, transport];
-  };
-
-  afterEach(async () => {
-    await transport?.close();
-    await fake?.stop();
-    transport = undefined;
-    fake = undefined;
-  });
+  const setup = fakeWsSetup(log);
+  const start = setup.start;
+  afterEach(() => setup.stop());
 
   it('opens in pull mode, grants its queue in a permit, and grants room again in batches instead of acking each message', async () => {
     const [server, t] = await start();

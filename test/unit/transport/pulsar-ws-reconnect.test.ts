@@ -1,9 +1,8 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TransportError } from '../../../src/errors.js';
-import { PulsarWsTransport, type PulsarWsTransportSettings } from '../../../src/transport/pulsar-ws-transport.js';
 import type { IncomingMessage } from '../../../src/transport/transport.js';
-import { FakePulsarWs } from './fake-pulsar-ws.js';
+import { fakeWsSetup } from './fake-pulsar-ws.js';
 
 const log = pino({ level: 'silent' });
 const TOPIC = 'persistent://public/default/reconnect';
@@ -17,28 +16,9 @@ async function next(it: AsyncIterator<IncomingMessage>): Promise<IncomingMessage
 }
 
 describe('pulsar-ws reconnect (local fake endpoint)', () => {
-  let fake: FakePulsarWs | undefined;
-  let transport: PulsarWsTransport | undefined;
-
-  const start = async (settings: Partial<PulsarWsTransportSettings> = {}, autoPong = true): Promise<[FakePulsarWs, PulsarWsTransport]> => {
-    fake = await FakePulsarWs.start({ autoPong });
-    transport = new PulsarWsTransport({
-      kind: 'pulsar-ws',
-      url: fake.url,
-      log,
-      connectTimeoutMs: 2_000,
-      reconnect: { initialDelayMs: 10, maxDelayMs: 50 },
-      ...settings,
-    });
-    return [fake, transport];
-  };
-
-  afterEach(async () => {
-    await transport?.close();
-    await fake?.stop();
-    transport = undefined;
-    fake = undefined;
-  });
+  const setup = fakeWsSetup(log);
+  const start = setup.start;
+  afterEach(() => setup.stop());
 
   it('completes a send issued while the broker is away, once it is back', async () => {
     const [server, t] = await start();
