@@ -64,7 +64,7 @@ export const DEFAULT_LIMITS: WorkerLimits = {
  * A non-persistent request topic's prefetch when none is set. The native client's receiver
  * queue is all the room a burst finds at the worker, so it is large
  * (docs/benchmarks-rationale.md). On pulsar-ws the WebSocket service's consumers
- * keep taking from the broker while the worker acks as it takes, and each 1,000 of prefetch
+ * keep taking from the broker while the worker grants them room as messages arrive, and each 1,000 of prefetch
  * is one more consumer (one more socket, one more share of a mixed fleet's traffic).
  */
 export function defaultNonPersistentPrefetch(transportKind: string): number {
