@@ -15,6 +15,12 @@ export class Fifo<T> {
     this.items.push(item);
   }
 
+  /** Put an item back at the front (a redelivery goes before what waits). */
+  unshift(item: T): void {
+    if (this.head > 0) this.items[--this.head] = item;
+    else this.items.unshift(item);
+  }
+
   /** The front item, left in place. */
   peek(): T | undefined {
     return this.size > 0 ? this.items[this.head] : undefined;
@@ -31,6 +37,12 @@ export class Fifo<T> {
       this.head = 0;
     }
     return item;
+  }
+
+  /** Empty it, dropping what was in it. */
+  clear(): void {
+    this.items = [];
+    this.head = 0;
   }
 
   /** Empty it; returns what was in it, front first. */

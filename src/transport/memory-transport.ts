@@ -1,4 +1,5 @@
 import { AsyncQueue } from '../async/async-queue.js';
+import { Fifo } from '../async/fifo.js';
 import {
   defaultDeadLetterTopic,
   toBuffer,
@@ -30,7 +31,8 @@ const DEFAULT_RECEIVER_QUEUE = 1000;
 
 class MemorySubscriptionState {
   readonly consumers: MemoryConsumer[] = [];
-  readonly backlog: StoredMessage[] = [];
+  /** A Fifo, not an array: Array.shift copies a large array, and a burst made the pump quadratic. */
+  private readonly backlog = new Fifo<StoredMessage>();
   private next = 0;
 
   constructor(
@@ -44,13 +46,13 @@ class MemorySubscriptionState {
     else this.backlog.push(msg);
     this.pump();
     // Nothing is stored for a non-persistent topic: what no consumer had room for is gone.
-    if (!this.topic.persistent) this.backlog.length = 0;
+    if (!this.topic.persistent && this.backlog.size > 0) this.backlog.clear();
   }
 
   /** Hand backlog to consumers with room, round robin (failover/exclusive: the first only). */
   pump(): void {
     const shared = this.options.type === undefined || this.options.type === 'Shared' || this.options.type === 'KeyShared';
-    while (this.backlog.length > 0 && this.consumers.length > 0) {
+    while (this.backlog.size > 0 && this.consumers.length > 0) {
       const candidates = shared ? this.consumers.length : 1;
       let target: MemoryConsumer | undefined;
       for (let i = 0; i < candidates; i++) {
