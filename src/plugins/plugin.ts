@@ -46,11 +46,17 @@ export interface ToolCall<T = unknown> {
 }
 
 /**
- * What a tool call gives back: observation text in chunks, or the whole text at once. The
- * second is for plugins that answer in one piece: an async generator there cost a busy
- * worker several promises per request for nothing.
+ * What a tool call gives back: observation text in chunks, the whole text later, or the whole
+ * text now. The second is for plugins that answer in one piece: an async generator there cost
+ * a busy worker several promises per request for nothing. The third is for a tool that
+ * computes its answer synchronously: the worker writes it at once, with no deadline timer or
+ * abort race (neither could interrupt synchronous code), which cost a busy worker about a
+ * dozen promises and a timer per request.
  */
-export type Observation = AsyncIterable<string> | Promise<string>;
+export type Observation = string | PendingObservation;
+
+/** An observation not there yet: the worker waits for it under the call's deadline. */
+export type PendingObservation = AsyncIterable<string> | Promise<string>;
 
 export function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
   return value !== null && typeof value === 'object' && Symbol.asyncIterator in value;

@@ -2,12 +2,15 @@ import { TimeoutError } from '../errors.js';
 import type { PluginInterceptor } from './interceptor.js';
 
 /**
- * The call's deadline (`ToolCall.timeoutMs`, worked out once by the handler). When it passes
- * the run is aborted, so a plugin that ignores its signal still cannot hold the request.
+ * The call's deadline (`ToolCall.timeoutMs`, worked out once by the handler), counted from
+ * when the plugin was invoked: the time its synchronous part took is already spent. When it
+ * passes the run is aborted, so a plugin that ignores its signal still cannot hold the request.
  */
 export const deadlineInterceptor: PluginInterceptor = async (run, next) => {
   const { tool, service, timeoutMs } = run.call;
-  const timer = setTimeout(() => run.abort.abort(new TimeoutError(`tool ${tool?.name ?? service.id} did not finish within ${timeoutMs} ms`)), timeoutMs);
+  const started = run.ctx.pluginStartedAt;
+  const left = started === undefined ? timeoutMs : Math.max(0, timeoutMs - (performance.now() - started));
+  const timer = setTimeout(() => run.abort.abort(new TimeoutError(`tool ${tool?.name ?? service.id} did not finish within ${timeoutMs} ms`)), left);
   try {
     await next(run);
   } finally {

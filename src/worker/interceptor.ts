@@ -1,5 +1,5 @@
 import type { Tool, ToolService } from '../catalog/descriptors.js';
-import type { ToolCall } from '../plugins/plugin.js';
+import type { PendingObservation, ToolCall } from '../plugins/plugin.js';
 import type { IncomingMessage } from '../transport/transport.js';
 import type { CallAbort } from './call-abort.js';
 import type { ObservationSink } from './observation-sink.js';
@@ -42,14 +42,18 @@ export type Next = (ctx: CallContext) => Promise<Outcome>;
 export type Interceptor = (ctx: CallContext, next: Next) => Promise<Outcome>;
 
 /**
- * The plugin's part of one request: decoded, resolved and prepared, with the sink its answer
- * goes to. Interceptors of this inner chain (the deadline, the calls a cancel or the hard stop
- * aborts) see the tool and its arguments; the core invokes the plugin and writes its answer.
+ * The plugin's part of one request whose answer is not there when the plugin returns: the
+ * call (decoded, resolved, prepared), what the plugin gave back, and the sink its answer goes
+ * to. Interceptors of this inner chain (the deadline, the calls a cancel or the hard stop
+ * aborts) see the tool and its arguments; the core waits for the answer and writes it. A
+ * plugin that answers at once never enters the chain: nothing can interrupt synchronous code.
  */
 export interface PluginRun {
   readonly ctx: CallContext;
   readonly requestId: string;
   readonly call: ToolCall;
+  /** What the plugin returned; the call's time runs from `ctx.pluginStartedAt`, before it was invoked. */
+  readonly observation: PendingObservation;
   readonly sink: ObservationSink;
   /** Aborting it ends the run at once, whether or not the plugin heeds its signal. */
   readonly abort: CallAbort;

@@ -4,13 +4,14 @@ import type { ToolService } from '../catalog/descriptors.js';
 import { decodeRequest } from '../envelope/request.js';
 import { boundedText, encodeError, observationText, wireError, type WireError } from '../envelope/response.js';
 import { AbortedError, UnavailableError, errorMessage, isRetriable } from '../errors.js';
-import { isAsyncIterable, type Plugin, type ToolCall } from '../plugins/plugin.js';
+import { isAsyncIterable, type Plugin } from '../plugins/plugin.js';
 import { prepareArguments } from '../arguments/prepare-arguments.js';
 import { persistentTopic } from '../transport/topic-name.js';
 import { defaultDeadLetterTopic, type IncomingMessage, type Producer, type Transport } from '../transport/transport.js';
 import { DEAD_LETTER_REASON_PROPERTY, ID_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY } from '../envelope/properties.js';
 import type { WorkerLimits } from './limits.js';
 import { CallAbort } from './call-abort.js';
+import { CallLog, PreparedCall } from './prepared-call.js';
 import { createSink, type ObservationSink } from './observation-sink.js';
 import { RecentIds } from './recent-ids.js';
 import { injectTraceContext } from '../tracing/trace-context.js';
@@ -74,7 +75,7 @@ export class RequestHandler {
   constructor(private readonly deps: RequestHandlerDeps) {
     this.chain = compose(deps.interceptors ?? [], (ctx) => this.handleCore(ctx));
     this.running = new RunningCalls(deps.hardStop);
-    // Around each plugin call: the running calls outermost, then the deadline.
+    // Around the wait for each plugin's answer: the running calls outermost, then the deadline.
     this.runChain = compose([this.running.interceptor, deadlineInterceptor], (run) => this.runPlugin(run));
     this.answered = deps.redeliverable ? new RecentIds(deps.limits.answeredMemory) : undefined;
     this.debug = deps.log.isLevelEnabled('debug');
@@ -231,42 +232,31 @@ export class RequestHandler {
     const properties: Record<string, string> = { [ID_PROPERTY]: id };
     // The answer carries the worker's span back to the agent (no-op while tracing is off).
     injectTraceContext(properties);
-    let toolName: string | undefined;
-    // One child logger per request, made only when something logs or the plugin reads `log`
-    // (a pino child costs on the hot path, and most answered requests log nothing).
-    let callLog: Logger | undefined;
-    const logFor = (): Logger => (callLog ??= this.deps.log.child({ requestId: id, tool: toolName }));
+    const callLog = new CallLog(this.deps.log, id);
     let sink: ObservationSink | undefined;
     const abort = new CallAbort();
     try {
       const request = decodeRequest(msg.data, limits.maxPayloadBytes);
       const { tool, config } = this.deps.catalog().resolve(service, request.config, msg.properties[TOOL_PROPERTY]);
-      toolName = tool?.name;
+      callLog.tool = tool?.name;
       ctx.tool = tool;
       const args = prepareArguments(tool?.parameters ?? [], tool?.runtimeParameters ?? {}, request.arguments);
       const streamProp = msg.properties[STREAM_PROPERTY];
       const stream = streamProp === undefined ? service.stream === 'stream' : streamProp === 'true' || streamProp === '1';
       sink = createSink(stream, this.ready ?? (await this.producer()), properties, limits.maxObservationBytes);
-      if (this.debug) logFor().debug({ stream, redelivery: msg.redeliveryCount }, 'invoking tool');
-      const call: ToolCall = {
-        requestId: id,
-        service,
-        tool,
-        config,
-        arguments: args,
-        ...(request.user !== undefined ? { user: request.user } : {}),
-        stream,
-        // The one deadline of the call: the tool's, else its service's, else the worker's.
-        timeoutMs: tool?.timeoutMs ?? service.timeoutMs ?? limits.timeoutMs,
-        // Getters: the AbortController and the child logger are made only for a plugin that reads them.
-        get signal() {
-          return abort.signal;
-        },
-        get log() {
-          return logFor();
-        },
-      };
-      await this.runChain({ ctx, requestId: id, call, sink, abort });
+      if (this.debug) callLog.get().debug({ stream, redelivery: msg.redeliveryCount }, 'invoking tool');
+      // The one deadline of the call: the tool's, else its service's, else the worker's.
+      const timeoutMs = tool?.timeoutMs ?? service.timeoutMs ?? limits.timeoutMs;
+      const call = new PreparedCall(id, service, tool, config, args, request.user, stream, timeoutMs, abort, callLog);
+      this.running.admit();
+      ctx.pluginStartedAt = performance.now();
+      const observation = this.deps.plugin.invoke(call);
+      if (typeof observation === 'string') {
+        ctx.pluginEndedAt = performance.now();
+        sink.write(observation);
+      } else {
+        await this.runChain({ ctx, requestId: id, call, observation, sink, abort });
+      }
       ctx.onAnswer?.(ctx);
       await sink.end();
       await msg.ack();
@@ -276,15 +266,13 @@ export class RequestHandler {
       if (ctx.pluginStartedAt !== undefined) ctx.pluginEndedAt ??= performance.now();
       // Nothing more of this answer may go out once its final (error) message is decided.
       sink?.abort();
-      return this.fail(ctx, err, properties, sink?.started ?? false, logFor());
+      return this.fail(ctx, err, properties, sink?.started ?? false, callLog.get());
     }
   }
 
-  /** The chain's core: invoke the plugin and write what it answers, unless the run is aborted first. */
+  /** The chain's core: wait for what the plugin answers and write it, unless the run is aborted first. */
   private async runPlugin(run: PluginRun): Promise<void> {
-    const { ctx, abort, sink } = run;
-    ctx.pluginStartedAt = performance.now();
-    const observation = this.deps.plugin.invoke(run.call);
+    const { ctx, abort, sink, observation } = run;
     const consumed = isAsyncIterable(observation)
       ? (async () => {
           // for-await returns the plugin's iterator when this loop leaves early.

@@ -7,8 +7,8 @@ import type { PluginInterceptor } from './interceptor.js';
  * reaches its call and the worker's hard stop reaches all of them: one listener per service,
  * not one per request. One id may run twice at once (the broker redelivered a request whose
  * first run still goes): both are kept, and a cancel or the hard stop aborts both. A run that
- * starts after the hard stop (it waited past the grace period for a slot) is refused before
- * the plugin sees it.
+ * would start after the hard stop (it waited past the grace period for a slot) is refused by
+ * admit() before the plugin sees it.
  */
 export class RunningCalls {
   /** One call per id as a rule; a Set only while an id runs more than once (no allocation per request). */
@@ -19,7 +19,6 @@ export class RunningCalls {
   };
 
   readonly interceptor: PluginInterceptor = async (run, next) => {
-    if (this.hardStop.aborted) throw shutdownError();
     this.add(run.requestId, run.abort);
     try {
       await next(run);
@@ -30,6 +29,11 @@ export class RunningCalls {
 
   constructor(private readonly hardStop: AbortSignal) {
     hardStop.addEventListener('abort', this.abortAll, { once: true });
+  }
+
+  /** Throws once the hard stop came: a call that waited past the grace period for its slot must not reach the plugin. */
+  admit(): void {
+    if (this.hardStop.aborted) throw shutdownError();
   }
 
   /** Abort every call of request `id` running here; true if there was one. */

@@ -10,8 +10,9 @@ import { deadlineInterceptor } from '../../../src/worker/deadline-interceptor.js
 import type { PluginRun } from '../../../src/worker/interceptor.js';
 import { RunningCalls } from '../../../src/worker/running-calls.js';
 
-const run = (over: { requestId?: string; timeoutMs?: number } = {}): PluginRun =>
+const run = (over: { requestId?: string; timeoutMs?: number; pluginStartedAt?: number } = {}): PluginRun =>
   ({
+    ctx: { pluginStartedAt: over.pluginStartedAt },
     requestId: over.requestId ?? 'r1',
     abort: new CallAbort(),
     call: { tool: { name: 'slow-tool' }, service: { id: 'svc' }, timeoutMs: over.timeoutMs ?? 1_000 },
@@ -39,6 +40,18 @@ describe('the deadline interceptor', () => {
     vi.advanceTimersByTime(1);
     expect(r.abort.reason).toBeInstanceOf(TimeoutError);
     expect(r.abort.reason?.message).toBe(`tool slow-tool did not finish within ${limit} ms`);
+  });
+
+  it('counts the deadline from when the plugin was invoked, not from when its promise came back', async () => {
+    // The plugin's synchronous part took 400 ms of a 1,000 ms deadline.
+    const r = run({ timeoutMs: 1_000, pluginStartedAt: performance.now() - 400 });
+    const p = pending();
+    void deadlineInterceptor(r, p.next);
+    vi.advanceTimersByTime(598);
+    expect(r.abort.reason).toBeUndefined();
+    vi.advanceTimersByTime(2);
+    expect(r.abort.reason).toBeInstanceOf(TimeoutError);
+    expect(r.abort.reason?.message).toBe('tool slow-tool did not finish within 1000 ms');
   });
 
   it('leaves a run that ended in time alone', async () => {
@@ -78,7 +91,7 @@ describe('the running calls', () => {
     expect(running.cancel('b')).toBe(false);
   });
 
-  it('aborts every running call at the hard stop, and refuses a run that starts after it', async () => {
+  it('aborts every running call at the hard stop, and admits none after it', async () => {
     const stop = new AbortController();
     const running = new RunningCalls(stop.signal);
     const [a, b] = [run({ requestId: 'a' }), run({ requestId: 'b' })];
@@ -87,9 +100,15 @@ describe('the running calls', () => {
     void running.interceptor(b, pb.next);
     stop.abort();
     for (const r of [a, b]) expect(r.abort.reason?.message).toBe('the worker is shutting down');
-    const late = pending();
-    await expect(running.interceptor(run({ requestId: 'c' }), late.next)).rejects.toThrow('the worker is shutting down');
-    expect(late.calls()).toBe(0);
+    expect(() => running.admit()).toThrow('the worker is shutting down');
+  });
+
+  it('admits calls until the hard stop', () => {
+    const stop = new AbortController();
+    const running = new RunningCalls(stop.signal);
+    expect(() => running.admit()).not.toThrow();
+    stop.abort();
+    expect(() => running.admit()).toThrow(AbortedError);
   });
 
   it('keeps both runs of one request id (a redelivery while the first still runs): a cancel and the hard stop reach both', async () => {

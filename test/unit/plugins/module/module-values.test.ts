@@ -15,6 +15,12 @@ export const nothing = () => undefined;
 export const bytes = () => Buffer.from('héllo');
 export const object = () => ({ a: [1, null] });
 export async function* chunks() { yield null; yield Buffer.from('b'); yield { c: 1 }; yield 'd'; }
+export const later = async () => ({ a: 2 });
+export const thenable = () => ({ then: (ok) => ok('kept its word') });
+export const context = (ctx) => {
+  const { signal, log, user } = ctx;
+  return { keys: Object.keys(ctx).sort(), signal: signal instanceof AbortSignal, log: typeof log.info === 'function', user: user ?? null, hasUser: 'user' in ctx };
+};
 `;
 
 let dir: string;
@@ -35,8 +41,17 @@ async function pluginFor(exportName: string): Promise<Plugin> {
 }
 
 async function textsOf(plugin: Plugin): Promise<string[]> {
+  const out = plugin.invoke(callOf());
+  if (!isAsyncIterable(out)) return [await out];
+  const texts: string[] = [];
+  for await (const t of out) texts.push(t);
+  return texts;
+}
+
+function callOf(over: Partial<ToolCall> = {}): ToolCall {
   const { log } = captureLogger();
-  const call = {
+  return {
+    ...over,
     requestId: 'r',
     service: {} as ToolService,
     tool: undefined,
@@ -46,11 +61,6 @@ async function textsOf(plugin: Plugin): Promise<string[]> {
     signal: new AbortController().signal,
     log,
   } as ToolCall;
-  const out = plugin.invoke(call);
-  if (!isAsyncIterable(out)) return [await out];
-  const texts: string[] = [];
-  for await (const t of out) texts.push(t);
-  return texts;
 }
 
 describe('module tool values as observation text', () => {
@@ -60,8 +70,31 @@ describe('module tool values as observation text', () => {
     ['bytes', ['héllo']],
     ['object', ['{"a":[1,null]}']],
     ['chunks', ['', 'b', '{"c":1}', 'd']],
+    ['later', ['{"a":2}']],
+    ['thenable', ['kept its word']],
   ])('%s', async (name, expected) => {
     expect(await textsOf(await pluginFor(name))).toEqual(expected);
+  });
+
+  it('gives the tool its call, the signal and the logger read from the context, and nothing of the worker', async () => {
+    const plugin = await pluginFor('context');
+    const keys = ['arguments', 'config', 'requestId', 'service', 'tool'];
+    expect(JSON.parse(plugin.invoke(callOf()) as string)).toEqual({ keys, signal: true, log: true, user: null, hasUser: false });
+    expect(JSON.parse(plugin.invoke(callOf({ user: 'ada' })) as string)).toEqual({
+      keys: [...keys, 'user'].sort(),
+      signal: true,
+      log: true,
+      user: 'ada',
+      hasUser: true,
+    });
+  });
+
+  it('is the text itself when the tool answers synchronously, and a promise only when it answers later', async () => {
+    // The worker writes a text at once, with no deadline timer or abort race (plugin.ts Observation).
+    expect((await pluginFor('object')).invoke(callOf())).toBe('{"a":[1,null]}');
+    expect((await pluginFor('none')).invoke(callOf())).toBe('');
+    expect((await pluginFor('later')).invoke(callOf())).toBeInstanceOf(Promise);
+    expect((await pluginFor('thenable')).invoke(callOf())).toBeInstanceOf(Promise);
   });
 });
 
