@@ -143,6 +143,7 @@ class MemoryConsumer implements Subscription {
       properties: msg.properties,
       redeliveryCount: msg.redeliveryCount,
       messageId: msg.messageId,
+      deliveryKey: msg.messageId,
       topic: this.topic,
       ack: async () => {
         settle();

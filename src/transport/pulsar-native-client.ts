@@ -45,6 +45,8 @@ export interface NativeMessage {
   getProperties(): Record<string, string>;
   getMessageId(): NativeMessageId;
   getRedeliveryCount(): number;
+  getProducerName(): string;
+  getPublishTimestamp(): number;
   getTopicName(): string;
 }
 

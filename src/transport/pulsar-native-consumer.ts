@@ -60,6 +60,11 @@ class NativeIncomingMessage implements IncomingMessage {
     return (this.id ??= this.native.getMessageId().toString());
   }
 
+  /** See IncomingMessage.deliveryKey: two numbers and a string across the binding, no native object. */
+  get deliveryKey(): string {
+    return `${this.native.getProducerName()}@${this.native.getPublishTimestamp()}`;
+  }
+
   ack(): Promise<void> {
     return this.owner.settle(this, true);
   }

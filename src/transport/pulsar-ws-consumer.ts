@@ -56,6 +56,11 @@ class WsIncomingMessage implements IncomingMessage {
     private readonly owner: PulsarWsSubscription,
   ) {}
 
+  /** The broker's id: here it is a string of the frame already. */
+  get deliveryKey(): string {
+    return this.messageId;
+  }
+
   ack(): Promise<void> {
     this.owner.settle(this, true);
     return Promise.resolve();

@@ -55,9 +55,9 @@ export class RequestHandler {
   /** Calls answered (timeout, cancel, hard stop) whose plugin work still runs. */
   private abandonedCalls = 0;
 
-  /** Messages answered here; only a topic that redelivers needs it. */
+  /** Messages answered here, by request id and delivery key; only a topic that redelivers needs it. */
   private readonly answered: RecentIds | undefined;
-  /** Deliveries being handled, by broker message id (persistent topics): a copy waits for the first. */
+  /** Deliveries being handled, by request id and delivery key (persistent topics): a copy waits for the first. */
   private readonly handling = new Map<string, Promise<Outcome>>();
 
   /** The interceptors around handleCore, composed once. */
@@ -154,8 +154,7 @@ export class RequestHandler {
   private handleCore(ctx: CallContext): Promise<Outcome> {
     const id = ctx.message.properties[ID_PROPERTY];
     if (!id) return this.deadLetter(ctx.message, 'request has no id property; no agent could receive an answer');
-    // Only a topic that redelivers brings a message back, so only there is its broker id read
-    // (on the native client reading it makes a native object the collector must finalize).
+    // Only a topic that redelivers brings a message back, so only there is its delivery key read.
     return this.answered ? this.handleRedeliverable(ctx, id, this.answered) : this.answerOrSettle(ctx, id);
   }
 
@@ -163,15 +162,17 @@ export class RequestHandler {
   private async handleRedeliverable(ctx: CallContext, id: string, answered: RecentIds): Promise<Outcome> {
     const { log: baseLog } = this.deps;
     const msg = ctx.message;
-    // A message id is the broker's, the same on every delivery of one message: an agent's
-    // retry is a new message and runs. Checked on every delivery, not only those counted as
-    // redelivered: a topic unload hands unacked messages out again with a count of 0.
-    if (answered.has(msg.messageId)) {
+    // The same on every delivery of one message: an agent's retry is a new message and runs.
+    // Checked on every delivery, not only those counted as redelivered: a topic unload hands
+    // unacked messages out again with a count of 0. Paired with the request id, which tells
+    // apart what a transport's key alone may not (transport.ts, deliveryKey).
+    const key = `${id}\n${msg.deliveryKey}`;
+    if (answered.has(key)) {
       if (this.debug) baseLog.debug({ requestId: id, messageId: msg.messageId }, 'redelivered request already answered; acked');
       await msg.ack();
       return Outcome.Duplicate;
     }
-    const first = this.handling.get(msg.messageId);
+    const first = this.handling.get(key);
     if (first) {
       // The same message again while its first delivery is still handled here (an unload
       // mid-answer): it runs nothing and settles as the first did.
@@ -183,20 +184,20 @@ export class RequestHandler {
       await msg.ack();
       return Outcome.Duplicate;
     }
-    const handling = this.answerOrSettle(ctx, id);
-    this.handling.set(msg.messageId, handling);
-    const done = (): void => void this.handling.delete(msg.messageId);
+    const handling = this.answerOrSettle(ctx, id, key);
+    this.handling.set(key, handling);
+    const done = (): void => void this.handling.delete(key);
     handling.then(done, done);
     return handling;
   }
 
-  /** Answer, or settle a request whose answer could not be published. */
-  private async answerOrSettle(ctx: CallContext, id: string): Promise<Outcome> {
+  /** Answer, or settle a request whose answer could not be published; an answered `key` is remembered. */
+  private async answerOrSettle(ctx: CallContext, id: string, key?: string): Promise<Outcome> {
     const { service, log: baseLog } = this.deps;
     const msg = ctx.message;
     try {
       const outcome = await this.answer(ctx, id);
-      if (outcome !== Outcome.Nacked) this.answered?.add(msg.messageId);
+      if (key !== undefined && outcome !== Outcome.Nacked) this.answered?.add(key);
       return outcome;
     } catch (err) {
       // Publishing failed (broker gone, or the broker refused the message). Redelivery may

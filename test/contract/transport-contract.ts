@@ -129,6 +129,8 @@ export function transportContract(name: string, make: () => Promise<Transport>, 
       expect(second.data.toString()).toBe('again');
       expect(second.properties['id']).toBe('r1');
       expect(second.redeliveryCount).toBeGreaterThan(first.redeliveryCount);
+      // The worker knows a copy by this key (and the request id): it must not change.
+      expect(second.deliveryKey).toBe(first.deliveryKey);
       await second.ack();
     });
 
@@ -183,6 +185,7 @@ export function transportContract(name: string, make: () => Promise<Transport>, 
       const b = await subscribe({ topic, subscription: 'crash' });
       const again = await take(b[Symbol.asyncIterator](), opts.receiveTimeoutMs + opts.nackDelayMs);
       expect(again.properties['id']).toBe('u1');
+      expect(again.deliveryKey).toBe(m.deliveryKey);
       await again.ack();
     });
 

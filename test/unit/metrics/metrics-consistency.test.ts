@@ -36,6 +36,7 @@ class HeldTransport implements Transport {
       properties: m.properties,
       redeliveryCount: m.redeliveryCount,
       messageId: m.messageId,
+      deliveryKey: m.deliveryKey,
       topic: m.topic,
       ack: async () => {
         await this.ackGate;
