@@ -14,10 +14,10 @@ export interface IncomingMessage {
   /**
    * The same on every delivery of one message, to tell a redelivered copy from a new request;
    * the worker pairs it with the request's `id`. The broker's id where reading it costs nothing
-   * more (WebSocket, memory). On the native client reading the id makes a native object the
-   * collector must finalize, a quarter of the worker's CPU per request on a persistent topic
-   * (docs/benchmarks-rationale.md), so there it is the producer's name and the publish time,
-   * which two messages of one producer can share within a millisecond: hence the pairing.
+   * more (WebSocket, memory). On the native client reading the id makes a native object per
+   * request for the collector to finalize (docs/benchmarks-rationale.md), so there it is the
+   * producer's name and the publish time, which two messages of one producer can share within
+   * a millisecond (a batch always does): hence the pairing.
    */
   readonly deliveryKey: string;
   readonly topic: string;
