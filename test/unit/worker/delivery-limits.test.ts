@@ -145,15 +145,21 @@ function request(messageId: string, redeliveryCount: number, label: string, sett
   };
 }
 
+/** A tool that answers `x` and counts its runs. */
+function countingTool(): { behaviour: Behaviour; runs: () => number } {
+  let runs = 0;
+  const behaviour: Behaviour = () =>
+    (async function* () {
+      runs++;
+      yield 'x';
+    })();
+  return { behaviour, runs: () => runs };
+}
+
 describe('a redelivered copy of an answered request', () => {
   it('is acked without running the tool again, counted as a duplicate; an agent retry (a new message) runs', async () => {
-    let runs = 0;
-    const ok: Behaviour = () =>
-      (async function* () {
-        runs++;
-        yield 'x';
-      })();
-    const { handler, transport } = await redeliverableHandler(ok);
+    const tool = countingTool();
+    const { handler, transport } = await redeliverableHandler(tool.behaviour);
     const settled: string[] = [];
     const delivery = (messageId: string, redeliveryCount: number): IncomingMessage => request(messageId, redeliveryCount, messageId, settled);
     expect(await handler.handle(delivery('m1', 0))).toBe(Outcome.Answered);
@@ -162,7 +168,7 @@ describe('a redelivered copy of an answered request', () => {
     // (the WebSocket service's consumer reconnected; nobody nacked): still the same message.
     expect(await handler.handle(delivery('m1', 0))).toBe(Outcome.Duplicate);
     expect(await handler.handle(delivery('m2', 0))).toBe(Outcome.Answered);
-    expect(runs).toBe(2);
+    expect(tool.runs()).toBe(2);
     expect(settled).toEqual(['ack m1', 'ack m1', 'ack m1', 'ack m2']);
     await transport.close();
   });
@@ -216,20 +222,15 @@ describe('the ids a request is answered by', () => {
   it('pairs the delivery key with the request id: two requests under one key both run', async () => {
     // The native client's key is the producer and the publish time, which one producer's
     // messages can share within a millisecond.
-    let runs = 0;
-    const counting: Behaviour = () =>
-      (async function* () {
-        runs++;
-        yield 'x';
-      })();
-    const { handler, transport } = await redeliverableHandler(counting);
+    const tool = countingTool();
+    const { handler, transport } = await redeliverableHandler(tool.behaviour);
     const settled: string[] = [];
     const a = request('same-key', 0, 'a', settled);
     const b: IncomingMessage = { ...request('same-key', 0, 'b', settled), properties: { id: 'req-2' } };
     expect(await handler.handle(a)).toBe(Outcome.Answered);
     expect(await handler.handle(b)).toBe(Outcome.Answered);
     expect(await handler.handle(a)).toBe(Outcome.Duplicate);
-    expect(runs).toBe(2);
+    expect(tool.runs()).toBe(2);
     await transport.close();
   });
 });
