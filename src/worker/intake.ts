@@ -21,7 +21,7 @@ export interface IntakeDeps {
 /**
  * A persistent topic. The service's bound is kept here, by taking no more than it may run, so
  * it needs a counter rather than a second limiter (a nested p-limit cost a few promises per
- * request). The global bound, shared by every service, queues in p-limit in arrival order.
+ * request). The global bound, shared by every service, is the worker's Slots (arrival order).
  */
 export async function consumeTaking(binding: Binding, deps: IntakeDeps): Promise<void> {
   let freed: (() => void) | undefined;

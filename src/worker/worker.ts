@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
+import { Slots } from '../async/slots.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ToolService } from '../catalog/descriptors.js';
 import type { Plugin } from '../plugins/plugin.js';
 import { cancelTopic } from '../transport/topic-name.js';
-import type { Subscription, Transport } from '../transport/transport.js';
+import type { IncomingMessage, Subscription, Transport } from '../transport/transport.js';
 import { isPersistentTopic } from '../transport/topic-name.js';
 import type { Binding, Instance } from './binding.js';
 import { consumeAll, consumeTaking, type IntakeDeps } from './intake.js';
@@ -96,7 +96,8 @@ function sameService(left: ToolService, right: ToolService): boolean {
 export class Worker {
   private readonly options: WorkerOptions;
   private readonly limits: WorkerLimits;
-  private readonly global: LimitFunction;
+  /** The worker-wide bound on requests running at once, shared by every service in arrival order. */
+  private readonly global: Slots;
   private readonly hardStop = new AbortController();
   private readonly bindings = new Map<string, Binding>();
   /** The plugins create() made for the first catalog, until start() binds them. */
@@ -141,19 +142,14 @@ export class Worker {
     // Each service's handler listens on hardStop: more than Node's default of 10 services is
     // normal, not a leak.
     setMaxListeners(0, this.hardStop.signal);
-    this.global = pLimit(this.limits.concurrency);
+    this.global = new Slots(this.limits.concurrency);
     this.catalog = options.catalog;
     this.intake = {
       limits: this.limits,
       log: options.log,
       hardStop: this.hardStop.signal,
       counts: this.counts,
-      dispatch: (inst, msg, done, receivedAt) =>
-        this.track(
-          inst,
-          this.global(() => inst.handler.handle(msg, receivedAt)),
-          done,
-        ),
+      dispatch: (inst, msg, done, receivedAt) => this.dispatch(inst, msg, done, receivedAt),
       refuse: (inst, msg, err) => {
         // A retired service's series are gone: its last refusals are not worth making them again.
         if (this.catalog.services.has(inst.service.id)) options.events?.shed?.(inst.service.id);
@@ -500,12 +496,37 @@ export class Worker {
     this.prepared.clear();
   }
 
-  /** Count a request's outcome and keep it in flight (for drain, and its instance's retire) until it settles; then `done`. */
-  private track(inst: Instance, work: Promise<Outcome>, done?: () => void): void {
+  /**
+   * Run a request under the global bound. It is tracked from now, whether it starts at once
+   * (a free slot: the usual case, and no promise is made for the wait) or waits for a slot,
+   * so that drain() finds the waiting ones too.
+   */
+  private dispatch(inst: Instance, msg: IncomingMessage, done: () => void, receivedAt: number): void {
+    const work = this.global.tryAcquire()
+      ? this.run(inst, msg, receivedAt)
+      : new Promise<Outcome>((resolve) => this.global.acquire(() => resolve(this.run(inst, msg, receivedAt))));
+    this.track(inst, work, done, this.global);
+  }
+
+  /** The handler's promise; a throw as it is called becomes a rejection, tracked like any other. */
+  private run(inst: Instance, msg: IncomingMessage, receivedAt: number): Promise<Outcome> {
+    try {
+      return inst.handler.handle(msg, receivedAt);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+  }
+
+  /**
+   * Count a request's outcome and keep it in flight (for drain, and its instance's retire)
+   * until it settles; then give back its global slot, if it holds one, and call `done`.
+   */
+  private track(inst: Instance, work: Promise<Outcome>, done?: () => void, slot?: Slots): void {
     // One reaction for both ends, not then/catch/finally: three promises a request on the hot path.
     const settled = (): void => {
       this.inFlight.delete(task);
       if (--inst.active === 0) inst.idle?.();
+      slot?.release();
       done?.();
     };
     const task: Promise<void> = work.then(
