@@ -5,20 +5,28 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/assembly/app.js';
 import { ToolClient } from '../../src/client/tool-client.js';
 import type { Transport } from '../../src/transport/transport.js';
-import { startFakeDifyDaemon, type FakeDifyDaemon } from '../fakes/fake-dify-daemon.js';
+import type { FakeDifyDaemon } from '../fakes/fake-dify-daemon.js';
 import { captureLogger } from '../support/harness.js';
 import { brokerTransport, removeDir, startPulsarApp, suffix, waitUntil, writeConfigDir } from '../support/pulsar-app.js';
 import { startScriptedModel, type ScriptedModel } from '../support/scripted-model.js';
 import { everythingStdio } from '../support/mcp-everything.js';
-import { agentPython, STRATEGY_PLUGIN_DIR } from './dify-agent/agent-python.js';
-import { agentWorkerEnv, fleetTools, freePort, POPULATION_WEATHER_CALC, researchTool, THREE_OBSERVATIONS, TOOLS_MODULE } from './dify-agent/fleet-setup.js';
+import { agentPython } from './dify-agent/agent-python.js';
+import {
+  AGENT_PLUGIN_ID,
+  agentWorkerEnv,
+  fleetTools,
+  POPULATION_WEATHER_CALC,
+  RESEARCH_INSTRUCTION,
+  researchTool,
+  startAgentDaemon,
+  THREE_OBSERVATIONS,
+  TOOLS_MODULE,
+} from './dify-agent/fleet-setup.js';
 
 const adminUrl = process.env['PULSAR_ADMIN_URL'] ?? 'http://127.0.0.1:8080';
 const python = await agentPython();
 const INNER_KEY = 'inner-api-key-3c9e71d2';
 const DAEMON_KEY = 'agent-daemon-key-77aa01';
-const PLUGIN_ID = 'toolwire/test_agent';
-const INSTRUCTION = 'You are a research assistant. Use the tools, then answer in one line.';
 
 describe.skipIf(!python)('dify agent strategies on the fleet (real dify_plugin SDK, fake daemon, real broker)', () => {
   const tag = suffix();
@@ -82,14 +90,9 @@ describe.skipIf(!python)('dify agent strategies on the fleet (real dify_plugin S
     });
     await new Promise<void>((resolve) => factsApi.listen(0, '127.0.0.1', resolve));
     const factsUrl = `http://127.0.0.1:${(factsApi.address() as { port: number }).port}`;
-    const innerPort = await freePort();
-    daemon = await startFakeDifyDaemon({
-      key: DAEMON_KEY,
-      tenant: 'agent-tenant',
-      plugins: [],
-      agentPlugins: { [PLUGIN_ID]: { python: python!, dir: STRATEGY_PLUGIN_DIR } },
-      innerApi: { url: `http://127.0.0.1:${innerPort}`, key: INNER_KEY },
-    });
+    const started = await startAgentDaemon(python!, { daemon: DAEMON_KEY, inner: INNER_KEY });
+    daemon = started.daemon;
+    const innerPort = started.innerPort;
     // The tools worker serves the fleet tools; the agent worker knows them but does not serve them.
     const toolsDir = await writeConfigDir({
       services: [
@@ -111,11 +114,11 @@ describe.skipIf(!python)('dify agent strategies on the fleet (real dify_plugin S
           'config-params': ['mode'],
           plugin: {
             kind: 'dify-agent',
-            plugin_id: PLUGIN_ID,
+            plugin_id: AGENT_PLUGIN_ID,
             provider: 'toolwire/test_agent/agent',
             strategy: 'function_calling',
             model: 'scripted-1',
-            instruction: INSTRUCTION,
+            instruction: RESEARCH_INSTRUCTION,
             maximum_iterations: 3,
             agent_may_set: ['context'],
             stream_log: true,
@@ -157,12 +160,12 @@ describe.skipIf(!python)('dify agent strategies on the fleet (real dify_plugin S
 
   it('runs the function-calling strategy: three tool calls on the fleet, then the answer', async () => {
     const before = model.requests.length;
-    const relayedBefore = daemon.runtimes.get(PLUGIN_ID)!.relayed.length;
+    const relayedBefore = daemon.runtimes.get(AGENT_PLUGIN_ID)!.relayed.length;
     const out = await call('research', { query: 'How is Paris?' });
     expect(out).toBe(`Answer: ${THREE_OBSERVATIONS}`);
     // Two model rounds (ask for tools, answer), three tool calls, all through the inner API with its key.
     expect(model.requests.length - before).toBe(2);
-    const relayed = daemon.runtimes.get(PLUGIN_ID)!.relayed.slice(relayedBefore);
+    const relayed = daemon.runtimes.get(AGENT_PLUGIN_ID)!.relayed.slice(relayedBefore);
     expect(relayed.map((r) => r.route)).toEqual(['invoke/llm', 'invoke/tool', 'invoke/tool', 'invoke/tool', 'invoke/llm']);
     for (const r of relayed) expect(r.headers['X-Inner-Api-Key']).toBe(INNER_KEY);
     const firstTool = JSON.parse(relayed[1]!.body) as Record<string, unknown>;
@@ -221,7 +224,7 @@ describe.skipIf(!python)('dify agent strategies on the fleet (real dify_plugin S
     await call('research', { query: 'What now?', context: 'Lyon is known for its food.' });
     const [a, , b] = model.requests.slice(before).map((r) => JSON.parse(r.body) as { messages: { role: string; content: string }[]; tools: unknown });
     expect(JSON.stringify(a!.messages[0])).toBe(JSON.stringify(b!.messages[0]));
-    expect(a!.messages[0]).toEqual({ role: 'system', content: INSTRUCTION });
+    expect(a!.messages[0]).toEqual({ role: 'system', content: RESEARCH_INSTRUCTION });
     expect(JSON.stringify(a!.tools)).toBe(JSON.stringify(b!.tools));
     expect(a!.messages[1]!.content).toBe('<context>\nParis hosted the 2024 Olympics.\n</context>\n\nWhat now?');
     expect(b!.messages[1]!.content).toContain('Lyon is known for its food.');

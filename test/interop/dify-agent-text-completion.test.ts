@@ -15,18 +15,20 @@ import { ToolClient } from '../../src/client/tool-client.js';
 import { BrokerConfigApi } from '../../src/config/trustgraph/broker-config-api.js';
 import { responseError } from '../../src/config/trustgraph/config-wire.js';
 import type { Transport } from '../../src/transport/transport.js';
-import { startFakeDifyDaemon, type FakeDifyDaemon } from '../fakes/fake-dify-daemon.js';
+import type { FakeDifyDaemon } from '../fakes/fake-dify-daemon.js';
 import { captureLogger } from '../support/harness.js';
 import { brokerTransport, removeDir, startPulsarApp, suffix, writeConfigDir } from '../support/pulsar-app.js';
 import { startScriptedModel, type ScriptedModel } from '../support/scripted-model.js';
-import { agentPython, STRATEGY_PLUGIN_DIR } from './dify-agent/agent-python.js';
+import { agentPython } from './dify-agent/agent-python.js';
 import {
+  AGENT_PLUGIN_ID,
   agentWorkerEnv,
   FLEET_TOOLS_SERVICE,
   fleetTools,
-  freePort,
   POPULATION_WEATHER_CALC,
+  RESEARCH_INSTRUCTION,
   researchTool,
+  startAgentDaemon,
   THREE_OBSERVATIONS,
   TOOLS_MODULE,
 } from './dify-agent/fleet-setup.js';
@@ -37,8 +39,6 @@ const adminUrl = inject('pulsarAdminUrl');
 const python = await agentPython();
 const INNER_KEY = 'inner-api-key-5be20c'; // a test value
 const DAEMON_KEY = 'agent-daemon-key-9d13'; // a test value
-const PLUGIN_ID = 'toolwire/test_agent';
-const INSTRUCTION = 'You are a research assistant. Use the tools, then answer in one line.';
 /** The model the flow names (its `model` parameter), not the processor's default. */
 const FLOW_MODEL = 'scripted-tc';
 
@@ -112,14 +112,9 @@ describe.skipIf(!python)('a ReAct strategy on TrustGraph text-completion (its ow
       flow: `default/${flow}`,
     });
 
-    const innerPort = await freePort();
-    daemon = await startFakeDifyDaemon({
-      key: DAEMON_KEY,
-      tenant: 'agent-tenant',
-      plugins: [],
-      agentPlugins: { [PLUGIN_ID]: { python: python!, dir: STRATEGY_PLUGIN_DIR } },
-      innerApi: { url: `http://127.0.0.1:${innerPort}`, key: INNER_KEY },
-    });
+    const started = await startAgentDaemon(python!, { daemon: DAEMON_KEY, inner: INNER_KEY });
+    daemon = started.daemon;
+    const innerPort = started.innerPort;
     const tools = fleetTools();
     const toolsDir = await writeConfigDir({ services: [{ ...fleetService, plugin: { kind: 'module', module: './fleet-tools.mjs' } }], tools });
     await writeFile(join(toolsDir, 'fleet-tools.mjs'), TOOLS_MODULE);
@@ -133,10 +128,10 @@ describe.skipIf(!python)('a ReAct strategy on TrustGraph text-completion (its ow
           // No model: the flow names it.
           plugin: {
             kind: 'dify-agent',
-            plugin_id: PLUGIN_ID,
+            plugin_id: AGENT_PLUGIN_ID,
             provider: 'toolwire/test_agent/agent',
             strategy: 'react',
-            instruction: INSTRUCTION,
+            instruction: RESEARCH_INSTRUCTION,
             maximum_iterations: 5,
             agent_may_set: ['context'],
           },
@@ -184,11 +179,11 @@ describe.skipIf(!python)('a ReAct strategy on TrustGraph text-completion (its ow
 
   it("runs ReAct end to end: each model round served by TrustGraph's processor, three fleet tool calls, then the answer", async () => {
     const before = model.requests.length;
-    const relayedBefore = daemon.runtimes.get(PLUGIN_ID)!.relayed.length;
+    const relayedBefore = daemon.runtimes.get(AGENT_PLUGIN_ID)!.relayed.length;
     expect(await call({ query: 'How is Paris?' })).toBe(THREE_OBSERVATIONS);
     // Four rounds (three actions, the answer), relayed as the real daemon would.
     const relayed = daemon.runtimes
-      .get(PLUGIN_ID)!
+      .get(AGENT_PLUGIN_ID)!
       .relayed.slice(relayedBefore)
       .map((r) => r.route);
     expect(relayed).toEqual(['invoke/llm', 'invoke/tool', 'invoke/llm', 'invoke/tool', 'invoke/llm', 'invoke/tool', 'invoke/llm']);
@@ -203,7 +198,7 @@ describe.skipIf(!python)('a ReAct strategy on TrustGraph text-completion (its ow
       expect(r.max_completion_tokens).toBe(4096);
       expect(r.messages).toHaveLength(1);
       expect(r.messages[0]!.role).toBe('user');
-      expect(r.messages[0]!.content[0]!.text.startsWith(`${INSTRUCTION}\n\nTools:\npopulation: `)).toBe(true);
+      expect(r.messages[0]!.content[0]!.text.startsWith(`${RESEARCH_INSTRUCTION}\n\nTools:\npopulation: `)).toBe(true);
     }
     expect(requests[3]!.messages[0]!.content[0]!.text).toContain('Observation: calc 2+3 = 5');
   });
@@ -224,7 +219,7 @@ describe.skipIf(!python)('a ReAct strategy on TrustGraph text-completion (its ow
     const a = seen(before)[0]!.messages[0]!.content[0]!.text;
     const b = seen(between)[0]!.messages[0]!.content[0]!.text;
     const cut = a.indexOf('<context>');
-    expect(cut).toBeGreaterThan(INSTRUCTION.length);
+    expect(cut).toBeGreaterThan(RESEARCH_INSTRUCTION.length);
     expect(b.indexOf('<context>')).toBe(cut);
     expect(b.slice(0, cut)).toBe(a.slice(0, cut));
     expect(a.slice(cut)).toMatch(/^<context>\nParis hosted the 2024 Olympics\.\n<\/context>\n\nWhat now\?/);

@@ -3,6 +3,15 @@
  * their own), the agent-facing tool descriptor, and the calls the scripted model asks for.
  */
 import { createServer } from 'node:net';
+import { startFakeDifyDaemon, type FakeDifyDaemon } from '../../fakes/fake-dify-daemon.js';
+import { STRATEGY_PLUGIN_DIR } from './agent-python.js';
+
+/** The test strategy plugin, as the fake daemon installs it and the research services name it. */
+export const AGENT_PLUGIN_ID = 'toolwire/test_agent';
+/** The research agent's instruction (its system prompt). */
+export const RESEARCH_INSTRUCTION = 'You are a research assistant. Use the tools, then answer in one line.';
+/** The tenant the fake daemon serves and the agent worker names (agentWorkerEnv). */
+const AGENT_TENANT = 'agent-tenant';
 
 /** The tool-service's config-param that picks the module tool (`op`). */
 export const FLEET_TOOLS_SERVICE = 'fleet-tools';
@@ -70,8 +79,27 @@ export function agentWorkerEnv(daemon: { readonly url: string; readonly key: str
     TOOLWIRE_HTTP_HOST: '127.0.0.1',
     DIFY_AGENT_DAEMON_URL: daemon.url,
     DIFY_AGENT_DAEMON_KEY: daemon.key,
-    DIFY_AGENT_TENANT_ID: 'agent-tenant',
+    DIFY_AGENT_TENANT_ID: AGENT_TENANT,
     DIFY_INNER_API_PORT: String(innerPort),
     DIFY_INNER_API_KEY: innerKey,
   };
+}
+
+/**
+ * The fake daemon with the test strategy plugin run by `python`, and the free port its inner
+ * API calls go to: the agent worker's, which listens there once started (agentWorkerEnv).
+ */
+export async function startAgentDaemon(
+  python: string,
+  keys: { readonly daemon: string; readonly inner: string },
+): Promise<{ daemon: FakeDifyDaemon; innerPort: number }> {
+  const innerPort = await freePort();
+  const daemon = await startFakeDifyDaemon({
+    key: keys.daemon,
+    tenant: AGENT_TENANT,
+    plugins: [],
+    agentPlugins: { [AGENT_PLUGIN_ID]: { python, dir: STRATEGY_PLUGIN_DIR } },
+    innerApi: { url: `http://127.0.0.1:${innerPort}`, key: keys.inner },
+  });
+  return { daemon, innerPort };
 }
