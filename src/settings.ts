@@ -74,6 +74,7 @@ const envSchema = z.object({
   TOOLWIRE_BACKLOG_BYTES: int(DEFAULT_LIMITS.backlogBytes),
   TOOLWIRE_NON_PERSISTENT_PREFETCH: digits.optional(),
   TOOLWIRE_NON_PERSISTENT_IN_FLIGHT: int(500),
+  TOOLWIRE_NON_PERSISTENT_CONNECTIONS: int(2),
   TOOLWIRE_ANSWERED_MEMORY: int(DEFAULT_LIMITS.answeredMemory),
   TOOLWIRE_MAX_ABANDONED: int(DEFAULT_LIMITS.maxAbandoned),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -96,6 +97,8 @@ export interface Settings {
   readonly pulsarToken: string | undefined;
   /** Native client: non-persistent sends in flight on its broker connection at once (see PulsarNativeTransportSettings). */
   readonly nonPersistentInFlight: number;
+  /** Native client: broker connections a non-persistent Shared subscription is spread over (see PulsarNativeTransportSettings). */
+  readonly nonPersistentConnections: number;
   readonly bootstrap: boolean;
   readonly httpHost: string;
   /** undefined turns the HTTP surface off; 0 picks a free port. */
@@ -155,6 +158,7 @@ export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings
     pulsarAdminUrl: e.PULSAR_ADMIN_URL,
     pulsarToken: e.PULSAR_TOKEN,
     nonPersistentInFlight: e.TOOLWIRE_NON_PERSISTENT_IN_FLIGHT || 500,
+    nonPersistentConnections: e.TOOLWIRE_NON_PERSISTENT_CONNECTIONS || 2,
     bootstrap: e.TOOLWIRE_BOOTSTRAP === '1' || e.TOOLWIRE_BOOTSTRAP === 'true',
     httpHost: e.TOOLWIRE_HTTP_HOST,
     httpPort: e.TOOLWIRE_HTTP_PORT === 'off' ? undefined : e.TOOLWIRE_HTTP_PORT,

@@ -21,7 +21,7 @@ export async function openTransport(settings: Settings, log: Logger, signal?: Ab
     ...(settings.pulsarUrl ? { serviceUrl: settings.pulsarUrl } : {}),
     ...(settings.pulsarAdminUrl ? { adminUrl: settings.pulsarAdminUrl } : {}),
     ...(settings.pulsarToken ? { token: settings.pulsarToken } : {}),
-    native: { nonPersistentInFlight: settings.nonPersistentInFlight },
+    native: { nonPersistentInFlight: settings.nonPersistentInFlight, nonPersistentConnections: settings.nonPersistentConnections },
     ws: { nonPersistentInFlight: settings.nonPersistentInFlight },
     // Each transport names itself (component, transport) on its own child logger.
     log,

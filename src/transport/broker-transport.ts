@@ -30,8 +30,11 @@ export abstract class BrokerTransport<S extends Subscription & BrokerLink, P ext
 
   protected constructor(protected readonly log: Logger) {}
 
-  /** `options.topic` is canonical. */
-  protected abstract openSubscription(options: SubscribeOptions, signal: AbortSignal | undefined): Promise<S>;
+  /**
+   * `options.topic` is canonical. `connection` numbers the broker connection to open it on,
+   * for a transport that keeps more than one (0, the default, is its first).
+   */
+  protected abstract openSubscription(options: SubscribeOptions, signal: AbortSignal | undefined, connection: number): Promise<S>;
   /** `topic` is canonical. */
   protected abstract openProducer(topic: string, signal: AbortSignal | undefined): Promise<P>;
   /** After every link is closed: release the client itself. */
@@ -50,9 +53,14 @@ export abstract class BrokerTransport<S extends Subscription & BrokerLink, P ext
     return true;
   }
 
-  async subscribe(options: SubscribeOptions, signal?: AbortSignal): Promise<Subscription> {
+  subscribe(options: SubscribeOptions, signal?: AbortSignal): Promise<Subscription> {
+    return this.subscribeOver(options, signal, 0);
+  }
+
+  /** Open a subscription on broker connection `connection` (see openSubscription), kept until close(). */
+  protected async subscribeOver(options: SubscribeOptions, signal: AbortSignal | undefined, connection: number): Promise<S> {
     this.assertOpen();
-    const sub = await this.openSubscription({ ...options, topic: canonicalTopic(options.topic) }, signal);
+    const sub = await this.openSubscription({ ...options, topic: canonicalTopic(options.topic) }, signal, connection);
     await this.keep(sub);
     this.subscriptions.add(sub);
     return sub;

@@ -53,3 +53,19 @@ export class MergedSubscription implements Subscription {
     await Promise.all(this.parts.map((part) => part.close()));
   }
 }
+
+/**
+ * Open `count` parts side by side (each may be a handshake, and a reload waits for them all)
+ * and read them as one. If one cannot be opened, those that were are closed and its error is
+ * thrown.
+ */
+export async function openMerged(count: number, open: (part: number) => Promise<Subscription>): Promise<MergedSubscription> {
+  const opened = await Promise.allSettled(Array.from({ length: count }, (_, part) => open(part)));
+  const parts = opened.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const failed = opened.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failed) {
+    await Promise.allSettled(parts.map((part) => part.close()));
+    throw failed.reason;
+  }
+  return new MergedSubscription(parts);
+}

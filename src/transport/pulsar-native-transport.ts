@@ -9,7 +9,8 @@ import { Backoff } from '../async/backoff.js';
 import { sleep } from '../async/sleep.js';
 import { isPersistentTopic } from './topic-name.js';
 import { DROP_RETRY, DroppedPublishes, droppedTooOften, isDroppedNativeReceipt } from './dropped-publish.js';
-import { toBuffer, type OutgoingMessage, type Producer, type SubscribeOptions } from './transport.js';
+import { openMerged } from './merged-subscription.js';
+import { toBuffer, type OutgoingMessage, type Producer, type SubscribeOptions, type Subscription } from './transport.js';
 
 export interface PulsarNativeTransportSettings {
   readonly kind: 'pulsar';
@@ -34,9 +35,22 @@ export interface PulsarNativeTransportSettings {
    * of its connection's in flight, and confirms it all the same.
    */
   readonly nonPersistentInFlight?: number;
+  /**
+   * Broker connections a Shared subscription to a non-persistent topic with a receiver queue
+   * above 1,000 (the worker's request topics: 10,000 by default) is spread over, one consumer
+   * on each, its queue split between them; default 2. The broker drops a non-persistent
+   * message for a consumer whose connection cannot take more at that moment, however much
+   * room its queue has: one connection lost part of a burst that two take whole
+   * (docs/benchmarks-rationale.md). Each connection past the first is a client of its own,
+   * shared by every such subscription.
+   */
+  readonly nonPersistentConnections?: number;
   /** For tests: how `pulsar-client` is imported. */
   readonly importer?: ModuleImporter;
 }
+
+/** Receiver queues up to this size (libpulsar's default) keep one connection (nonPersistentConnections). */
+const SPREAD_ABOVE = 1000;
 
 /**
  * libpulsar's levels (DEBUG, INFO, WARN, ERROR) as ours. Its INFO is chatter about its own
@@ -151,10 +165,14 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
   /** Publishes the broker dropped and that are sent again. */
   private readonly dropped: DroppedPublishes;
 
+  /** Clients past the first, for non-persistent subscriptions (nonPersistentConnections); made when first needed. */
+  private readonly more: NativeClient[] = [];
+
   private constructor(
     private readonly client: NativeClient,
     private readonly settings: PulsarNativeTransportSettings,
     log: Logger,
+    private readonly newClient: () => NativeClient,
   ) {
     super(log);
     this.nonPersistentWindow = pLimit(settings.nonPersistentInFlight ?? 500);
@@ -167,11 +185,13 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
     // libpulsar throws on its own thread for less, which ends the process.
     if (max !== undefined && !(Number.isInteger(max) && max >= 2))
       throw new ConfigError([`transport "pulsar": batchingMaxMessages must be a whole number of 2 or more, got ${max}`]);
+    const connections = settings.nonPersistentConnections;
+    if (connections !== undefined && !(Number.isInteger(connections) && connections >= 1))
+      throw new ConfigError([`transport "pulsar": nonPersistentConnections must be a whole number of 1 or more, got ${connections}`]);
     const mod = await loadPulsarClient(settings.importer);
     const log = settings.log.child({ component: 'transport', transport: 'pulsar' });
-    let client: NativeClient;
-    try {
-      client = new mod.Client({
+    const newClient = (): NativeClient =>
+      new mod.Client({
         serviceUrl: settings.serviceUrl,
         operationTimeoutSeconds: settings.operationTimeoutSeconds ?? 30,
         ...(settings.token ? { authentication: new mod.AuthenticationToken({ token: settings.token }) } : {}),
@@ -179,15 +199,30 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
           log[NATIVE_LOG_LEVELS[level] ?? 'warn']({ file, line, detail: message }, 'libpulsar');
         },
       });
+    let client: NativeClient;
+    try {
+      client = newClient();
     } catch (err) {
       throw new ConfigError([`transport "pulsar": cannot create a client for ${settings.serviceUrl}: ${errorMessage(err)}`], { cause: err });
     }
-    return new PulsarNativeTransport(client, settings, log);
+    return new PulsarNativeTransport(client, settings, log, newClient);
   }
 
-  protected async openSubscription(options: SubscribeOptions, signal: AbortSignal | undefined): Promise<PulsarNativeSubscription> {
+  override subscribe(options: SubscribeOptions, signal?: AbortSignal): Promise<Subscription> {
+    const room = options.receiverQueueSize ?? SPREAD_ABOVE;
+    // A queue of libpulsar's default size or less is not there for bursts: it stays on one
+    // connection, and so keeps the order it was published in.
+    const connections = Math.min(this.settings.nonPersistentConnections ?? 2, Math.ceil(room / SPREAD_ABOVE));
+    // Only a Shared subscription deals its messages over several consumers (an Exclusive one
+    // refuses a second, a Failover one feeds only one).
+    const shared = (options.type ?? 'Shared') === 'Shared' || options.type === 'KeyShared';
+    if (connections <= 1 || isPersistentTopic(options.topic) || !shared) return super.subscribe(options, signal);
+    return openMerged(connections, (part) => this.subscribeOver({ ...options, receiverQueueSize: Math.ceil(room / connections) }, signal, part));
+  }
+
+  protected async openSubscription(options: SubscribeOptions, signal: AbortSignal | undefined, connection: number): Promise<PulsarNativeSubscription> {
     try {
-      return await PulsarNativeSubscription.open(this.client, options, { log: this.log, onClosed: this.forget }, signal);
+      return await PulsarNativeSubscription.open(this.clientFor(connection), options, { log: this.log, onClosed: this.forget }, signal);
     } catch (err) {
       throw wrap(err, `pulsar: cannot subscribe to ${options.topic} (subscription ${options.subscription})`);
     }
@@ -215,8 +250,16 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
     }
   }
 
+  /** The client of broker connection `connection`: the first is the transport's own, the others are made when first asked for. */
+  private clientFor(connection: number): NativeClient {
+    if (connection === 0) return this.client;
+    while (this.more.length < connection) this.more.push(this.newClient());
+    return this.more[connection - 1]!;
+  }
+
   protected override async closeClient(): Promise<void> {
-    await this.client.close();
+    const closing = await Promise.allSettled([this.client, ...this.more].map((client) => client.close()));
+    for (const r of closing) if (r.status === 'rejected') throw r.reason;
   }
 }
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { BackoffOptions } from '../async/backoff.js';
 import { BrokerTransport } from './broker-transport.js';
-import { MergedSubscription } from './merged-subscription.js';
+import { openMerged } from './merged-subscription.js';
 import { MAX_WS_RECEIVER_QUEUE, PulsarWsSubscription, type PulsarWsSubscriptionSettings, type SubscriptionAdmin } from './pulsar-ws-consumer.js';
 import { webSocketBase } from './pulsar-ws-endpoint.js';
 import { isPersistentTopic } from './topic-name.js';
@@ -97,17 +97,7 @@ export class PulsarWsTransport extends BrokerTransport<PulsarWsSubscription, Pul
     const shared = (options.type ?? 'Shared') === 'Shared' || options.type === 'KeyShared';
     if (room <= MAX_WS_RECEIVER_QUEUE || isPersistentTopic(options.topic) || !shared) return super.subscribe(options, signal);
     const count = Math.ceil(room / MAX_WS_RECEIVER_QUEUE);
-    // Opened side by side: each is a WebSocket handshake, and a reload waits for them all.
-    const opened = await Promise.allSettled(
-      Array.from({ length: count }, () => super.subscribe({ ...options, receiverQueueSize: Math.ceil(room / count) }, signal)),
-    );
-    const parts = opened.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
-    const failed = opened.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-    if (failed) {
-      await Promise.allSettled(parts.map((part) => part.close()));
-      throw failed.reason;
-    }
-    return new MergedSubscription(parts);
+    return openMerged(count, () => super.subscribe({ ...options, receiverQueueSize: Math.ceil(room / count) }, signal));
   }
 
   protected openSubscription(options: SubscribeOptions, signal: AbortSignal | undefined): Promise<PulsarWsSubscription> {

@@ -199,11 +199,14 @@ export class FakeProducer implements NativeProducer {
 
 export class FakeClient implements NativeClient {
   static last: FakeClient | undefined;
+  /** Every client made, oldest first (the transport makes more than one for non-persistent subscriptions). */
+  static readonly made: FakeClient[] = [];
   readonly consumers: FakeConsumer[] = [];
   readonly producers: FakeProducer[] = [];
   closed = false;
   constructor(readonly config: NativeClientConfig) {
     FakeClient.last = this;
+    FakeClient.made.push(this);
   }
   async createProducer(config: NativeProducerConfig): Promise<FakeProducer> {
     const p = new FakeProducer(config);

@@ -209,6 +209,51 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
     await Promise.all([sub.close(), durable.close()]);
   });
 
+  it('spreads a non-persistent Shared subscription with a large queue over two broker connections, its queue split; others keep one', async () => {
+    const [t, client] = await open();
+    const before = FakeClient.made.length;
+    const sub = await t.subscribe({ topic: 'non-persistent://public/default/np', subscription: 's', receiverQueueSize: 10_000 });
+    const second = FakeClient.made.at(-1)!;
+    expect(FakeClient.made.length - before).toBe(1);
+    expect(second).not.toBe(client);
+    expect([client.consumers[0]!.config.receiverQueueSize, second.consumers[0]!.config.receiverQueueSize]).toEqual([5000, 5000]);
+    // Both consumers' messages come out of the one subscription.
+    const it = sub[Symbol.asyncIterator]();
+    client.consumers[0]!.deliver(fakeMessage('a'));
+    second.consumers[0]!.deliver(fakeMessage('b'));
+    const got = [(await it.next()).value!.data.toString(), (await it.next()).value!.data.toString()];
+    expect(got.sort()).toEqual(['a', 'b']);
+    // A second such subscription reuses the connections. Persistent and Exclusive ones, and
+    // one with libpulsar's default queue (there for order, not bursts), take one consumer.
+    await t.subscribe({ topic: 'non-persistent://public/default/np2', subscription: 's', receiverQueueSize: 4000 });
+    await t.subscribe({ topic: TOPIC, subscription: 's', receiverQueueSize: 10_000 });
+    await t.subscribe({ topic: 'non-persistent://public/default/np3', subscription: 'x', type: 'Exclusive', receiverQueueSize: 10_000 });
+    await t.subscribe({ topic: 'non-persistent://public/default/np4', subscription: 's' });
+    expect(FakeClient.made.length - before).toBe(1);
+    expect(client.consumers.map((c) => c.config.receiverQueueSize)).toEqual([5000, 2000, 10_000, 10_000, undefined]);
+    expect(second.consumers.map((c) => c.config.receiverQueueSize)).toEqual([5000, 2000]);
+    await t.close();
+    expect([client.closed, second.closed]).toEqual([true, true]);
+  });
+
+  it('keeps a non-persistent subscription on one connection when told to, and refuses a count below one', async () => {
+    const before = FakeClient.made.length;
+    const t = (transport = await createTransport({
+      kind: 'pulsar',
+      serviceUrl: 'pulsar://b:6650',
+      log,
+      importer: fakeImporter,
+      native: { nonPersistentConnections: 1 },
+    }));
+    await t.subscribe({ topic: 'non-persistent://public/default/np', subscription: 's', receiverQueueSize: 10_000 });
+    expect(FakeClient.made.length - before).toBe(1);
+    expect(FakeClient.last!.consumers[0]!.config.receiverQueueSize).toBe(10_000);
+    for (const bad of [0, 1.5])
+      await expect(
+        createTransport({ kind: 'pulsar', serviceUrl: 'pulsar://b:6650', log, importer: fakeImporter, native: { nonPersistentConnections: bad } }),
+      ).rejects.toThrow(/nonPersistentConnections must be a whole number of 1 or more/);
+  });
+
   it('never batches a subscription whose order matters (Exclusive, Failover)', async () => {
     const [t, client] = await open();
     const sub = await t.subscribe({ topic: TOPIC, subscription: 's', type: 'Exclusive' });
