@@ -2,7 +2,7 @@ import pino from 'pino';
 import { captureLogger } from '../../support/harness.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, TransportError } from '../../../src/errors.js';
-import { createTransport } from '../../../src/assembly/create-transport.js';
+import { createTransport, type PulsarNativeOptions } from '../../../src/assembly/create-transport.js';
 import { loadPulsarClient } from '../../../src/transport/pulsar-native-client.js';
 import { BATCH_MAX, BATCH_WAIT_MS } from '../../../src/transport/pulsar-native-consumer.js';
 import type { Transport } from '../../../src/transport/transport.js';
@@ -40,6 +40,9 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
     await transport?.close();
     transport = undefined;
   });
+  /** A transport with these native settings, on a stand-in client. */
+  const nativeTransport = (native: PulsarNativeOptions): Promise<Transport> =>
+    createTransport({ kind: 'pulsar', serviceUrl: 'pulsar://b:6650', log, importer: fakeImporter, native });
   const open = async (token?: string): Promise<[Transport, FakeClient]> => {
     transport = await createTransport({ kind: 'pulsar', adminUrl: 'http://broker:8080', token, log, importer: fakeImporter });
     return [transport, FakeClient.last!];
@@ -238,20 +241,12 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
 
   it('keeps a non-persistent subscription on one connection when told to, and refuses a count below one', async () => {
     const before = FakeClient.made.length;
-    const t = (transport = await createTransport({
-      kind: 'pulsar',
-      serviceUrl: 'pulsar://b:6650',
-      log,
-      importer: fakeImporter,
-      native: { nonPersistentConnections: 1 },
-    }));
+    const t = (transport = await nativeTransport({ nonPersistentConnections: 1 }));
     await t.subscribe({ topic: 'non-persistent://public/default/np', subscription: 's', receiverQueueSize: 10_000 });
     expect(FakeClient.made.length - before).toBe(1);
     expect(FakeClient.last!.consumers[0]!.config.receiverQueueSize).toBe(10_000);
     for (const bad of [0, 1.5])
-      await expect(
-        createTransport({ kind: 'pulsar', serviceUrl: 'pulsar://b:6650', log, importer: fakeImporter, native: { nonPersistentConnections: bad } }),
-      ).rejects.toThrow(/nonPersistentConnections must be a whole number of 1 or more/);
+      await expect(nativeTransport({ nonPersistentConnections: bad })).rejects.toThrow(/nonPersistentConnections must be a whole number of 1 or more/);
   });
 
   it('never batches a subscription whose order matters (Exclusive, Failover)', async () => {
@@ -285,13 +280,7 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
   });
 
   it('keeps its non-persistent sends within a window shared by all producers; persistent ones are not counted', async () => {
-    const t = (transport = await createTransport({
-      kind: 'pulsar',
-      serviceUrl: 'pulsar://b:6650',
-      log,
-      importer: fakeImporter,
-      native: { nonPersistentInFlight: 2 },
-    }));
+    const t = (transport = await nativeTransport({ nonPersistentInFlight: 2 }));
     const [a, b] = [await t.producer('non-persistent://public/default/a'), await t.producer('non-persistent://public/default/b')];
     const durable = await t.producer(TOPIC);
     const [pa, pb, pd] = FakeClient.last!.producers;
@@ -331,9 +320,7 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
   });
 
   it('refuses a batch size libpulsar would end the process over', async () => {
-    await expect(
-      createTransport({ kind: 'pulsar', serviceUrl: 'pulsar://b:6650', log, importer: fakeImporter, native: { batchingMaxMessages: 1 } }),
-    ).rejects.toBeInstanceOf(ConfigError);
+    await expect(nativeTransport({ batchingMaxMessages: 1 })).rejects.toBeInstanceOf(ConfigError);
   });
 
   it('closes everything and refuses work afterwards', async () => {
