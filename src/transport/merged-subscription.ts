@@ -1,5 +1,6 @@
 import { AsyncQueue } from '../async/async-queue.js';
-import type { IncomingMessage, Subscription } from './transport.js';
+import { isPersistentTopic } from './topic-name.js';
+import type { IncomingMessage, SubscribeOptions, Subscription } from './transport.js';
 
 /**
  * Several consumers of one subscription read as one. For non-persistent topics only: each
@@ -52,6 +53,16 @@ export class MergedSubscription implements Subscription {
     await this.stop();
     await Promise.all(this.parts.map((part) => part.close()));
   }
+}
+
+/**
+ * Whether several consumers may read a subscription as one: a Shared (or Key_Shared) one, which
+ * deals its messages over its consumers (an Exclusive one refuses a second, a Failover one feeds
+ * only one), to a non-persistent topic (a persistent one needs flow control a merge does not give).
+ */
+export function mergeable(options: SubscribeOptions): boolean {
+  const type = options.type ?? 'Shared';
+  return (type === 'Shared' || type === 'KeyShared') && !isPersistentTopic(options.topic);
 }
 
 /**

@@ -9,7 +9,7 @@ import { Backoff } from '../async/backoff.js';
 import { sleep } from '../async/sleep.js';
 import { isPersistentTopic } from './topic-name.js';
 import { DROP_RETRY, DroppedPublishes, droppedTooOften, isDroppedNativeReceipt } from './dropped-publish.js';
-import { openMerged } from './merged-subscription.js';
+import { mergeable, openMerged } from './merged-subscription.js';
 import { toBuffer, type OutgoingMessage, type Producer, type SubscribeOptions, type Subscription } from './transport.js';
 
 export interface PulsarNativeTransportSettings {
@@ -213,10 +213,7 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
     // A queue of libpulsar's default size or less is not there for bursts: it stays on one
     // connection, and so keeps the order it was published in.
     const connections = Math.min(this.settings.nonPersistentConnections ?? 2, Math.ceil(room / SPREAD_ABOVE));
-    // Only a Shared subscription deals its messages over several consumers (an Exclusive one
-    // refuses a second, a Failover one feeds only one).
-    const shared = (options.type ?? 'Shared') === 'Shared' || options.type === 'KeyShared';
-    if (connections <= 1 || isPersistentTopic(options.topic) || !shared) return super.subscribe(options, signal);
+    if (connections <= 1 || !mergeable(options)) return super.subscribe(options, signal);
     return openMerged(connections, (part) => this.subscribeOver({ ...options, receiverQueueSize: Math.ceil(room / connections) }, signal, part));
   }
 

@@ -1,10 +1,9 @@
 import type { Logger } from 'pino';
 import type { BackoffOptions } from '../async/backoff.js';
 import { BrokerTransport } from './broker-transport.js';
-import { openMerged } from './merged-subscription.js';
+import { mergeable, openMerged } from './merged-subscription.js';
 import { MAX_WS_RECEIVER_QUEUE, PulsarWsSubscription, type PulsarWsSubscriptionSettings, type SubscriptionAdmin } from './pulsar-ws-consumer.js';
 import { webSocketBase } from './pulsar-ws-endpoint.js';
-import { isPersistentTopic } from './topic-name.js';
 import { DroppedPublishes } from './dropped-publish.js';
 import { OutageLog } from './outage-log.js';
 import { PulsarWsProducer, type PulsarWsProducerSettings } from './pulsar-ws-producer.js';
@@ -92,10 +91,8 @@ export class PulsarWsTransport extends BrokerTransport<PulsarWsSubscription, Pul
 
   override async subscribe(options: SubscribeOptions, signal?: AbortSignal): Promise<Subscription> {
     const room = options.receiverQueueSize ?? MAX_WS_RECEIVER_QUEUE;
-    // Only a Shared subscription deals its messages over several consumers (an Exclusive one
-    // refuses a second, a Failover one feeds only one): the others keep the service's cap.
-    const shared = (options.type ?? 'Shared') === 'Shared' || options.type === 'KeyShared';
-    if (room <= MAX_WS_RECEIVER_QUEUE || isPersistentTopic(options.topic) || !shared) return super.subscribe(options, signal);
+    // A subscription several consumers cannot read as one keeps the service's cap.
+    if (room <= MAX_WS_RECEIVER_QUEUE || !mergeable(options)) return super.subscribe(options, signal);
     const count = Math.ceil(room / MAX_WS_RECEIVER_QUEUE);
     return openMerged(count, () => super.subscribe({ ...options, receiverQueueSize: Math.ceil(room / count) }, signal));
   }

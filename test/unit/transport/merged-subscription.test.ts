@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryTransport } from '../../../src/transport/memory-transport.js';
-import { MergedSubscription, openMerged } from '../../../src/transport/merged-subscription.js';
+import { mergeable, MergedSubscription, openMerged } from '../../../src/transport/merged-subscription.js';
 import type { Subscription } from '../../../src/transport/transport.js';
 
 const TOPIC = 'non-persistent://tg/request/merged';
@@ -74,5 +74,16 @@ describe('openMerged', () => {
     expect(opened).toHaveLength(2);
     expect(closed).toEqual(opened);
     await transport.close();
+  });
+});
+
+describe('mergeable', () => {
+  it('is true only for a Shared or Key_Shared subscription to a non-persistent topic', () => {
+    const np = 'non-persistent://tg/request/x';
+    expect(mergeable({ topic: np, subscription: 's' })).toBe(true);
+    expect(mergeable({ topic: np, subscription: 's', type: 'KeyShared' })).toBe(true);
+    expect(mergeable({ topic: np, subscription: 's', type: 'Exclusive' })).toBe(false);
+    expect(mergeable({ topic: np, subscription: 's', type: 'Failover' })).toBe(false);
+    expect(mergeable({ topic: 'persistent://tg/flow/x', subscription: 's' })).toBe(false);
   });
 });
