@@ -207,7 +207,9 @@ describe('a request whose handling throws as it is called', () => {
       const [answer] = await responses.final('second');
       expect(answer!.response).toBe('done');
       expect(responses.byId.has('first')).toBe(false);
-      expect(lines().some((l) => l.includes('request handler failed') && l.includes('interceptor broke'))).toBe(true);
+      const failedLine = (): boolean => lines().some((l) => l.includes('request handler failed') && l.includes('interceptor broke'));
+      await responses.waitFor(failedLine).catch(() => undefined);
+      expect(failedLine()).toBe(true);
     } finally {
       await worker.stop(100);
       await responses.close();
