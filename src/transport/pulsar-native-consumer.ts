@@ -4,6 +4,7 @@ import { AsyncQueue } from '../async/async-queue.js';
 import { Backoff } from '../async/backoff.js';
 import { sleep } from '../async/sleep.js';
 import { isPersistentTopic } from './topic-name.js';
+import { ReceivePace } from './receive-pace.js';
 import type { NativeClient, NativeConsumer, NativeMessage } from './pulsar-native-client.js';
 import { defaultDeadLetterTopic, type IncomingMessage, type SubscribeOptions, type Subscription } from './transport.js';
 
@@ -27,11 +28,12 @@ const LOCAL_BUFFER = 1;
  */
 export const BATCH_MAX = 1_000;
 
-/** A batch fetch that finds fewer than BATCH_MAX waiting answers with what it has after this. */
-export const BATCH_WAIT_MS = 10;
-
-/** Batches only where order does not matter: a Shared subscription's messages have none. */
-const batches = (options: SubscribeOptions): boolean => (options.type ?? 'Shared') === 'Shared';
+/**
+ * A batch fetch that finds fewer than BATCH_MAX waiting answers with what it has after this
+ * (libpulsar counts it in whole milliseconds: 1 to 2 ms). Short, because while a subscription
+ * is busy every message it takes waits for its batch (receive-pace.ts).
+ */
+export const BATCH_WAIT_MS = 1;
 
 class NativeIncomingMessage implements IncomingMessage {
   settled = false;
@@ -75,10 +77,10 @@ class NativeIncomingMessage implements IncomingMessage {
 }
 
 /**
- * A subscription through the native client. A loop pulls with receive() only while the
- * local buffer has room, so an idle `for await` leaves messages in the client's receiver
- * queue. The C++ client reconnects by itself and message ids stay valid across its
- * reconnects. stop() behaves as in the WebSocket transport: iteration ends, the consumer
+ * A subscription through the native client. A loop pulls (see pump()) only while the local
+ * buffer has room, so an idle `for await` leaves messages in the client's receiver queue.
+ * The C++ client reconnects by itself and message ids stay valid across its reconnects.
+ * stop() behaves as in the WebSocket transport: iteration ends, the consumer
  * stays open while taken messages are unsettled, then closes, which returns what it held.
  * On a non-persistent topic the client's receiver queue is the broker's room: a message is
  * taken off it as soon as the local buffer has room, and stop() hands out what was received.
@@ -92,12 +94,13 @@ export class PulsarNativeSubscription implements Subscription {
   private stopped = false;
   private detached = false;
   private detaching: Promise<void> | undefined;
-  /** Fetch loops waiting for the taker to make room. */
-  private waiting: (() => void)[] = [];
+  /** The pump, waiting for the taker to make room. */
+  private waiting: (() => void) | undefined;
   private pumping: Promise<void> = Promise.resolve();
-  private readonly batching: boolean;
-  /** The batch loop while it runs (see batches()). */
-  private batchLoop: Promise<void> | undefined;
+  /** Single receives or batches, by how fast messages come. */
+  private readonly pace = new ReceivePace();
+  /** The batch fetch under way, if any: it settles within BATCH_WAIT_MS. */
+  private fetching: Promise<NativeMessage[]> | undefined;
   private remove = false;
 
   private constructor(
@@ -107,7 +110,6 @@ export class PulsarNativeSubscription implements Subscription {
   ) {
     this.log = settings.log.child({ topic: options.topic, subscription: options.subscription });
     this.redeliverable = isPersistentTopic(options.topic);
-    this.batching = batches(options);
   }
 
   static async open(
@@ -124,7 +126,7 @@ export class PulsarNativeSubscription implements Subscription {
       subscriptionInitialPosition: options.initialPosition === 'earliest' ? 'Earliest' : 'Latest',
       ...(options.receiverQueueSize !== undefined ? { receiverQueueSize: options.receiverQueueSize } : {}),
       ...(options.nackRedeliveryDelayMs !== undefined ? { nAckRedeliverTimeoutMs: options.nackRedeliveryDelayMs } : {}),
-      ...(batches(options) ? { batchReceivePolicy: { maxNumMessages: BATCH_MAX, maxNumBytes: 64 * 2 ** 20, timeoutMs: BATCH_WAIT_MS } } : {}),
+      batchReceivePolicy: { maxNumMessages: BATCH_MAX, maxNumBytes: 64 * 2 ** 20, timeoutMs: BATCH_WAIT_MS },
       ...(dl
         ? {
             deadLetterPolicy: {
@@ -170,28 +172,37 @@ export class PulsarNativeSubscription implements Subscription {
 
   private wake(): void {
     const waiting = this.waiting;
-    if (waiting.length === 0) return;
-    this.waiting = [];
-    for (const w of waiting) w();
+    this.waiting = undefined;
+    waiting?.();
   }
 
   /** Resolves once the taker has left room for more (or the subscription stopped). */
   private async room(): Promise<void> {
-    while (!this.stopped && this.queue.size >= LOCAL_BUFFER) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    while (!this.stopped && this.queue.size >= LOCAL_BUFFER) await new Promise<void>((resolve) => (this.waiting = resolve));
   }
 
+  /**
+   * One fetch at a time, so batches keep the order messages came in and an ordered
+   * (Exclusive, Failover) subscription may take them too: a receive() while messages come
+   * one by one, so a lone message waits for nothing; batches while they come fast, each a
+   * single promise for what the client holds (ReceivePace).
+   */
   private async pump(): Promise<void> {
     const backoff = new Backoff({ initialDelayMs: 100, maxDelayMs: 5_000 });
+    let batch = false;
     while (!this.stopped) {
       await this.room();
       if (this.stopped) return;
-      let msg: NativeMessage;
+      let got: NativeMessage[];
       try {
-        // No timeout: pulsar-client runs receive(timeout) as a worker that holds one of libuv's
-        // four threadpool threads until a message or the timeout, so four idle subscriptions
-        // starved every fs call and DNS lookup of the process. receive() alone is the C++
-        // client's receiveAsync, which holds no thread; closing the consumer ends it.
-        msg = await this.consumer.receive();
+        // No timeout on receive(): pulsar-client runs receive(timeout) as a worker that holds one
+        // of libuv's four threadpool threads until a message or the timeout, so four idle
+        // subscriptions starved every fs call and DNS lookup of the process. receive() alone is
+        // the C++ client's receiveAsync, which holds no thread; closing the consumer ends it.
+        if (batch) {
+          this.fetching = this.consumer.batchReceive();
+          got = await this.fetching;
+        } else got = [await this.consumer.receive()];
         backoff.reset();
       } catch (err) {
         if (this.stopped) return;
@@ -199,40 +210,15 @@ export class PulsarNativeSubscription implements Subscription {
         this.log.warn({ err, delayMs }, 'pulsar receive failed; retrying');
         await sleep(delayMs);
         continue;
+      } finally {
+        this.fetching = undefined;
       }
       // Received after stop() on a persistent topic: left unacked, it returns to the broker when
       // the consumer closes. On a non-persistent one it exists nowhere else: it is handed out
       // while the queue still takes messages (stop() drains before it finishes the queue).
       if (this.stopped && this.redeliverable) return;
-      this.queue.push(new NativeIncomingMessage(msg, this.options.topic, this));
-      if (this.stopped) return;
-      // A message came: there may be more behind it.
-      if (this.batching) this.batchLoop ??= this.batches().finally(() => (this.batchLoop = undefined));
-    }
-  }
-
-  /**
-   * Beside the receive loop while messages keep coming: batch fetches, each taking what the
-   * client holds, up to BATCH_MAX, at once when that many wait and after BATCH_WAIT_MS
-   * otherwise. A pending receive() is served first by the client, so a lone message never
-   * waits for a batch; the receive loop also takes from the same queue while a batch waits.
-   * A batch short of BATCH_MAX means no backlog: the loop ends, and the next message received
-   * starts it again, so an idle subscription has no timer running.
-   */
-  private async batches(): Promise<void> {
-    while (!this.stopped) {
-      await this.room();
-      if (this.stopped) return;
-      let batch: NativeMessage[];
-      try {
-        batch = await this.consumer.batchReceive();
-      } catch {
-        // Closed, or failing: the receive loop sees it too, and says so.
-        return;
-      }
-      if (this.stopped && this.redeliverable) return;
-      for (const msg of batch) this.queue.push(new NativeIncomingMessage(msg, this.options.topic, this));
-      if (batch.length < BATCH_MAX) return;
+      for (const msg of got) this.queue.push(new NativeIncomingMessage(msg, this.options.topic, this));
+      batch = this.pace.next(got.length);
     }
   }
 
@@ -266,7 +252,7 @@ export class PulsarNativeSubscription implements Subscription {
       this.queue.end();
     } else {
       // A batch under way settles within BATCH_WAIT_MS; what it took is handed out.
-      await this.batchLoop;
+      await this.fetching?.catch(() => undefined);
       await this.drainReceived();
       this.queue.finish();
     }

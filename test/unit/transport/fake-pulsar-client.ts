@@ -83,6 +83,7 @@ export class FakeConsumer implements NativeConsumer {
         }, this.config.batchReceivePolicy?.timeoutMs ?? 100),
       };
       this.batchWaiters.push(entry);
+      this.noteWaiting();
     });
   }
 
@@ -99,6 +100,13 @@ export class FakeConsumer implements NativeConsumer {
   /** Batch receives waiting for messages or their timeout. */
   get pendingBatches(): number {
     return this.batchWaiters.length;
+  }
+
+  /** The most receives and batch receives that ever waited at once. */
+  peakWaiting = 0;
+
+  private noteWaiting(): void {
+    this.peakWaiting = Math.max(this.peakWaiting, this.batchWaiters.length + (this.waiter ? 1 : 0));
   }
 
   receive(timeoutMs?: number): Promise<NativeMessage> {
@@ -119,6 +127,7 @@ export class FakeConsumer implements NativeConsumer {
               reject(new Error('Failed to receive message: TimeOut'));
             }, timeoutMs);
       this.waiter = { resolve, reject, timer };
+      this.noteWaiting();
     });
   }
 

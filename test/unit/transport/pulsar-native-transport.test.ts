@@ -167,7 +167,7 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
     expect(client.consumers.every((c) => c.closed)).toBe(true);
   });
 
-  it('takes a backlog in batches on a Shared subscription; a lone message goes through receive() at once, and an idle one keeps no batch waiting', async () => {
+  it('takes a fast run of messages in batches; a lone message goes through receive() at once, and an idle subscription keeps no batch waiting', async () => {
     const [t, client] = await open();
     const sub = await t.subscribe({ topic: TOPIC, subscription: 's' });
     const consumer = client.consumers[0]!;
@@ -183,6 +183,7 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
     expect(got.sort()).toEqual([...burst].sort());
     expect(consumer.batchReceives).toBeGreaterThanOrEqual(4);
     expect(consumer.asyncReceives).toBeLessThan(burst.length / 4);
+    expect(consumer.peakWaiting).toBe(1);
     // The backlog is gone: the last batch comes back short, and none is left waiting.
     await until(() => expect(consumer.pendingBatches).toBe(0));
     const batches = consumer.batchReceives;
@@ -249,18 +250,23 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
       await expect(nativeTransport({ nonPersistentConnections: bad })).rejects.toThrow(/nonPersistentConnections must be a whole number of 1 or more/);
   });
 
-  it('never batches a subscription whose order matters (Exclusive, Failover)', async () => {
+  it('batches an ordered subscription (Exclusive, Failover) too, one fetch at a time, so its order is kept', async () => {
     const [t, client] = await open();
     const sub = await t.subscribe({ topic: TOPIC, subscription: 's', type: 'Exclusive' });
     const consumer = client.consumers[0]!;
-    expect(consumer.config.batchReceivePolicy).toBeUndefined();
+    expect(consumer.config.batchReceivePolicy).toEqual({ maxNumMessages: BATCH_MAX, maxNumBytes: 64 * 2 ** 20, timeoutMs: BATCH_WAIT_MS });
     const it = sub[Symbol.asyncIterator]();
-    const sent = ['a', 'b', 'c', 'd', 'e'];
-    for (const d of sent) consumer.deliver(fakeMessage(d));
+    const sent = Array.from({ length: 2 * BATCH_MAX + 7 }, (_, i) => `m${i}`);
     const got: string[] = [];
+    // A fast run, then more while the subscription is taking batches (a batch waits for its timer).
+    for (const d of sent.slice(0, BATCH_MAX + 3)) consumer.deliver(fakeMessage(d));
+    while (got.length < BATCH_MAX) got.push((await it.next()).value!.data.toString());
+    for (const d of sent.slice(BATCH_MAX + 3)) consumer.deliver(fakeMessage(d));
     while (got.length < sent.length) got.push((await it.next()).value!.data.toString());
     expect(got).toEqual(sent);
-    expect(consumer.batchReceives).toBe(0);
+    expect(consumer.batchReceives).toBeGreaterThanOrEqual(2);
+    // Never a receive beside a batch (the client would hand the next message to either).
+    expect(consumer.peakWaiting).toBe(1);
     await sub.close();
   });
 
