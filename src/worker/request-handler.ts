@@ -13,7 +13,7 @@ import type { WorkerLimits } from './limits.js';
 import { CallAbort } from './call-abort.js';
 import { CallLog, PreparedCall } from './prepared-call.js';
 import { createSink, type ObservationSink } from './observation-sink.js';
-import { RecentIds } from './recent-ids.js';
+import { DeliveryLedger } from './delivery-ledger.js';
 import { injectTraceContext } from '../tracing/trace-context.js';
 import { Outcome } from './outcome.js';
 import { compose, type CallContext, type Interceptor, type Next, type PluginRun, type RunNext } from './interceptor.js';
@@ -55,10 +55,8 @@ export class RequestHandler {
   /** Calls answered (timeout, cancel, hard stop) whose plugin work still runs. */
   private abandonedCalls = 0;
 
-  /** Messages answered here, by request id and delivery key; only a topic that redelivers needs it. */
-  private readonly answered: RecentIds | undefined;
-  /** Deliveries being handled, by request id and delivery key (persistent topics): a copy waits for the first. */
-  private readonly handling = new Map<string, Promise<Outcome>>();
+  /** Deliveries handled and answered here, by request id and delivery key; only a topic that redelivers needs it. */
+  private readonly ledger: DeliveryLedger | undefined;
 
   /** The interceptors around handleCore, composed once. */
   private readonly chain: Next;
@@ -77,7 +75,7 @@ export class RequestHandler {
     this.running = new RunningCalls(deps.hardStop);
     // Around the wait for each plugin's answer: the running calls outermost, then the deadline.
     this.runChain = compose([this.running.interceptor, deadlineInterceptor], (run) => this.runPlugin(run));
-    this.answered = deps.redeliverable ? new RecentIds(deps.limits.answeredMemory) : undefined;
+    this.ledger = deps.redeliverable ? new DeliveryLedger(deps.limits.answeredMemory) : undefined;
     this.debug = deps.log.isLevelEnabled('debug');
   }
 
@@ -155,62 +153,69 @@ export class RequestHandler {
     const id = ctx.message.properties[ID_PROPERTY];
     if (!id) return this.deadLetter(ctx.message, 'request has no id property; no agent could receive an answer');
     // Only a topic that redelivers brings a message back, so only there is its delivery key read.
-    return this.answered ? this.handleRedeliverable(ctx, id, this.answered) : this.answerOrSettle(ctx, id);
+    return this.ledger ? this.handleRedeliverable(ctx, id, this.ledger) : this.answerOrSettle(ctx, id);
   }
 
-  /** A delivery that may be a copy of one answered or being answered here. */
-  private async handleRedeliverable(ctx: CallContext, id: string, answered: RecentIds): Promise<Outcome> {
-    const { log: baseLog } = this.deps;
-    const msg = ctx.message;
+  /** A delivery that may be a copy of one answered or being answered here. Not async: the common path adds no promise. */
+  private handleRedeliverable(ctx: CallContext, id: string, ledger: DeliveryLedger): Promise<Outcome> {
     // The same on every delivery of one message: an agent's retry is a new message and runs.
     // Checked on every delivery, not only those counted as redelivered: a topic unload hands
     // unacked messages out again with a count of 0. Paired with the request id, which tells
     // apart what a transport's key alone may not (transport.ts, deliveryKey).
-    const key = `${id}\n${msg.deliveryKey}`;
-    if (answered.has(key)) {
-      if (this.debug) baseLog.debug({ requestId: id, messageId: msg.messageId }, 'redelivered request already answered; acked');
-      await msg.ack();
-      return Outcome.Duplicate;
-    }
-    const first = this.handling.get(key);
-    if (first) {
-      // The same message again while its first delivery is still handled here (an unload
-      // mid-answer): it runs nothing and settles as the first did.
-      if (this.debug) baseLog.debug({ requestId: id, messageId: msg.messageId }, 'copy of a request still being answered; settles with it');
-      if ((await first) === Outcome.Nacked) {
-        await msg.nack();
-        return Outcome.Nacked;
-      }
-      await msg.ack();
-      return Outcome.Duplicate;
-    }
+    const key = `${id}\n${ctx.message.deliveryKey}`;
+    const first = ledger.get(key);
+    if (first !== undefined) return this.settleCopy(ctx.message, id, first);
     const handling = this.answerOrSettle(ctx, id, key);
-    this.handling.set(key, handling);
-    const done = (): void => void this.handling.delete(key);
-    handling.then(done, done);
+    // answerOrSettle settles the key only after an await, so this comes first.
+    ledger.begin(key, handling);
     return handling;
   }
 
-  /** Answer, or settle a request whose answer could not be published; an answered `key` is remembered. */
-  private async answerOrSettle(ctx: CallContext, id: string, key?: string): Promise<Outcome> {
-    const { service, log: baseLog } = this.deps;
-    const msg = ctx.message;
-    try {
-      const outcome = await this.answer(ctx, id);
-      if (key !== undefined && outcome !== Outcome.Nacked) this.answered?.add(key);
-      return outcome;
-    } catch (err) {
-      // Publishing failed (broker gone, or the broker refused the message). Redelivery may
-      // help, within the limit; past it, or where nothing is redelivered, the request is kept
-      // on the dead-letter topic with the reason.
-      const limit = service.maxRedeliveries ?? this.deps.limits.maxRedeliveries;
-      if (!this.deps.redeliverable || msg.redeliveryCount >= limit) {
-        return this.deadLetter(msg, `the answer could not be published: ${errorMessage(err)}`);
-      }
-      baseLog.warn({ err, requestId: id, service: service.id, redelivery: msg.redeliveryCount }, 'could not publish the answer; request nacked');
+  /**
+   * A copy of a delivery answered here (acked at once), or still being handled (an unload
+   * mid-answer: it runs nothing and settles as the first does).
+   */
+  private async settleCopy(msg: IncomingMessage, id: string, first: Promise<Outcome> | true): Promise<Outcome> {
+    if (this.debug) {
+      const what = first === true ? 'redelivered request already answered; acked' : 'copy of a request still being answered; settles with it';
+      this.deps.log.debug({ requestId: id, messageId: msg.messageId }, what);
+    }
+    if (first !== true && (await first) === Outcome.Nacked) {
       await msg.nack();
       return Outcome.Nacked;
     }
+    await msg.ack();
+    return Outcome.Duplicate;
+  }
+
+  /** Answer, or settle a request whose answer could not be published; the ledger hears how `key` settled. */
+  private async answerOrSettle(ctx: CallContext, id: string, key?: string): Promise<Outcome> {
+    let outcome: Outcome;
+    let answered = false;
+    try {
+      outcome = await this.answer(ctx, id);
+      answered = outcome !== Outcome.Nacked;
+    } catch (err) {
+      outcome = await this.settleUnpublished(ctx.message, id, err);
+    }
+    if (key !== undefined) this.ledger?.settle(key, answered);
+    return outcome;
+  }
+
+  /**
+   * Publishing the answer failed (broker gone, or the broker refused the message). Redelivery
+   * may help, within the limit; past it, or where nothing is redelivered, the request is kept
+   * on the dead-letter topic with the reason.
+   */
+  private async settleUnpublished(msg: IncomingMessage, id: string, err: unknown): Promise<Outcome> {
+    const { service, log } = this.deps;
+    const limit = service.maxRedeliveries ?? this.deps.limits.maxRedeliveries;
+    if (!this.deps.redeliverable || msg.redeliveryCount >= limit) {
+      return this.deadLetter(msg, `the answer could not be published: ${errorMessage(err)}`);
+    }
+    log.warn({ err, requestId: id, service: service.id, redelivery: msg.redeliveryCount }, 'could not publish the answer; request nacked');
+    await msg.nack();
+    return Outcome.Nacked;
   }
 
   /**
