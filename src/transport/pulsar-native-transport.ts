@@ -10,6 +10,7 @@ import { sleep } from '../async/sleep.js';
 import { isPersistentTopic } from './topic-name.js';
 import { DROP_RETRY, DroppedPublishes, droppedTooOften, isDroppedNativeReceipt } from './dropped-publish.js';
 import { mergeable, openMerged } from './merged-subscription.js';
+import { onSlowAllocator } from './native-allocator.js';
 import { toBuffer, type OutgoingMessage, type Producer, type SubscribeOptions, type Subscription } from './transport.js';
 
 export interface PulsarNativeTransportSettings {
@@ -47,6 +48,8 @@ export interface PulsarNativeTransportSettings {
   readonly nonPersistentConnections?: number;
   /** For tests: how `pulsar-client` is imported. */
   readonly importer?: ModuleImporter;
+  /** For tests: this process's memory map, read to tell which allocator it runs on. */
+  readonly readMemoryMap?: () => Promise<string>;
 }
 
 /** Receiver queues up to this size (libpulsar's default) keep one connection (nonPersistentConnections). */
@@ -190,6 +193,11 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
       throw new ConfigError([`transport "pulsar": nonPersistentConnections must be a whole number of 1 or more, got ${connections}`]);
     const mod = await loadPulsarClient(settings.importer);
     const log = settings.log.child({ component: 'transport', transport: 'pulsar' });
+    if (await onSlowAllocator(settings.readMemoryMap))
+      log.info(
+        { preload: 'LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 (Debian: libjemalloc2)', docs: 'docs/pulsar.md' },
+        "the native client runs on glibc's malloc; with jemalloc preloaded a worker served about 1.2x the requests a second",
+      );
     const newClient = (): NativeClient =>
       new mod.Client({
         serviceUrl: settings.serviceUrl,

@@ -56,12 +56,35 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
     nativeLog(1, 'ClientConnection.cc', 2, 'Connected to broker');
     nativeLog(2, 'ConsumerImpl.cc', 3, 'Reconnecting');
     nativeLog(3, 'ProducerImpl.cc', 4, 'Failed to send');
-    const logged = lines().map((l) => JSON.parse(l) as { level: number; detail: string });
+    const logged = lines()
+      .map((l) => JSON.parse(l) as { level: number; detail: string; msg: string })
+      .filter((l) => l.msg === 'libpulsar');
     expect(logged.map((l) => [l.level, l.detail])).toEqual([
       [40, 'Reconnecting'],
       [50, 'Failed to send'],
     ]);
     expect(lines()[0]!.match(/"component"/g)).toHaveLength(1);
+  });
+
+  it("says once, at start, when the native client runs on glibc's malloc, and not when a faster allocator is preloaded", async () => {
+    const maps = {
+      glibc: '/usr/lib/x86_64-linux-gnu/libc.so.6\n',
+      jemalloc: '/usr/lib/x86_64-linux-gnu/libc.so.6\n/usr/lib/x86_64-linux-gnu/libjemalloc.so.2\n',
+    };
+    for (const [allocator, map] of Object.entries(maps)) {
+      const { log: captured, lines } = captureLogger('info');
+      const t = await createTransport({
+        kind: 'pulsar',
+        serviceUrl: 'pulsar://b:6650',
+        log: captured,
+        importer: fakeImporter,
+        native: { readMemoryMap: async () => map },
+      });
+      const hints = lines().filter((l) => l.includes("glibc's malloc"));
+      expect(hints.length, allocator).toBe(allocator === 'glibc' ? 1 : 0);
+      if (hints[0]) expect(JSON.parse(hints[0])).toMatchObject({ level: 30, preload: expect.stringContaining('libjemalloc.so.2') });
+      await t.close();
+    }
   });
 
   it('derives the service URL, authenticates with the token and batches its cached producer', async () => {
