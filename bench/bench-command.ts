@@ -32,6 +32,9 @@ environment (scripts/python-env.sh) when they are missing.
       --baseline DIR       also run another toolwire build (a checkout with dist/ built, e.g.
                            a git worktree of the commit before a change) as target 'baseline',
                            in the same alternating rounds: the change measured side by side
+      --baseline-env K=V   the baseline's own environment (repeatable, or comma-separated): a
+                           setting measured side by side, e.g. --baseline . --baseline-env
+                           NODE_OPTIONS=--max-semi-space-size=32
       --scenarios LIST     only these scenario ids (e.g. toolwire-single,floor-single)
   -c, --concurrency K      requests in flight (default ${BENCH_DEFAULTS.concurrency})
       --rounds N           floor/toolwire rounds in alternating order; ratios are medians (default ${BENCH_DEFAULTS.rounds})
@@ -247,6 +250,17 @@ async function profileSummaryCommand(io: CommandIo): Promise<number> {
   return 0;
 }
 
+/** `K=V` pairs, each given alone or comma-separated, as an environment. */
+function parseEnvPairs(values: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of values.flatMap((v) => v.split(','))) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--baseline-env wants K=V, got "${pair}"`);
+    env[pair.slice(0, eq).trim()] = pair.slice(eq + 1);
+  }
+  return env;
+}
+
 export const benchCommand: Command = {
   name: 'bench',
   summary: 'benchmark toolwire against the floor and the Python peer; fault drills',
@@ -273,6 +287,7 @@ export const benchCommand: Command = {
         'admin-url': { type: 'string' },
         targets: { type: 'string' },
         baseline: { type: 'string' },
+        'baseline-env': { type: 'string', multiple: true },
         scenarios: { type: 'string' },
         concurrency: { type: 'string', short: 'c' },
         rounds: { type: 'string' },
@@ -324,6 +339,8 @@ export const benchCommand: Command = {
     } else if (targetNames.includes('baseline')) {
       throw new UsageError('the baseline target needs --baseline DIR');
     }
+    const baselineEnv = parseEnvPairs(values['baseline-env'] ?? []);
+    if (Object.keys(baselineEnv).length > 0 && baselineDir === undefined) throw new UsageError('--baseline-env needs --baseline DIR');
     for (const t of ['python', 'ws-floor']) {
       if (transport === 'memory' && targetNames.includes(t))
         throw new UsageError(`target ${t} needs a broker: drop it from --targets or use --transport pulsar-ws`);
@@ -368,6 +385,7 @@ export const benchCommand: Command = {
       outDir: values.out ?? BENCH_DEFAULTS.outDir,
       python,
       baselineDir,
+      baselineEnv,
     };
     const only = values.scenarios?.split(',').map((s) => s.trim());
     if (only) {

@@ -57,6 +57,8 @@ export interface BenchOptions {
   readonly python: string | undefined;
   /** A built toolwire checkout the `baseline` target runs (--baseline). */
   readonly baselineDir: string | undefined;
+  /** The baseline process's own environment on top of the run's (--baseline-env): a setting measured side by side. */
+  readonly baselineEnv?: Readonly<Record<string, string>>;
 }
 
 export const BENCH_DEFAULTS = {

@@ -195,6 +195,7 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
         cpuProfDir: deps.profileDir,
         python: o.python,
         baselineDir: o.baselineDir,
+        baselineEnv: o.baselineEnv ?? {},
       },
       signal,
     );

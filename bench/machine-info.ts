@@ -14,6 +14,8 @@ export interface MachineInfo {
   readonly trustgraphBase: string | undefined;
   /** 1-minute load average when the run started: other work on the machine shows here. */
   readonly loadAverage: number;
+  /** LD_PRELOAD of the run (an allocator such as jemalloc), which every process of it inherits. */
+  readonly preload?: string | undefined;
 }
 
 function run(cmd: string, args: string[]): Promise<string | undefined> {
@@ -42,5 +44,6 @@ export async function machineInfo(broker: BrokerEndpoints | undefined, python: s
     python: pyVersion,
     trustgraphBase: tgVersion,
     loadAverage: loadavg()[0] ?? 0,
+    preload: process.env['LD_PRELOAD'] || undefined,
   };
 }

@@ -35,7 +35,8 @@ export interface WorkerProcessOptions {
  * request is the sign (the load generator and the drills probe until one is answered).
  */
 export async function startWorkerProcess(o: WorkerProcessOptions, signal?: AbortSignal): Promise<ManagedChild> {
-  const nodeOptions = [process.env['NODE_OPTIONS'] ?? ''];
+  // The caller's NODE_OPTIONS (a V8 flag measured side by side) adds to the run's, not replaces the probe.
+  const nodeOptions = [process.env['NODE_OPTIONS'] ?? '', o.env?.['NODE_OPTIONS'] ?? ''];
   if (o.probe) nodeOptions.push(`--import=${PROBE_MODULE_URL}`);
   const execArgs = o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [];
   const child = new ManagedChild({
@@ -45,7 +46,6 @@ export async function startWorkerProcess(o: WorkerProcessOptions, signal?: Abort
     label: o.label,
     env: {
       ...process.env,
-      NODE_OPTIONS: nodeOptions.join(' ').trim(),
       TOOLWIRE_CONFIG_DIR: o.configDir,
       TOOLWIRE_TRANSPORT: o.transport,
       PULSAR_URL: o.broker.pulsarUrl,
@@ -55,6 +55,7 @@ export async function startWorkerProcess(o: WorkerProcessOptions, signal?: Abort
       LOG_FORMAT: 'json',
       LOG_LEVEL: o.logLevel,
       ...o.env,
+      NODE_OPTIONS: nodeOptions.join(' ').trim(),
     },
   });
   if (!['info', 'debug', 'trace'].includes(o.logLevel)) return child;

@@ -15,7 +15,9 @@ export function markdownReport(r: BenchReport, chartFile: string | undefined): s
   lines.push(
     `Machine: ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.os}; load average ${m.loadAverage.toFixed(2)} at start, ${r.loadAverageEnd.toFixed(2)} at the end  `,
   );
-  lines.push(`Node ${m.node}; Pulsar ${m.pulsar}; Python ${m.python ?? 'n/a'}, trustgraph-base ${m.trustgraphBase ?? 'n/a'}  `);
+  lines.push(
+    `Node ${m.node}; Pulsar ${m.pulsar}; Python ${m.python ?? 'n/a'}, trustgraph-base ${m.trustgraphBase ?? 'n/a'}${m.preload ? `; every process with LD_PRELOAD=${m.preload}` : ''}  `,
+  );
   lines.push(
     `Transport ${o.transport} (agents and floor/toolwire), concurrency ${o.concurrency}, ${o.argumentBytes} B arguments, ` +
       `${o.requests !== undefined ? `${int(o.requests)} requests` : `${o.durationMs / 1000} s`} per scenario after ${o.warmupMs / 1000} s warm-up, ` +

@@ -31,6 +31,8 @@ export interface TargetContext {
   readonly python: string | undefined;
   /** Another toolwire checkout, built, that the `baseline` target runs (--baseline). */
   readonly baselineDir: string | undefined;
+  /** The baseline's own environment (--baseline-env). */
+  readonly baselineEnv: Readonly<Record<string, string>>;
 }
 
 export interface RunningTarget {

@@ -61,7 +61,10 @@ function toolwireBuild(name: 'toolwire' | 'baseline', bin: (ctx: TargetContext) 
             await config.remove();
           });
         }
-        const launcher = workerLauncher(ctx.transport, bin(ctx));
+        const env = name === 'baseline' ? ctx.baselineEnv : {};
+        const plain = workerLauncher(ctx.transport, bin(ctx));
+        const settings = Object.entries(env).map(([k, v]) => `${k}=${v}`);
+        const launcher = settings.length > 0 ? { ...plain, description: `${plain.description}, ${settings.join(' ')}` } : plain;
         const child = await startWorkerProcess(
           {
             launcher,
@@ -69,7 +72,7 @@ function toolwireBuild(name: 'toolwire' | 'baseline', bin: (ctx: TargetContext) 
             broker: ctx.broker!,
             transport: ctx.transport,
             logLevel: ctx.workerLogLevel,
-            env: { TOOLWIRE_CONCURRENCY: String(ctx.concurrency) },
+            env: { TOOLWIRE_CONCURRENCY: String(ctx.concurrency), ...env },
             probe: true,
             ...(ctx.cpuProfDir ? { cpuProfDir: ctx.cpuProfDir } : {}),
             label: `${name} worker`,
