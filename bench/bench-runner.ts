@@ -5,6 +5,7 @@ import { MemoryTransport } from '../src/transport/memory-transport.js';
 import type { Transport } from '../src/transport/transport.js';
 import type { BenchOptions } from './bench-options.js';
 import { runLoad, type LoadResult } from './load-generator.js';
+import { machineShare, readCpuTicks, type CpuTicks, type MachineShare } from './machine-cpu.js';
 import type { ProgressReporter } from './progress.js';
 import { summarizeResources, type ResourceSample, type ResourceSummary } from './resource-sample.js';
 import { floorTarget, wsFloorTarget } from './targets/floor-target.js';
@@ -59,6 +60,8 @@ export interface ScenarioResult {
   readonly load: LoadResult | undefined;
   readonly resources: ResourceSummary | undefined;
   readonly series: readonly ResourceSample[];
+  /** The whole machine during the measured phase: busy and stolen shares of its CPU time. */
+  readonly machine?: MachineShare | undefined;
   readonly error: string | undefined;
 }
 
@@ -180,6 +183,8 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
   let load: LoadResult | undefined;
   let series: ResourceSample[] = [];
   let error: string | undefined;
+  let measureTicks: CpuTicks | undefined;
+  let machine: MachineShare | undefined;
   progress.note(`${s.id}: starting (${s.purpose})`);
   try {
     const target = await TARGETS[s.target].start(
@@ -220,11 +225,15 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
           readyTimeoutMs: 120_000,
           log,
           signal,
-          onProgress: (p) => progress.update(s.id, p),
+          onProgress: (p) => {
+            if (p.phase === 'measure') measureTicks ??= readCpuTicks();
+            progress.update(s.id, p);
+          },
         }),
         died,
       ]);
       died.catch(() => undefined);
+      machine = machineShare(measureTicks, readCpuTicks());
     } finally {
       progress.clear();
       target.sampler.stop();
@@ -253,5 +262,5 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
   } else {
     progress.note(`${s.id}: FAILED: ${error ?? 'unknown'}`);
   }
-  return { scenario: s, description, topics, load, resources, series, error };
+  return { scenario: s, description, topics, load, resources, series, machine, error };
 }

@@ -25,19 +25,19 @@ export function markdownReport(r: BenchReport, chartFile: string | undefined): s
   );
   lines.push(`Reproduce: \`${r.command}\``, '');
   lines.push(
-    '| scenario | served by | answered | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | RSS start/end MB | CPU µs/req | ELD p99 max ms |',
+    '| scenario | served by | answered | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | RSS start/end MB | CPU µs/req | ELD p99 max ms | machine busy / stolen % |',
   );
-  lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const s of r.scenarios) {
     const l = s.load;
     if (!l) {
-      lines.push(`| ${s.scenario.id} | ${s.description} | failed: ${(s.error ?? '').split('\n')[0]} | | | | | | | | | | |`);
+      lines.push(`| ${s.scenario.id} | ${s.description} | failed: ${(s.error ?? '').split('\n')[0]} | | | | | | | | | | | |`);
       continue;
     }
     const res = s.resources;
     lines.push(
       `| ${s.scenario.id} | ${s.description} | ${int(l.answered)} | ${int(l.throughputPerSec)} | ${ms(l.latency.p50Ms)} | ${ms(l.latency.p90Ms)} | ${ms(l.latency.p99Ms)} | ${ms(l.latency.p999Ms)} | ${ms(l.latency.maxMs)} | ` +
-        `${l.errors + l.timeouts + l.wrongAnswers} | ${res ? `${mb(res.rssStartBytes)} / ${mb(res.rssEndBytes)}` : ''} | ${res?.cpuUsPerRequest !== undefined ? int(res.cpuUsPerRequest) : ''} | ${res?.eldP99MaxMs !== undefined ? ms(res.eldP99MaxMs) : 'n/a'} |`,
+        `${l.errors + l.timeouts + l.wrongAnswers} | ${res ? `${mb(res.rssStartBytes)} / ${mb(res.rssEndBytes)}` : ''} | ${res?.cpuUsPerRequest !== undefined ? int(res.cpuUsPerRequest) : ''} | ${res?.eldP99MaxMs !== undefined ? ms(res.eldP99MaxMs) : 'n/a'} | ${s.machine ? `${s.machine.busyPct} / ${s.machine.stealPct}` : 'n/a'} |`,
     );
   }
   lines.push('', '## Targets', '', '| target | measured | met |', '|---|---:|:---:|');
