@@ -30,7 +30,16 @@ export interface BaselineFigures {
   /** toolwire p99 minus the reference's p99, ms. */
   readonly p99DiffMs: number;
   readonly perRound: readonly { readonly throughput: number; readonly p99DiffMs: number }[];
+  /** The same over the quiet rounds only (see QUIET_STEAL_PCT); undefined when none was. */
+  readonly quiet?: { readonly rounds: number; readonly throughput: number; readonly p99DiffMs: number } | undefined;
 }
+
+/**
+ * A round is quiet when the hypervisor took no more than this share of the machine's CPU
+ * during either of its two scenarios. On a shared VM a round can lose a third of its CPU to
+ * the host, and then it measures the host, not the change.
+ */
+export const QUIET_STEAL_PCT = 5;
 
 export interface Ratios {
   /** The one-call pairs measured, the run's request topic kind first. */
@@ -38,6 +47,8 @@ export interface Ratios {
   /** Floor/toolwire rounds the next two figures are the medians of. */
   readonly rounds: number;
   readonly perRound: readonly { readonly throughputVsFloor: number; readonly p99AddedMs: number }[];
+  /** toolwire against the floor over the quiet rounds only; undefined when none was. */
+  readonly quietVsFloor: BaselineFigures['quiet'];
   /** toolwire / floor throughput. */
   readonly throughputVsFloor: number | undefined;
   /** toolwire p99 minus floor p99, ms. */
@@ -71,25 +82,50 @@ function median(values: number[]): number | undefined {
   return v.length % 2 === 1 ? v[mid] : (v[mid - 1]! + v[mid]!) / 2;
 }
 
+interface Pair {
+  readonly floor: LoadResult;
+  readonly tw: LoadResult;
+  /** Neither scenario lost more than QUIET_STEAL_PCT of the machine to the hypervisor (unknown: not quiet). */
+  readonly quiet: boolean;
+}
+
 /** The `ref`/toolwire pairs of every round (round 1 is `*-single`, round n `*-single-rn`). */
-function pairs(results: readonly ScenarioResult[], ref: 'floor' | 'baseline' | 'ws-floor'): { floor: LoadResult; tw: LoadResult }[] {
-  const out: { floor: LoadResult; tw: LoadResult }[] = [];
+function pairs(results: readonly ScenarioResult[], ref: 'floor' | 'baseline' | 'ws-floor'): Pair[] {
+  const out: Pair[] = [];
+  const calm = (r: ScenarioResult): boolean => r.machine !== undefined && r.machine.stealPct <= QUIET_STEAL_PCT;
   for (let round = 1; ; round++) {
     const suffix = round === 1 ? '' : `-r${round}`;
     const f = results.find((r) => r.scenario.id === `${ref}-single${suffix}`);
     const t = results.find((r) => r.scenario.id === `toolwire-single${suffix}`);
     if (!f && !t) return out;
-    if (f?.load && t?.load && f.load.answered > 0 && t.load.answered > 0) out.push({ floor: f.load, tw: t.load });
+    if (f?.load && t?.load && f.load.answered > 0 && t.load.answered > 0) out.push({ floor: f.load, tw: t.load, quiet: calm(f) && calm(t) });
   }
 }
 
+function quietFigures(all: readonly Pair[]): BaselineFigures['quiet'] {
+  const quiet = all.filter((p) => p.quiet);
+  if (quiet.length === 0) return undefined;
+  return {
+    rounds: quiet.length,
+    throughput: median(quiet.map((p) => p.tw.throughputPerSec / p.floor.throughputPerSec))!,
+    p99DiffMs: median(quiet.map((p) => p.tw.latency.p99Ms - p.floor.latency.p99Ms))!,
+  };
+}
+
 function baselineFigures(results: readonly ScenarioResult[], ref: 'baseline' | 'ws-floor'): BaselineFigures | undefined {
-  const perRound = pairs(results, ref).map((r) => ({
+  const all = pairs(results, ref);
+  const perRound = all.map((r) => ({
     throughput: r.tw.throughputPerSec / r.floor.throughputPerSec,
     p99DiffMs: r.tw.latency.p99Ms - r.floor.latency.p99Ms,
   }));
   if (perRound.length === 0) return undefined;
-  return { rounds: perRound.length, throughput: median(perRound.map((r) => r.throughput))!, p99DiffMs: median(perRound.map((r) => r.p99DiffMs))!, perRound };
+  return {
+    rounds: perRound.length,
+    throughput: median(perRound.map((r) => r.throughput))!,
+    p99DiffMs: median(perRound.map((r) => r.p99DiffMs))!,
+    perRound,
+    quiet: quietFigures(all),
+  };
 }
 
 export function computeRatios(results: readonly ScenarioResult[]): Ratios {
@@ -117,6 +153,7 @@ export function computeRatios(results: readonly ScenarioResult[]): Ratios {
       throughputVsFloor: r.tw.throughputPerSec / r.floor.throughputPerSec,
       p99AddedMs: r.tw.latency.p99Ms - r.floor.latency.p99Ms,
     })),
+    quietVsFloor: quietFigures(rounds),
     vsWsFloor: baselineFigures(results, 'ws-floor'),
     vsBaseline: baselineFigures(results, 'baseline'),
     throughputVsPeer: tw && py ? tw.throughputPerSec / py.throughputPerSec : undefined,

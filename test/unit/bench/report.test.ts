@@ -109,6 +109,23 @@ describe('target checks', () => {
     expect(computeRatios([result('floor-single', load(1000, 10)), result('toolwire-single', load(900, 12))]).vsBaseline).toBeUndefined();
   });
 
+  it('gives the ratios over the quiet rounds too: those in which the host stole at most 5% of the CPU from either scenario', () => {
+    const stolen = (r: ScenarioResult, stealPct: number): ScenarioResult => ({ ...r, machine: { busyPct: 90, stealPct } });
+    const r = computeRatios([
+      stolen(result('floor-single', load(1000, 10)), 30),
+      stolen(result('toolwire-single', load(500, 12)), 2),
+      stolen(result('toolwire-single-r2', load(950, 11)), 1),
+      stolen(result('floor-single-r2', load(1000, 10)), 4),
+      stolen(result('floor-single-r3', load(1000, 10)), 0),
+      stolen(result('toolwire-single-r3', load(900, 13)), 5),
+      result('floor-single-r4', load(1000, 10)),
+      result('toolwire-single-r4', load(100, 13)),
+    ]);
+    expect(r.rounds).toBe(4);
+    expect(r.quietVsFloor).toEqual({ rounds: 2, throughput: expect.closeTo(0.925) as number, p99DiffMs: expect.closeTo(2) as number });
+    expect(computeRatios([result('floor-single', load(1000, 10)), result('toolwire-single', load(900, 12))]).quietVsFloor).toBeUndefined();
+  });
+
   it('judges the native client against the WebSocket floor of the same rounds: throughput 1.3x at no higher p99', () => {
     const met = computeRatios([
       result('ws-floor-single', load(1000, 20)),
