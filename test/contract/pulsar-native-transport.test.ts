@@ -20,16 +20,17 @@ const topic = (persistent: boolean): string => `${persistent ? 'persistent' : 'n
  * n messages sent to a new subscription's topic while nobody takes them (the client's queue
  * holds them), then taken and acked: the distinct payloads that arrived, each within 10 s.
  */
-async function sendThenTakeAll(transport: PulsarNativeTransport, t: string, n: number): Promise<Set<string>> {
-  const sub = await transport.subscribe({ topic: t, subscription: 'all', receiverQueueSize: 5_000 });
+/** Publish `n` messages from one producer, then take them all from a subscription opened first; in the order taken. */
+async function sendThenTakeAll(transport: PulsarNativeTransport, t: string, n: number, type: 'Shared' | 'Exclusive' = 'Shared'): Promise<string[]> {
+  const sub = await transport.subscribe({ topic: t, subscription: 'all', type, receiverQueueSize: 5_000 });
   try {
     const producer = await transport.producer(t);
     await Promise.all(Array.from({ length: n }, (_, i) => producer.send({ data: `m${i}` })));
     const it = sub[Symbol.asyncIterator]();
-    const got = new Set<string>();
-    while (got.size < n) {
+    const got: string[] = [];
+    while (got.length < n) {
       const m = await take(it, 10_000);
-      got.add(m.data.toString());
+      got.push(m.data.toString());
       await m.ack();
     }
     return got;
@@ -102,10 +103,15 @@ if (loaded === undefined) {
     });
   });
 
-  describe('pulsar (native) with a backlog on a Shared subscription', () => {
-    it.each([true, false])(
-      'takes it partly in batch receives, every message once (persistent: %s)',
-      async (persistent) => {
+  describe('pulsar (native) with a backlog', () => {
+    it.each([
+      ['Shared', true],
+      ['Shared', false],
+      ['Exclusive', true],
+      ['Exclusive', false],
+    ] as const)(
+      'takes it partly in batch receives, every message once, and an Exclusive subscription in the order published (%s, persistent: %s)',
+      async (type, persistent) => {
         const calls = { receive: 0, batchReceive: 0 };
         const importer = recordingImporter((method) => {
           if (method === 'receive' || method === 'batchReceive') calls[method]++;
@@ -113,43 +119,12 @@ if (loaded === undefined) {
         const transport = await PulsarNativeTransport.create({ kind: 'pulsar', serviceUrl: SERVICE_URL, log, importer });
         try {
           const n = 3_000;
-          expect((await sendThenTakeAll(transport, topic(persistent), n)).size).toBe(n);
+          const sent = Array.from({ length: n }, (_, i) => `m${i}`);
+          const got = await sendThenTakeAll(transport, topic(persistent), n, type);
+          if (type === 'Exclusive') expect(got).toEqual(sent);
+          else expect(new Set(got).size).toBe(n);
           // Batches took part: without them every message is a receive() of its own. How many
           // a batch finds depends on timing (the first few of a run are single receives).
-          expect(calls.batchReceive).toBeGreaterThan(0);
-          expect(calls.receive).toBeLessThan(n);
-        } finally {
-          await transport.close();
-        }
-      },
-      60_000,
-    );
-  });
-
-  describe('pulsar (native) with a backlog on an Exclusive subscription', () => {
-    it.each([true, false])(
-      'takes it partly in batch receives, in the order it was published (persistent: %s)',
-      async (persistent) => {
-        const calls = { receive: 0, batchReceive: 0 };
-        const importer = recordingImporter((method) => {
-          if (method === 'receive' || method === 'batchReceive') calls[method]++;
-        });
-        const transport = await PulsarNativeTransport.create({ kind: 'pulsar', serviceUrl: SERVICE_URL, log, importer });
-        try {
-          const t = topic(persistent);
-          const sub = await transport.subscribe({ topic: t, subscription: 'ordered', type: 'Exclusive', receiverQueueSize: 5_000 });
-          const n = 3_000;
-          const producer = await transport.producer(t);
-          await Promise.all(Array.from({ length: n }, (_, i) => producer.send({ data: `m${i}` })));
-          const it = sub[Symbol.asyncIterator]();
-          const got: string[] = [];
-          while (got.length < n) {
-            const m = await take(it, 10_000);
-            got.push(m.data.toString());
-            await m.ack();
-          }
-          await sub.close();
-          expect(got).toEqual(Array.from({ length: n }, (_, i) => `m${i}`));
           expect(calls.batchReceive).toBeGreaterThan(0);
           expect(calls.receive).toBeLessThan(n);
         } finally {
@@ -178,7 +153,7 @@ if (loaded === undefined) {
       try {
         // Batches of two, so that the broker counts a thousand publishes.
         const n = 2_000;
-        expect((await sendThenTakeAll(transport, topic(false), n)).size).toBe(n);
+        expect(new Set(await sendThenTakeAll(transport, topic(false), n)).size).toBe(n);
         expect(lines().filter((l) => l.includes('dropped') || l.includes('disconnected'))).toEqual([]);
       } finally {
         await transport.close();
