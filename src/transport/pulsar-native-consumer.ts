@@ -80,10 +80,10 @@ class NativeIncomingMessage implements IncomingMessage {
  * A subscription through the native client. A loop pulls (see pump()) only while the local
  * buffer has room, so an idle `for await` leaves messages in the client's receiver queue.
  * The C++ client reconnects by itself and message ids stay valid across its reconnects.
- * stop() behaves as in the WebSocket transport: iteration ends, the consumer
- * stays open while taken messages are unsettled, then closes, which returns what it held.
- * On a non-persistent topic the client's receiver queue is the broker's room: a message is
- * taken off it as soon as the local buffer has room, and stop() hands out what was received.
+ * stop() behaves as in the WebSocket transport: iteration ends, the consumer stays open while
+ * taken messages are unsettled, then closes, which returns what it held. On a non-persistent
+ * topic the client's receiver queue is the broker's room: a message is taken off it as soon as
+ * the local buffer has room, and stop() hands out what was received.
  */
 export class PulsarNativeSubscription implements Subscription {
   private readonly queue = new AsyncQueue<NativeIncomingMessage>();

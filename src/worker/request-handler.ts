@@ -166,7 +166,7 @@ export class RequestHandler {
     const first = ledger.get(key);
     if (first !== undefined) return this.settleCopy(ctx.message, id, first);
     const handling = this.answerOrSettle(ctx, id, key);
-    // answerOrSettle settles the key only after an await, so this comes first.
+    // answerOrSettle settles the key only after an await (and whatever happens), so this comes first.
     ledger.begin(key, handling);
     return handling;
   }
@@ -190,16 +190,17 @@ export class RequestHandler {
 
   /** Answer, or settle a request whose answer could not be published; the ledger hears how `key` settled. */
   private async answerOrSettle(ctx: CallContext, id: string, key?: string): Promise<Outcome> {
-    let outcome: Outcome;
     let answered = false;
     try {
-      outcome = await this.answer(ctx, id);
+      const outcome = await this.answer(ctx, id);
       answered = outcome !== Outcome.Nacked;
+      return outcome;
     } catch (err) {
-      outcome = await this.settleUnpublished(ctx.message, id, err);
+      return await this.settleUnpublished(ctx.message, id, err);
+    } finally {
+      // Reached only after an await, so handleRedeliverable's begin() came first.
+      if (key !== undefined) this.ledger?.settle(key, answered);
     }
-    if (key !== undefined) this.ledger?.settle(key, answered);
-    return outcome;
   }
 
   /**

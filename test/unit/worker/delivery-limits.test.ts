@@ -112,10 +112,13 @@ describe('a publish that keeps failing', () => {
 });
 
 /** A handler of service `lim` (redeliverable unless said otherwise) whose test plugin behaves as `behaviour`. */
-async function redeliverableHandler(behaviour: Behaviour, redeliverable = true): Promise<{ handler: RequestHandler; transport: MemoryTransport }> {
+async function redeliverableHandler(
+  behaviour: Behaviour,
+  redeliverable = true,
+  transport: MemoryTransport = new MemoryTransport(),
+): Promise<{ handler: RequestHandler; transport: MemoryTransport }> {
   const registry = testRegistry({ it: behaviour });
   const catalog = await catalogOf([entry('tool-service', 'lim', service('lim', { plugin: { kind: 'test', behaviour: 'it' } }))], registry);
-  const transport = new MemoryTransport();
   const { log } = captureLogger();
   const lim = catalog.services.get('lim')!;
   const handler = new RequestHandler({
@@ -170,6 +173,24 @@ describe('a redelivered copy of an answered request', () => {
     expect(await handler.handle(delivery('m2', 0))).toBe(Outcome.Answered);
     expect(tool.runs()).toBe(2);
     expect(settled).toEqual(['ack m1', 'ack m1', 'ack m1', 'ack m2']);
+    await transport.close();
+  });
+});
+
+describe('a delivery whose settling fails', () => {
+  it('leaves nothing behind it: a copy of it runs again rather than waiting on it', async () => {
+    const tool = countingTool();
+    const { handler, transport } = await redeliverableHandler(tool.behaviour, true, new RefusingTransport());
+    const settled: string[] = [];
+    const failing: IncomingMessage = {
+      ...request('m1', 0, 'm1', settled),
+      nack: () => Promise.reject(new Error('consumer closed')),
+    };
+    // The answer cannot be published, and the nack that should bring it back fails too.
+    await expect(handler.handle(failing)).rejects.toThrow('consumer closed');
+    expect(await handler.handle(request('m1', 1, 'copy', settled))).toBe(Outcome.Nacked);
+    expect(tool.runs()).toBe(2);
+    expect(settled).toEqual(['nack copy']);
     await transport.close();
   });
 });
