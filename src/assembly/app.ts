@@ -156,9 +156,12 @@ function makeParts(deps: AppDeps, live: Live): Parts {
   );
   const createPlugin = async (service: ToolService): Promise<Plugin | undefined> => {
     if (!hasPlugin(service)) return undefined;
-    return registry
-      .get(service.plugin.kind)!
-      .create(service, { ...ctx, log: log.child({ component: 'plugin', service: service.id }), events: metrics.pluginEvents(service.id, service.plugin.kind) });
+    const factory = await registry.load(service.plugin.kind);
+    return factory!.create(service, {
+      ...ctx,
+      log: log.child({ component: 'plugin', service: service.id }),
+      events: metrics.pluginEvents(service.id, service.plugin.kind),
+    });
   };
   return { faults, client, metrics, follower, createPlugin };
 }

@@ -67,7 +67,7 @@ export async function buildCatalog(entries: readonly ConfigEntry[], registry: Pl
 /** What the exec policy refuses of what a service would execute and reach. */
 async function refusals(service: ToolService, tools: readonly Tool[], registry: PluginRegistry, ctx: PluginContext, policy: ExecPolicy): Promise<string[]> {
   if (!hasPlugin(service)) return [];
-  const factory = registry.get(service.plugin.kind);
+  const factory = await registry.load(service.plugin.kind);
   const found: string[] = [];
   for (const execution of (await factory?.executes?.(service, tools, ctx)) ?? []) {
     const refused = policy.refuse(execution);
@@ -89,6 +89,6 @@ async function check(
   running: Plugin | undefined,
 ): Promise<string[]> {
   if (!hasPlugin(service)) return [];
-  const factory = registry.get(service.plugin.kind);
+  const factory = await registry.load(service.plugin.kind);
   return factory?.check ? factory.check(service, tools, ctx, running) : [];
 }

@@ -17,7 +17,7 @@ export async function credentialProblems(
   const problems: string[] = [];
   for (const s of catalog.services.values()) {
     if (!hasPlugin(s)) continue;
-    const factory = registry.get(s.plugin.kind);
+    const factory = await registry.load(s.plugin.kind);
     if (factory?.checkCredentials)
       problems.push(...(await factory.checkCredentials(s, catalog.toolsOf(s.id), ctx, AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]))));
   }

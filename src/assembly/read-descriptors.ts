@@ -74,7 +74,7 @@ function pluginOf(
   problems: string[],
 ): ToolService['plugin'] {
   const { kind, ...rest } = written;
-  const factory = registry.get(kind);
+  const factory = registry.schemas(kind);
   const refused = policy?.refusePlugin(kind);
   if (!factory) {
     problems.push(`${source}: plugin.kind: unknown plugin "${kind}" (available: ${registry.kinds().join(', ')})`);
@@ -180,7 +180,7 @@ function toolPluginOptions(
   registry: PluginRegistry,
   problems: string[],
 ): unknown {
-  const factory = service.plugin ? registry.get(service.plugin.kind) : undefined;
+  const factory = service.plugin ? registry.schemas(service.plugin.kind) : undefined;
   if (!factory?.toolOptions) return written;
   const o = factory.toolOptions.safeParse(written ?? {});
   if (o.success) return o.data;

@@ -1,24 +1,62 @@
 import type { PluginFactory } from './plugin.js';
 
+/** What descriptors are parsed with: a kind's name and its schemas, without its code. */
+export type PluginSchemas<S = unknown, T = unknown> = Pick<PluginFactory<S, T>, 'kind' | 'serviceOptions' | 'toolOptions'>;
+
+/**
+ * A plugin kind before its code is loaded. The code (a backend's SDK, an HTTP client, a
+ * parser) is imported the first time a descriptor of the kind is checked or served, so a
+ * worker holds only the kinds its descriptors use.
+ */
+export interface PluginKind<S = unknown, T = unknown> extends PluginSchemas<S, T> {
+  load(): Promise<PluginFactory<S, T>>;
+}
+
+interface Entry {
+  readonly schemas: PluginKind;
+  loaded?: Promise<PluginFactory>;
+}
+
 /**
  * The plugin kinds a worker knows, by name. Checked when descriptors load, before anything
  * starts. A factory comes back with its option types unknown: the catalog build parsed each
  * service's options with its own kind's schemas, which is what lets the kind read them typed.
  */
 export class PluginRegistry {
-  private readonly factories = new Map<string, PluginFactory>();
+  private readonly entries = new Map<string, Entry>();
 
+  /** A kind whose code is already loaded. */
   register<S, T>(factory: PluginFactory<S, T>): this {
-    if (this.factories.has(factory.kind)) throw new Error(`plugin kind ${factory.kind} is registered twice`);
-    this.factories.set(factory.kind, factory);
+    return this.registerKind({ kind: factory.kind, serviceOptions: factory.serviceOptions, toolOptions: factory.toolOptions, load: async () => factory });
+  }
+
+  /** A kind whose code is loaded when first needed. */
+  registerKind<S, T>(kind: PluginKind<S, T>): this {
+    if (this.entries.has(kind.kind)) throw new Error(`plugin kind ${kind.kind} is registered twice`);
+    this.entries.set(kind.kind, { schemas: kind as unknown as PluginKind });
     return this;
   }
 
-  get(kind: string): PluginFactory | undefined {
-    return this.factories.get(kind);
+  /** The schemas a kind's descriptors are parsed with; loads nothing. */
+  schemas(kind: string): PluginSchemas | undefined {
+    return this.entries.get(kind)?.schemas;
+  }
+
+  /** The kind's factory, its code imported on the first call. */
+  load(kind: string): Promise<PluginFactory | undefined> {
+    const entry = this.entries.get(kind);
+    if (!entry) return Promise.resolve(undefined);
+    entry.loaded ??= entry.schemas.load().then((factory) => {
+      const { schemas } = entry;
+      // Descriptors were parsed with the declared schemas; a factory reading them typed must mean the same ones.
+      if (factory.kind !== schemas.kind || factory.serviceOptions !== schemas.serviceOptions || factory.toolOptions !== schemas.toolOptions)
+        throw new Error(`plugin kind ${schemas.kind} loaded a factory whose kind or schemas differ from those it was registered with`);
+      return factory;
+    });
+    return entry.loaded;
   }
 
   kinds(): string[] {
-    return [...this.factories.keys()].sort();
+    return [...this.entries.keys()].sort();
   }
 }

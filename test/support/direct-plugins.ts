@@ -21,7 +21,7 @@ export interface DirectPlugins {
 export async function directPlugins(entries: readonly ConfigEntry[], registry: PluginRegistry, ctx: PluginContext): Promise<DirectPlugins> {
   const catalog = await buildCatalog(entries, registry, ctx, { policy: new ExecPolicy('directory') });
   const plugins = new Map<string, Plugin>();
-  for (const s of catalog.services.values()) if (hasPlugin(s)) plugins.set(s.id, await registry.get(s.plugin.kind)!.create(s, ctx));
+  for (const s of catalog.services.values()) if (hasPlugin(s)) plugins.set(s.id, await (await registry.load(s.plugin.kind))!.create(s, ctx));
   const log: Logger = ctx.log;
   return {
     catalog,

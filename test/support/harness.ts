@@ -37,7 +37,7 @@ export async function catalogOf(entries: ConfigEntry[], registry: PluginRegistry
 
 /** Makes a service's plugin from its kind in `registry`, as the app does (a worker's createPlugin). */
 export function pluginMaker(registry: PluginRegistry = defaultRegistry(), log = captureLogger().log): (s: ToolService) => Promise<Plugin | undefined> {
-  return async (s) => (hasPlugin(s) ? registry.get(s.plugin.kind)!.create(s, pluginContext(log)) : undefined);
+  return async (s) => (hasPlugin(s) ? (await registry.load(s.plugin.kind))!.create(s, pluginContext(log)) : undefined);
 }
 
 /**

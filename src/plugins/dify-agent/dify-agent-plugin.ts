@@ -15,7 +15,6 @@ import { routeStrategyMessages } from './strategy-stream.js';
 import { toolEntity } from './tool-entities.js';
 import { userTurn } from './user-turn.js';
 
-export { DIFY_AGENT_KIND };
 const tracer = trace.getTracer('toolwire');
 
 /**

@@ -9,12 +9,11 @@ import { observe } from '../dify-common/observe-stream.js';
 import { withRetry } from '../dify-common/retry.js';
 import { prepareDifyInvocation } from '../dify-common/prepare-invocation.js';
 import { DifyDaemonClient } from '../dify-common/daemon-client.js';
+import { DIFY_DAEMON_KIND } from './daemon-kind.js';
 import { readDifyDaemonSettings, type DifyDaemonSettings } from './settings.js';
 import { validateServiceCredentials } from './validate-credentials.js';
 import type { PluginFaults } from '../plugin-faults.js';
 import { withFaultReport } from '../dify-common/fault-report.js';
-
-export const DIFY_DAEMON_KIND = 'dify-daemon';
 
 /** Calls Dify plugin tools through a plugin daemon's dispatch API. */
 export class DifyDaemonPlugin implements Plugin {

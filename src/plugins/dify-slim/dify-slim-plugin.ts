@@ -8,14 +8,13 @@ import { prepareDifyInvocation } from '../dify-common/prepare-invocation.js';
 import type { Plugin, PluginContext, PluginEvents, PluginFactory, ToolCall } from '../plugin.js';
 import { AddressGuard, type Resolver } from '../../net/address-guard.js';
 import { checkFileUrls } from '../dify-common/file-urls.js';
+import { DIFY_SLIM_KIND } from './slim-kind.js';
 import { DifySlimSetting, readDifySlimSettings, SlimMode, type DifySlimSettings } from './settings.js';
 import type { Execution } from '../../policy/exec-policy.js';
 import { slimItems } from './slim-items.js';
 import { runSlim } from './slim-process.js';
 import type { PluginFaults } from '../plugin-faults.js';
 import { withFaultReport } from '../dify-common/fault-report.js';
-
-export const DIFY_SLIM_KIND = 'dify-slim';
 
 const LOCAL_HANG_HINT = 'in slim local mode a plugin cannot call back into Dify, and one that tries waits until it is stopped';
 

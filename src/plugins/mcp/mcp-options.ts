@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { httpUrl } from '../../net/http-url.js';
 
+export const MCP_KIND = 'mcp';
+
 /** A value in a descriptor that may be a secret reference (`env:NAME`, `file:key`) or literal text. */
 const valueOrRef = z.string();
 /** Only a reference: a credential never sits in a descriptor. */

@@ -6,14 +6,12 @@ import { guardedFetch, type GuardedFetch } from '../../net/guarded-fetch.js';
 import { AsyncQueue } from '../../async/async-queue.js';
 import { blobSinkFor, type BlobSink } from '../blob-sink.js';
 import type { Observation, Plugin, PluginContext, PluginFactory, ServiceWith, ToolCall, ToolWith } from '../plugin.js';
-import { mcpServiceOptions, mcpToolOptions, type McpServiceOptions, type McpToolOptions } from './mcp-options.js';
+import { MCP_KIND, mcpServiceOptions, mcpToolOptions, type McpServiceOptions, type McpToolOptions } from './mcp-options.js';
 import { resultText } from './mcp-result.js';
 import { connectMcp, listAllTools, McpSession, type McpSessionContext } from './mcp-session.js';
 import { readStdioIdentity } from './stdio-identity.js';
 import { stdioLaunch } from './stdio-launch.js';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-
-export const MCP_KIND = 'mcp';
 
 type McpService = ServiceWith<McpServiceOptions>;
 

@@ -3,7 +3,6 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { resolve as resolveImport } from 'import-meta-resolve';
 import { realpath } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { z } from 'zod';
 import { UnknownToolError } from '../../errors.js';
 import type { Execution } from '../../policy/exec-policy.js';
 import { observationText } from '../../envelope/response.js';
@@ -11,25 +10,11 @@ import { isAsyncIterable, type Observation, type Plugin, type PluginFactory, typ
 import { BUILTIN_TOOLS } from './builtin/index.js';
 import { descriptorDisagreements } from './descriptor-agreement.js';
 import { importModuleFile, isTypeScript } from './module-loader.js';
-import { isWatchRevision } from './module-revision.js';
+import { MODULE_KIND, moduleServiceOptions, moduleToolOptions, type ModuleOptions, type ModuleToolOptions } from './module-options.js';
 import { typeErrors } from './type-check.js';
 import type { ModuleTool } from './module-tool.js';
 import type { ModuleToolContext } from './tool-context.js';
 import { isTypedTool, parseArguments, typedToolsOf, type TypedTool } from './typed-tool.js';
-
-const options = z.strictObject({
-  /** `builtin:<name>`, a path relative to the config directory (.js, .mjs, .ts, .mts), or a package installed where the config directory can import it. */
-  module: z.string().min(1),
-  /** The export to call (a function, or one typed tool); default: the module's typed tools, else `default`. */
-  export: z.string().min(1).optional(),
-  /** Stamped by `toolwire run --watch` when the module's files change (a new value imports them afresh); never accepted from config. */
-  revision: z.string().refine(isWatchRevision, 'is set by toolwire run --watch only, never by config').optional(),
-});
-type ModuleOptions = z.output<typeof options>;
-
-/** Which of a module's typed tools a tool descriptor calls; default: the one of the descriptor's name. */
-const toolOptions = z.strictObject({ tool: z.string().min(1).optional() });
-type ModuleToolOptions = z.output<typeof toolOptions>;
 
 /**
  * The file a module that is not builtin names, found as `import` would find it, without
@@ -163,9 +148,9 @@ async function* chunksOf(out: AsyncIterable<unknown>): AsyncIterable<string> {
 
 /** In-process tools named by descriptors (never by a request). */
 export const modulePluginFactory: PluginFactory<ModuleOptions, ModuleToolOptions> = {
-  kind: 'module',
-  serviceOptions: options,
-  toolOptions,
+  kind: MODULE_KIND,
+  serviceOptions: moduleServiceOptions,
+  toolOptions: moduleToolOptions,
   /** A file or package module runs its top-level code when imported, at the check already. */
   async executes(service, _tools, ctx): Promise<Execution[]> {
     const moduleOptions = service.plugin.options;

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { httpUrl } from '../../net/http-url.js';
 import { isCidr } from '../../net/address-guard.js';
 
+export const OPENAPI_KIND = 'openapi';
+
 /** Only a reference: a credential never sits in a descriptor. */
 const secretRef = z.string().regex(/^(env|file):.+$/, 'must be a secret reference: env:NAME or file:key');
 /** A value that may be a secret reference (`env:NAME`, `file:key`) or literal text. */

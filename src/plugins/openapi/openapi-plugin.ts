@@ -13,10 +13,8 @@ import { ServiceAuth, type Credentials } from './auth.js';
 import { buildRequest, type HttpRequest } from './http-request.js';
 import { redirectRefusal } from './redirect-policy.js';
 import { trustedCas } from './trusted-cas.js';
-import { openApiServiceOptions, openApiToolOptions, type OpenApiServiceOptions, type OpenApiToolOptions } from './openapi-options.js';
+import { OPENAPI_KIND, openApiServiceOptions, openApiToolOptions, type OpenApiServiceOptions, type OpenApiToolOptions } from './openapi-options.js';
 import { mediaTypeOf, responseError, responseText, retryAfterMs, type ReadResponse } from './response-observation.js';
-
-export const OPENAPI_KIND = 'openapi';
 
 /** Redirects followed per call, each to the same origin (or up to https on the same host). */
 const MAX_REDIRECTS = 5;

@@ -94,7 +94,7 @@ describe('an MCP server URL from config', () => {
     ]);
     // A plugin made for a remote source holds to it whatever the name answers later.
     const catalog = await buildCatalog([m, entry('tool', 'echo', { name: 'echo', service: 'm' })], registry, ctx, { portable: true });
-    const plugin = await registry.get('mcp')!.create(asServed(catalog.services.get('m')), { ...ctx, policy: remote() });
+    const plugin = await (await registry.load('mcp'))!.create(asServed(catalog.services.get('m')), { ...ctx, policy: remote() });
     try {
       const failed = await call(plugin, catalog, 'm', { message: 'x' }).catch((e: unknown) => e);
       expect(failed).toBeInstanceOf(ToolFailedError);
@@ -109,7 +109,7 @@ describe('an MCP server URL from config', () => {
     const entries = [service('e', { kind: 'mcp', transport: 'http', url: everything.url }), entry('tool', 'echo', { name: 'echo', service: 'e' })];
     const policy = remote('127.0.0.1/32');
     const catalog = await buildCatalog(entries, registry, ctx, { policy });
-    const plugin = await registry.get('mcp')!.create(asServed(catalog.services.get('e')), { ...ctx, policy });
+    const plugin = await (await registry.load('mcp'))!.create(asServed(catalog.services.get('e')), { ...ctx, policy });
     try {
       expect(await call(plugin, catalog, 'e', { message: 'guarded' })).toBe('Echo: guarded');
     } finally {
@@ -145,7 +145,7 @@ describe('an OpenAPI service’s allow-private from config', () => {
       [true, new ExecPolicy('directory')],
     ] as const) {
       const catalog = await buildCatalog(api(allow), registry, ctx, { policy });
-      const plugin = await registry.get('openapi')!.create(asServed(catalog.services.get('api')), { ...ctx, policy });
+      const plugin = await (await registry.load('openapi'))!.create(asServed(catalog.services.get('api')), { ...ctx, policy });
       try {
         expect(await call(plugin, catalog, 'api')).toBe('{"items":[]}');
       } finally {

@@ -71,7 +71,7 @@ for (const kind of ['persistent', 'non-persistent'] as const) {
       let refusal: Error | undefined;
       const createPlugin = async (s: ToolService): Promise<Plugin | undefined> => {
         if (refusal) throw refusal;
-        const p = await registry.get(s.plugin!.kind)!.create(asServed(s), pluginContext(log));
+        const p = await (await registry.load(s.plugin!.kind))!.create(asServed(s), pluginContext(log));
         if (!watching) return p;
         const label = `${s.id}:${(s.plugin!.options as { behaviour: string }).behaviour}`;
         created.push(label);

@@ -14,7 +14,7 @@ import { loadSecrets } from '../../../../src/secrets.js';
 import { asServed, captureLogger, entry } from '../../../support/harness.js';
 import { EVERYTHING } from '../../../support/mcp-everything.js';
 
-const mcp = defaultRegistry().get('mcp')!;
+const mcp = (await defaultRegistry().load('mcp'))!;
 
 describe('the mcp check beside a running plugin', () => {
   let dir: string;

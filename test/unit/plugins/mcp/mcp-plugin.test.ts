@@ -103,7 +103,7 @@ beforeAll(async () => {
     ctx,
     { policy: new ExecPolicy('directory') },
   );
-  for (const s of catalog.services.values()) plugins.set(s.id, await registry.get('mcp')!.create(asServed(s), withEvents(s.id)));
+  for (const s of catalog.services.values()) plugins.set(s.id, await (await registry.load('mcp'))!.create(asServed(s), withEvents(s.id)));
   transport = new MemoryTransport();
   responses = await ResponseCollector.on(transport, 'non-persistent://tg/response/mcp');
   worker = await Worker.create({ transport, catalog, createPlugin: async (s) => plugins.get(s.id), log, limits: { shutdownGraceMs: 2000 } });
@@ -189,9 +189,7 @@ describe('the mcp plugin’s deadline', () => {
     const answers = await ResponseCollector.on(own, 'non-persistent://tg/response/mcp');
     // A plugin of its own: stopping this worker closes the plugins it serves.
     const ctx: PluginContext = { log, configDir: tmpdir(), secrets: loadSecrets({ EVERYTHING_TEST_TOKEN: 'not-checked-by-the-server' }), settings: {} };
-    const ownPlugin = await defaultRegistry()
-      .get('mcp')!
-      .create(asServed(catalog.services.get('http')), ctx);
+    const ownPlugin = await (await defaultRegistry().load('mcp'))!.create(asServed(catalog.services.get('http')), ctx);
     const w = await Worker.create({
       transport: own,
       catalog,

@@ -145,7 +145,7 @@ beforeAll(async () => {
   const registry = new PluginRegistry().register(openApiPluginFactory);
   const catalog = await buildCatalog(entries, registry, ctx, { policy: new ExecPolicy('directory') });
   for (const s of catalog.services.values())
-    plugins.set(s.id, await registry.get('openapi')!.create(asServed(s), { ...ctx, events: { count: (e) => void events.push(`${s.id} ${e}`) } }));
+    plugins.set(s.id, await (await registry.load('openapi'))!.create(asServed(s), { ...ctx, events: { count: (e) => void events.push(`${s.id} ${e}`) } }));
   transport = new MemoryTransport();
   worker = await Worker.create({ transport, catalog, createPlugin: async (s) => plugins.get(s.id), log, limits: { shutdownGraceMs: 2000 } });
   await worker.start();
