@@ -1,9 +1,9 @@
-import { DIFY_AGENT_KIND, difyAgentOptionsSchema } from './dify-agent/agent-options.js';
+import { difyAgentSchemas } from './dify-agent/agent-options.js';
 import { difyDaemonSchemas } from './dify-daemon/daemon-kind.js';
 import { difySlimSchemas } from './dify-slim/slim-kind.js';
-import { MCP_KIND, mcpServiceOptions, mcpToolOptions } from './mcp/mcp-options.js';
-import { MODULE_KIND, moduleServiceOptions, moduleToolOptions } from './module/module-options.js';
-import { OPENAPI_KIND, openApiServiceOptions, openApiToolOptions } from './openapi/openapi-options.js';
+import { mcpSchemas } from './mcp/mcp-options.js';
+import { moduleSchemas } from './module/module-options.js';
+import { openApiSchemas } from './openapi/openapi-options.js';
 import { PluginRegistry } from './registry.js';
 
 /**
@@ -13,9 +13,7 @@ import { PluginRegistry } from './registry.js';
 export function defaultRegistry(): PluginRegistry {
   return new PluginRegistry()
     .registerKind({
-      kind: MODULE_KIND,
-      serviceOptions: moduleServiceOptions,
-      toolOptions: moduleToolOptions,
+      ...moduleSchemas,
       load: async () => (await import('./module/module-plugin.js')).modulePluginFactory,
     })
     .registerKind({
@@ -27,21 +25,15 @@ export function defaultRegistry(): PluginRegistry {
       load: async () => (await import('./dify-slim/dify-slim-plugin.js')).difySlimPluginFactory,
     })
     .registerKind({
-      kind: MCP_KIND,
-      serviceOptions: mcpServiceOptions,
-      toolOptions: mcpToolOptions,
+      ...mcpSchemas,
       load: async () => (await import('./mcp/mcp-plugin.js')).mcpPluginFactory,
     })
     .registerKind({
-      kind: OPENAPI_KIND,
-      serviceOptions: openApiServiceOptions,
-      toolOptions: openApiToolOptions,
+      ...openApiSchemas,
       load: async () => (await import('./openapi/openapi-plugin.js')).openApiPluginFactory,
     })
     .registerKind({
-      kind: DIFY_AGENT_KIND,
-      serviceOptions: difyAgentOptionsSchema,
-      toolOptions: difyAgentOptionsSchema,
+      ...difyAgentSchemas,
       load: async () => (await import('./dify-agent/dify-agent-plugin.js')).difyAgentPluginFactory,
     });
 }

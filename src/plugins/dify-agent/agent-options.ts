@@ -105,3 +105,6 @@ export function agentTarget(
     },
   };
 }
+
+/** An agent's options, on its service and on each of its tools (which win). */
+export const difyAgentSchemas = { kind: DIFY_AGENT_KIND, serviceOptions: difyAgentOptionsSchema, toolOptions: difyAgentOptionsSchema } as const;

@@ -4,7 +4,7 @@ import { ConfigError, InvalidArgumentsError, ToolFailedError } from '../../error
 import { DifyDaemonClient } from '../dify-common/daemon-client.js';
 import { observe } from '../dify-common/observe-stream.js';
 import type { Fleet, Plugin, PluginContext, PluginEvents, PluginFactory, ToolCall } from '../plugin.js';
-import { agentTarget, difyAgentOptionsSchema, DIFY_AGENT_KIND, type AgentTarget, type DifyAgentOptions } from './agent-options.js';
+import { agentTarget, difyAgentSchemas, DIFY_AGENT_KIND, type AgentTarget, type DifyAgentOptions } from './agent-options.js';
 import { CallScope } from './agent-call-scope.js';
 import { acquireInnerApi, type InnerApiLease } from './inner-api-host.js';
 import type { AgentModel } from './agent-model.js';
@@ -191,9 +191,7 @@ function settingsOrThrow(ctx: PluginContext): DifyAgentSettings {
 }
 
 export const difyAgentPluginFactory: PluginFactory<DifyAgentOptions, DifyAgentOptions> = {
-  kind: DIFY_AGENT_KIND,
-  serviceOptions: difyAgentOptionsSchema,
-  toolOptions: difyAgentOptionsSchema,
+  ...difyAgentSchemas,
   async check(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<string[]> {
     const { settings, problems } = readDifyAgentSettings(ctx.settings, ctx.secrets);
     const out = problems.map((problem) => `${service.source}: plugin: ${problem}`);

@@ -4,12 +4,12 @@ import type { Secrets } from '../../secrets.js';
 import type { Plugin, PluginContext, PluginEvents, PluginFactory, ToolCall } from '../plugin.js';
 import { AddressGuard, type Resolver } from '../../net/address-guard.js';
 import { checkFileUrls } from '../dify-common/file-urls.js';
-import { checkTargets, difyOptionsSchema, type DifyOptions } from '../dify-common/dify-tool-options.js';
+import { checkTargets, type DifyOptions } from '../dify-common/dify-tool-options.js';
 import { observe } from '../dify-common/observe-stream.js';
 import { withRetry } from '../dify-common/retry.js';
 import { prepareDifyInvocation } from '../dify-common/prepare-invocation.js';
 import { DifyDaemonClient } from '../dify-common/daemon-client.js';
-import { DIFY_DAEMON_KIND } from './daemon-kind.js';
+import { DIFY_DAEMON_KIND, difyDaemonSchemas } from './daemon-kind.js';
 import { readDifyDaemonSettings, type DifyDaemonSettings } from './settings.js';
 import { validateServiceCredentials } from './validate-credentials.js';
 import type { PluginFaults } from '../plugin-faults.js';
@@ -79,9 +79,7 @@ function settingsOrThrow(ctx: PluginContext): DifyDaemonSettings {
 }
 
 export const difyDaemonPluginFactory: PluginFactory<DifyOptions, DifyOptions> = {
-  kind: DIFY_DAEMON_KIND,
-  serviceOptions: difyOptionsSchema,
-  toolOptions: difyOptionsSchema,
+  ...difyDaemonSchemas,
   async check(service: ToolService, tools: readonly Tool[], ctx: PluginContext): Promise<string[]> {
     const { problems } = readDifyDaemonSettings(ctx.settings, ctx.secrets);
     return [...problems.map((problem) => `${service.source}: plugin: ${problem}`), ...checkTargets(service, tools, ctx.secrets, 'plugin_id')];

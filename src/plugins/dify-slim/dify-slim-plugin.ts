@@ -1,14 +1,14 @@
 import type { Tool, ToolService } from '../../catalog/descriptors.js';
 import { ConfigError } from '../../errors.js';
 import type { Secrets } from '../../secrets.js';
-import { checkTargets, difyOptionsSchema, type DifyOptions } from '../dify-common/dify-tool-options.js';
+import { checkTargets, type DifyOptions } from '../dify-common/dify-tool-options.js';
 import { observe } from '../dify-common/observe-stream.js';
 import { withRetry } from '../dify-common/retry.js';
 import { prepareDifyInvocation } from '../dify-common/prepare-invocation.js';
 import type { Plugin, PluginContext, PluginEvents, PluginFactory, ToolCall } from '../plugin.js';
 import { AddressGuard, type Resolver } from '../../net/address-guard.js';
 import { checkFileUrls } from '../dify-common/file-urls.js';
-import { DIFY_SLIM_KIND } from './slim-kind.js';
+import { DIFY_SLIM_KIND, difySlimSchemas } from './slim-kind.js';
 import { DifySlimSetting, readDifySlimSettings, SlimMode, type DifySlimSettings } from './settings.js';
 import type { Execution } from '../../policy/exec-policy.js';
 import { slimItems } from './slim-items.js';
@@ -85,9 +85,7 @@ export class DifySlimPlugin implements Plugin {
 }
 
 export const difySlimPluginFactory: PluginFactory<DifyOptions, DifyOptions> = {
-  kind: DIFY_SLIM_KIND,
-  serviceOptions: difyOptionsSchema,
-  toolOptions: difyOptionsSchema,
+  ...difySlimSchemas,
   /** In local mode slim fetches the plugin a descriptor names and runs its code here; in remote mode the daemon runs it. */
   async executes(service, tools, ctx): Promise<Execution[]> {
     if ((ctx.settings[DifySlimSetting.Mode]?.trim() || SlimMode.Remote) !== SlimMode.Local) return [];

@@ -34,3 +34,6 @@ export type McpServiceOptions = z.infer<typeof mcpServiceOptions>;
 /** `plugin-options` of a tool: the MCP tool it calls (default: the tool's own name). */
 export const mcpToolOptions = z.object({ tool: z.string().min(1).optional() });
 export type McpToolOptions = z.infer<typeof mcpToolOptions>;
+
+/** What an MCP descriptor is parsed with. */
+export const mcpSchemas = { kind: MCP_KIND, serviceOptions: mcpServiceOptions, toolOptions: mcpToolOptions } as const;

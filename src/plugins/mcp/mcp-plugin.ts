@@ -6,7 +6,7 @@ import { guardedFetch, type GuardedFetch } from '../../net/guarded-fetch.js';
 import { AsyncQueue } from '../../async/async-queue.js';
 import { blobSinkFor, type BlobSink } from '../blob-sink.js';
 import type { Observation, Plugin, PluginContext, PluginFactory, ServiceWith, ToolCall, ToolWith } from '../plugin.js';
-import { MCP_KIND, mcpServiceOptions, mcpToolOptions, type McpServiceOptions, type McpToolOptions } from './mcp-options.js';
+import { MCP_KIND, mcpSchemas, type McpServiceOptions, type McpToolOptions } from './mcp-options.js';
 import { resultText } from './mcp-result.js';
 import { connectMcp, listAllTools, McpSession, type McpSessionContext } from './mcp-session.js';
 import { readStdioIdentity } from './stdio-identity.js';
@@ -117,9 +117,7 @@ function missingTools(service: McpService, tools: readonly ToolWith<McpToolOptio
 }
 
 export const mcpPluginFactory: PluginFactory<McpServiceOptions, McpToolOptions> = {
-  kind: MCP_KIND,
-  serviceOptions: mcpServiceOptions,
-  toolOptions: mcpToolOptions,
+  ...mcpSchemas,
   /** A stdio server is a command the worker starts: at the check, at create, at each reconnect. */
   async executes(service, _tools, ctx): Promise<Execution[]> {
     const options = service.plugin.options;

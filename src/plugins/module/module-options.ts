@@ -17,3 +17,6 @@ export type ModuleOptions = z.output<typeof moduleServiceOptions>;
 /** Which of a module's typed tools a tool descriptor calls; default: the one of the descriptor's name. */
 export const moduleToolOptions = z.strictObject({ tool: z.string().min(1).optional() });
 export type ModuleToolOptions = z.output<typeof moduleToolOptions>;
+
+/** What a module descriptor is parsed with. */
+export const moduleSchemas = { kind: MODULE_KIND, serviceOptions: moduleServiceOptions, toolOptions: moduleToolOptions } as const;

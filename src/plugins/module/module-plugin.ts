@@ -10,7 +10,7 @@ import { isAsyncIterable, type Observation, type Plugin, type PluginFactory, typ
 import { BUILTIN_TOOLS } from './builtin/index.js';
 import { descriptorDisagreements } from './descriptor-agreement.js';
 import { importModuleFile, isTypeScript } from './module-loader.js';
-import { MODULE_KIND, moduleServiceOptions, moduleToolOptions, type ModuleOptions, type ModuleToolOptions } from './module-options.js';
+import { moduleSchemas, type ModuleOptions, type ModuleToolOptions } from './module-options.js';
 import { typeErrors } from './type-check.js';
 import type { ModuleTool } from './module-tool.js';
 import type { ModuleToolContext } from './tool-context.js';
@@ -148,9 +148,7 @@ async function* chunksOf(out: AsyncIterable<unknown>): AsyncIterable<string> {
 
 /** In-process tools named by descriptors (never by a request). */
 export const modulePluginFactory: PluginFactory<ModuleOptions, ModuleToolOptions> = {
-  kind: MODULE_KIND,
-  serviceOptions: moduleServiceOptions,
-  toolOptions: moduleToolOptions,
+  ...moduleSchemas,
   /** A file or package module runs its top-level code when imported, at the check already. */
   async executes(service, _tools, ctx): Promise<Execution[]> {
     const moduleOptions = service.plugin.options;

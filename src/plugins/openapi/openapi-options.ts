@@ -86,3 +86,6 @@ export const openApiToolOptions = z.object({
     .optional(),
 });
 export type OpenApiToolOptions = z.infer<typeof openApiToolOptions>;
+
+/** What an OpenAPI descriptor is parsed with. */
+export const openApiSchemas = { kind: OPENAPI_KIND, serviceOptions: openApiServiceOptions, toolOptions: openApiToolOptions } as const;

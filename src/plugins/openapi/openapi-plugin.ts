@@ -13,7 +13,7 @@ import { ServiceAuth, type Credentials } from './auth.js';
 import { buildRequest, type HttpRequest } from './http-request.js';
 import { redirectRefusal } from './redirect-policy.js';
 import { trustedCas } from './trusted-cas.js';
-import { OPENAPI_KIND, openApiServiceOptions, openApiToolOptions, type OpenApiServiceOptions, type OpenApiToolOptions } from './openapi-options.js';
+import { OPENAPI_KIND, openApiSchemas, type OpenApiServiceOptions, type OpenApiToolOptions } from './openapi-options.js';
 import { mediaTypeOf, responseError, responseText, retryAfterMs, type ReadResponse } from './response-observation.js';
 
 /** Redirects followed per call, each to the same origin (or up to https on the same host). */
@@ -218,9 +218,7 @@ export function serviceGuard(options: OpenApiServiceOptions, resolve?: Resolver)
 }
 
 export const openApiPluginFactory: PluginFactory<OpenApiServiceOptions, OpenApiToolOptions> = {
-  kind: OPENAPI_KIND,
-  serviceOptions: openApiServiceOptions,
-  toolOptions: openApiToolOptions,
+  ...openApiSchemas,
   /**
    * The server and token endpoint, and the private addresses `allow-private` asks for: the
    * operator's TOOLWIRE_ALLOW_PRIVATE must cover them, so a config writer cannot point the
