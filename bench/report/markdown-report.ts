@@ -1,5 +1,6 @@
 import type { BenchReport } from './bench-report.js';
 import { QUIET_STEAL_PCT, signed, type BaselineFigures } from './target-checks.js';
+import type { MedianInterval } from './median-interval.js';
 
 const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
 const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
@@ -58,18 +59,20 @@ export function markdownReport(r: BenchReport, chartFile: string | undefined): s
     ra.rounds > 1
       ? ` (median of ${ra.rounds} rounds: ${ra.perRound.map((x) => `${x.throughputVsFloor.toFixed(3)} / ${x.p99AddedMs.toFixed(2)} ms`).join(', ')})`
       : '';
+  const interval = (i: MedianInterval | undefined): string =>
+    i ? ` (the median lies in ${i.low.toFixed(3)}-${i.high.toFixed(3)} with ${Math.floor(i.confidence * 100)}% confidence)` : '';
   const quiet = (q: BaselineFigures['quiet'], rounds: number): string =>
     q && rounds > 1
       ? `; in the ${q.rounds} of ${rounds} rounds with at most ${QUIET_STEAL_PCT}% of the CPU stolen: ${q.throughput.toFixed(3)}, p99 ${signed(q.p99DiffMs)}`
       : '';
   lines.push(
-    `- toolwire/floor throughput: ${ra.throughputVsFloor?.toFixed(3) ?? 'n/a'}; p99 added ${ra.p99AddedMs?.toFixed(2) ?? 'n/a'} ms, p99.9 added ${ra.p999AddedMs?.toFixed(2) ?? 'n/a'} ms${perRound}${quiet(ra.quietVsFloor, ra.rounds)}`,
+    `- toolwire/floor throughput: ${ra.throughputVsFloor?.toFixed(3) ?? 'n/a'}${interval(ra.throughputVsFloorInterval)}; p99 added ${ra.p99AddedMs?.toFixed(2) ?? 'n/a'} ms, p99.9 added ${ra.p999AddedMs?.toFixed(2) ?? 'n/a'} ms${perRound}${quiet(ra.quietVsFloor, ra.rounds)}`,
   );
   const versus = (label: string, f: BaselineFigures | undefined) => {
     if (!f) return;
     const each = f.perRound.map((x) => `${x.throughput.toFixed(3)} / ${signed(x.p99DiffMs)}`).join(', ');
     lines.push(
-      `- ${label} throughput: ${f.throughput.toFixed(3)}; p99 ${signed(f.p99DiffMs)} against it (median of ${f.rounds} rounds: ${each})${quiet(f.quiet, f.rounds)}`,
+      `- ${label} throughput: ${f.throughput.toFixed(3)}${interval(f.throughputInterval)}; p99 ${signed(f.p99DiffMs)} against it (median of ${f.rounds} rounds: ${each})${quiet(f.quiet, f.rounds)}`,
     );
   };
   versus(`toolwire (${o.transport}) / floor (pulsar-ws)`, ra.vsWsFloor);

@@ -1,5 +1,6 @@
 import { oneCallId, type ScenarioResult } from '../bench-runner.js';
 import type { LoadResult } from '../load-generator.js';
+import { medianInterval, type MedianInterval } from './median-interval.js';
 
 /** One of the issue's targets, judged on a run's figures. */
 export interface TargetCheck {
@@ -27,6 +28,8 @@ export interface BaselineFigures {
   readonly rounds: number;
   /** toolwire / reference throughput. */
   readonly throughput: number;
+  /** Where the median throughput ratio lies (90%); undefined below five rounds. */
+  readonly throughputInterval: MedianInterval | undefined;
   /** toolwire p99 minus the reference's p99, ms. */
   readonly p99DiffMs: number;
   readonly perRound: readonly { readonly throughput: number; readonly p99DiffMs: number }[];
@@ -51,6 +54,8 @@ export interface Ratios {
   readonly quietVsFloor: BaselineFigures['quiet'];
   /** toolwire / floor throughput. */
   readonly throughputVsFloor: number | undefined;
+  /** Where the median of the rounds' toolwire / floor throughput lies (90%); undefined below five rounds. */
+  readonly throughputVsFloorInterval: MedianInterval | undefined;
   /** toolwire p99 minus floor p99, ms. */
   readonly p99AddedMs: number | undefined;
   readonly p999AddedMs: number | undefined;
@@ -122,6 +127,7 @@ function baselineFigures(results: readonly ScenarioResult[], ref: 'baseline' | '
   return {
     rounds: perRound.length,
     throughput: median(perRound.map((r) => r.throughput))!,
+    throughputInterval: medianInterval(perRound.map((r) => r.throughput)),
     p99DiffMs: median(perRound.map((r) => r.p99DiffMs))!,
     perRound,
     quiet: quietFigures(all),
@@ -143,16 +149,15 @@ export function computeRatios(results: readonly ScenarioResult[]): Ratios {
     const t = get(results, oneCallId('toolwire', kind))?.load?.latency;
     if (f && t) oneCall.push({ kind, floor: f, toolwire: t, p50AddedMs: t.p50Ms - f.p50Ms, p99AddedMs: t.p99Ms - f.p99Ms, p999AddedMs: t.p999Ms - f.p999Ms });
   }
+  const vsFloor = rounds.map((r) => r.tw.throughputPerSec / r.floor.throughputPerSec);
   return {
     oneCall,
     rounds: rounds.length,
-    throughputVsFloor: median(rounds.map((r) => r.tw.throughputPerSec / r.floor.throughputPerSec)),
+    throughputVsFloor: median(vsFloor),
+    throughputVsFloorInterval: medianInterval(vsFloor),
     p99AddedMs: median(rounds.map((r) => r.tw.latency.p99Ms - r.floor.latency.p99Ms)),
     p999AddedMs: median(rounds.map((r) => r.tw.latency.p999Ms - r.floor.latency.p999Ms)),
-    perRound: rounds.map((r) => ({
-      throughputVsFloor: r.tw.throughputPerSec / r.floor.throughputPerSec,
-      p99AddedMs: r.tw.latency.p99Ms - r.floor.latency.p99Ms,
-    })),
+    perRound: rounds.map((r, i) => ({ throughputVsFloor: vsFloor[i]!, p99AddedMs: r.tw.latency.p99Ms - r.floor.latency.p99Ms })),
     quietVsFloor: quietFigures(rounds),
     vsWsFloor: baselineFigures(results, 'ws-floor'),
     vsBaseline: baselineFigures(results, 'baseline'),

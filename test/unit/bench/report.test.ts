@@ -46,6 +46,16 @@ function result(id: string, l: LoadResult | undefined, rss: [number, number] = [
   };
 }
 
+/** Five rounds of floor, toolwire and baseline; toolwire's throughput differs round by round. */
+const fiveRounds = [500, 950, 900, 1000, 870].flatMap((rps, i) => {
+  const suffix = i === 0 ? '' : `-r${i + 1}`;
+  return [
+    result(`floor-single${suffix}`, load(1000, 10)),
+    result(`toolwire-single${suffix}`, load(rps, 11)),
+    result(`baseline-single${suffix}`, load(1000, 10)),
+  ];
+});
+
 describe('target checks', () => {
   it('computes the ratios the targets are judged on', () => {
     const r = computeRatios([
@@ -89,6 +99,15 @@ describe('target checks', () => {
     expect(r.throughputVsFloor).toBeCloseTo(0.9);
     expect(r.p99AddedMs).toBeCloseTo(2);
     expect(r.perRound.map((x) => x.throughputVsFloor)).toEqual([0.5, 0.95, 0.9]);
+    // Three rounds say where the median lies with no more than 75% confidence: not given.
+    expect(r.throughputVsFloorInterval).toBeUndefined();
+  });
+
+  it('says where the median ratio lies from five rounds on, against the floor and a baseline', () => {
+    const r = computeRatios(fiveRounds);
+    expect(r.throughputVsFloor).toBeCloseTo(0.9);
+    expect(r.throughputVsFloorInterval).toEqual({ low: 0.5, high: 1, confidence: 30 / 32 });
+    expect(r.vsBaseline?.throughputInterval).toEqual({ low: 0.5, high: 1, confidence: 30 / 32 });
   });
 
   it('compares toolwire with a baseline build round by round when one ran, and not otherwise', () => {
@@ -360,6 +379,14 @@ describe('markdown and SVG reports', () => {
     expect(md).toMatch(/\| python-single \| .* \| failed: boom \|/);
     expect(md).toContain('toolwire throughput >= 0.9x the floor | 0.950x | yes');
     expect(md).toContain('![latency, throughput and RSS](run1.svg)');
+  });
+
+  it('gives the interval of the median ratio beside it once there are five rounds', () => {
+    const five = computeRatios(fiveRounds);
+    const md = markdownReport({ ...report, scenarios: fiveRounds, ratios: five, checks: checkTargets(five, undefined) }, undefined);
+    expect(md).toContain('toolwire/floor throughput: 0.900 (the median lies in 0.500-1.000 with 93% confidence); p99 added');
+    expect(md).toMatch(/toolwire\/baseline \(.*\) throughput: 0\.900 \(the median lies in 0\.500-1\.000 with 93% confidence\); p99/);
+    expect(markdownReport(report, undefined)).not.toContain('the median lies in');
   });
 
   it('draws a well-formed SVG with escaped labels and one series per answered scenario', () => {
