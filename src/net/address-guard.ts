@@ -1,7 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { buildConnector } from 'undici';
 
 /** A name lookup: every address a host name resolves to. Injected in tests, so none ever reaches a real resolver. */
 export type Resolver = (hostname: string) => Promise<readonly string[]>;
@@ -33,7 +32,8 @@ export interface AddressPolicy {
   readonly allowPrivateSetting?: string;
 }
 
-function bareHost(hostname: string): string {
+/** A URL's hostname without the brackets of an IPv6 literal. */
+export function bareHost(hostname: string): string {
   return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
 }
 
@@ -156,25 +156,5 @@ export class AddressGuard {
     const u = this.checkUrl(url);
     await this.addresses(u.hostname);
     return u;
-  }
-
-  /**
-   * An undici connector that dials only an allowed address: it resolves the name itself,
-   * checks every answer, and connects to the first by address (TLS still verifies the name).
-   * `ca`, when given, is the whole set of CAs TLS trusts (Node's own are not added).
-   */
-  connector(options: { connectTimeoutMs: number; ca?: readonly string[] | undefined }): buildConnector.connector {
-    const dial = buildConnector({ timeout: options.connectTimeoutMs, ...(options.ca ? { ca: [...options.ca] } : {}) });
-    return (opts, callback) => {
-      const host = bareHost(opts.hostname);
-      // The lookup counts against the connect timeout too.
-      const timer = new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error(`connect timeout: no address for ${host} within ${options.connectTimeoutMs} ms`)), options.connectTimeoutMs).unref(),
-      );
-      Promise.race([this.addresses(host), timer]).then(
-        ([address]) => dial({ ...opts, hostname: address!, servername: opts.servername ?? (isIP(host) ? undefined : host) }, callback),
-        (err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null),
-      );
-    };
   }
 }

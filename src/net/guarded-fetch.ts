@@ -1,5 +1,6 @@
 import { Agent, fetch as undiciFetch } from 'undici';
 import { AddressRefusedError, type AddressGuard } from './address-guard.js';
+import { guardedConnector } from './guarded-connector.js';
 
 /** The WHATWG fetch signature, as clients that take a fetch (the MCP SDK) call it. */
 export type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -17,7 +18,7 @@ export interface GuardedFetch {
  * AddressRefusedError itself, not fetch's bare "fetch failed".
  */
 export function guardedFetch(guard: AddressGuard, options: { connectTimeoutMs: number }): GuardedFetch {
-  const agent = new Agent({ connect: guard.connector({ connectTimeoutMs: options.connectTimeoutMs }) });
+  const agent = new Agent({ connect: guardedConnector(guard, { connectTimeoutMs: options.connectTimeoutMs }) });
   return {
     fetch: async (url, init) => {
       guard.checkUrl(url);

@@ -4,6 +4,7 @@ import { ConfigError, ToolFailedError, ToolwireError, UnavailableError, TimeoutE
 import { resolveDescriptorValue } from '../../secrets.js';
 import { injectTraceContext } from '../../tracing/trace-context.js';
 import { AddressGuard, AddressRefusedError, type Resolver } from '../../net/address-guard.js';
+import { guardedConnector } from '../../net/guarded-connector.js';
 import { abortError } from '../../async/abort-error.js';
 import { sleep } from '../../async/sleep.js';
 import { blobSinkFor, type BlobSink } from '../blob-sink.js';
@@ -79,7 +80,7 @@ export class OpenApiPlugin implements Plugin<OpenApiToolOptions> {
     ca?: readonly string[],
   ) {
     this.agent = new Agent({
-      connect: guard.connector({ connectTimeoutMs: options['connect-timeout-ms'], ca }),
+      connect: guardedConnector(guard, { connectTimeoutMs: options['connect-timeout-ms'], ca }),
       // 0: no bound of undici's own (its default is 300 s); the call's signal ends it at its deadline.
       headersTimeout: options['read-timeout-ms'] ?? 0,
       bodyTimeout: options['read-timeout-ms'] ?? 0,

@@ -1,0 +1,24 @@
+import { isIP } from 'node:net';
+import { buildConnector } from 'undici';
+import { bareHost, type AddressGuard } from './address-guard.js';
+
+/**
+ * An undici connector that dials only an address `guard` allows: it resolves the name itself,
+ * checks every answer, and connects to the first by address (TLS still verifies the name).
+ * `ca`, when given, is the whole set of CAs TLS trusts (Node's own are not added). Apart from
+ * the guard so that undici (5 MB of heap) loads only with the plugin kinds that fetch.
+ */
+export function guardedConnector(guard: AddressGuard, options: { connectTimeoutMs: number; ca?: readonly string[] | undefined }): buildConnector.connector {
+  const dial = buildConnector({ timeout: options.connectTimeoutMs, ...(options.ca ? { ca: [...options.ca] } : {}) });
+  return (opts, callback) => {
+    const host = bareHost(opts.hostname);
+    // The lookup counts against the connect timeout too.
+    const timer = new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`connect timeout: no address for ${host} within ${options.connectTimeoutMs} ms`)), options.connectTimeoutMs).unref(),
+    );
+    Promise.race([guard.addresses(host), timer]).then(
+      ([address]) => dial({ ...opts, hostname: address!, servername: opts.servername ?? (isIP(host) ? undefined : host) }, callback),
+      (err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null),
+    );
+  };
+}
