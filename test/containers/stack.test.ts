@@ -89,7 +89,9 @@ beforeAll(async () => {
   gateway = `http://127.0.0.1:${httpPort}`;
   adminUrl = `http://127.0.0.1:${webPort}`;
   await composeRun('up', '-d', '--no-build');
-  await waitUntil(async () => (await fetch(`${gateway}/readyz`)).status === 200, 240_000, 'the stack ready');
+  // Each probe bounded: one sent while the worker's container is still starting can get no
+  // answer and no error from the published port, and fetch would wait on it for 300 s.
+  await waitUntil(async () => (await fetch(`${gateway}/readyz`, { signal: AbortSignal.timeout(5_000) })).status === 200, 240_000, 'the stack ready');
 });
 
 afterAll(async () => {
