@@ -95,11 +95,15 @@ async function serveFloorCommand(io: CommandIo): Promise<number> {
   });
 }
 
-const HOT_PATH_HELP = `Usage: npm run bench -- hot-path [-n N] [-c K] [--chunks C] [--stream] [--log-level L] [--tracing] [--tool T]
+const HOT_PATH_HELP = `Usage: npm run bench -- hot-path [-n N] [-c K] [--chunks C] [--stream] [--log-level L] [--tracing] [--tool T] [--target worker|floor] [--request-topics persistent|non-persistent]
 
 The worker's own cost per request with no broker (the real Worker on the in-memory
-transport, requests queued up front): wall and CPU microseconds per request. Use it to
-compare a hot-path change before and after; each figure is the median of --rounds rounds.
+transport, every answer counted): wall and CPU microseconds per request. Requests are
+queued up front on a persistent request topic; on a non-persistent one K are kept in
+flight (what finds no room is dropped, as on a broker). Use it to compare a hot-path
+change before and after; each figure is the median of --rounds rounds.
+--target floor answers the same load with the bench's floor (a bare echo on the same
+transport): the worker's figure less the floor's is what toolwire itself costs a request.
 --tracing switches OpenTelemetry on, exporting every span over OTLP/HTTP to a receiver in
 the process that drops them. --tool picks the echo tool: builtin (default), or a module
 file written as function (defineTool(fn)) or typed (a zod schema checked on every call),
@@ -116,6 +120,8 @@ async function hotPathCommand(io: CommandIo): Promise<number> {
     rounds: { type: 'string' },
     tracing: { type: 'boolean' },
     tool: { type: 'string' },
+    target: { type: 'string' },
+    'request-topics': { type: 'string' },
   });
   if (values.help) {
     io.stdout.write(HOT_PATH_HELP);
@@ -123,6 +129,11 @@ async function hotPathCommand(io: CommandIo): Promise<number> {
   }
   const tool = values.tool ?? 'builtin';
   if (tool !== 'builtin' && tool !== 'function' && tool !== 'typed') throw new UsageError('--tool is builtin, function or typed');
+  const target = values.target ?? 'worker';
+  if (target !== 'worker' && target !== 'floor') throw new UsageError('--target is worker or floor');
+  if (target === 'floor' && tool !== 'builtin') throw new UsageError('--target floor answers as the builtin echo: no --tool');
+  const requestTopics = values['request-topics'] ?? 'persistent';
+  if (requestTopics !== 'persistent' && requestTopics !== 'non-persistent') throw new UsageError('--request-topics is persistent or non-persistent');
   const { measureHotPath } = await import('./hot-path.js');
   // --tracing: the OpenTelemetry SDK on, exporting every span to a receiver that drops them.
   const tracing = values.tracing ? await (await import('./trace-sink.js')).startTraceSink() : undefined;
@@ -141,13 +152,15 @@ async function hotPathCommand(io: CommandIo): Promise<number> {
         stream: values.stream === true,
         logLevel: values['log-level'] ?? 'info',
         tool,
+        target,
+        requestTopics,
       }),
     );
   }
   await tracing?.close();
   const median = (f: (r: HotPathResult) => number) => results.map(f).sort((a, b) => a - b)[Math.floor(results.length / 2)]!;
   io.stdout.write(
-    `${JSON.stringify({ rounds, requests, wallUsPerRequest: +median((r) => r.wallUsPerRequest).toFixed(2), cpuUsPerRequest: +median((r) => r.cpuUsPerRequest).toFixed(2), requestsPerSec: Math.round(median((r) => r.requestsPerSec)) })}\n`,
+    `${JSON.stringify({ target, requestTopics, rounds, requests, wallUsPerRequest: +median((r) => r.wallUsPerRequest).toFixed(2), cpuUsPerRequest: +median((r) => r.cpuUsPerRequest).toFixed(2), requestsPerSec: Math.round(median((r) => r.requestsPerSec)) })}\n`,
   );
   return 0;
 }

@@ -7,6 +7,7 @@ import { readSettings } from '../src/settings.js';
 import { MemoryTransport } from '../src/transport/memory-transport.js';
 import { STREAM_PROPERTY } from '../src/envelope/properties.js';
 import { ECHO_ARGUMENTS, writeServiceConfig } from './service-config.js';
+import { startFloorResponder } from './floor-responder.js';
 
 export interface HotPathOptions {
   readonly requests: number;
@@ -24,6 +25,10 @@ export interface HotPathOptions {
    * call is checked against). Both answer the text and take the same descriptors.
    */
   readonly tool?: 'builtin' | 'function' | 'typed';
+  /** What answers: toolwire's worker (default), or the bench's floor on the same transport, to read the worker's own cost beside it. */
+  readonly target?: 'worker' | 'floor';
+  /** The request topic's kind; default persistent. */
+  readonly requestTopics?: 'persistent' | 'non-persistent';
 }
 
 const MODULE_TOOL = new URL('../src/plugins/module/module-tool.js', import.meta.url).href;
@@ -47,8 +52,13 @@ const MODULE_ECHO_ARGUMENTS = [
   { name: 'chunks', type: 'number', description: 'Answer the text this many times, in chunks' },
 ];
 
+/** A run with no answer for this long has lost one, and fails. */
+const STALL_MS = 10_000;
+
 export interface HotPathResult {
   readonly requests: number;
+  /** Final answers read in the measured run: all of them, or the run would not have ended. */
+  readonly answered: number;
   readonly wallUsPerRequest: number;
   readonly cpuUsPerRequest: number;
   readonly requestsPerSec: number;
@@ -56,20 +66,105 @@ export interface HotPathResult {
 
 /**
  * The worker's own cost per request — decode, resolve, prepare, invoke, encode, publish,
- * ack — with no broker: the real Worker on the in-memory transport, requests queued up
- * front, answers counted. Deterministic enough to compare a change before and after on a
- * busy machine, where the broker runs' figures move with the neighbours' load.
+ * ack — with no broker: the real Worker on the in-memory transport, every answer counted.
+ * On a persistent request topic the requests are queued up front; on a non-persistent one,
+ * where what finds no room is dropped as on a broker, `concurrency` are kept in flight.
+ * Target `floor` answers the same load with the bench's floor instead, so the two side by side
+ * give what the worker spends beyond a bare echo. Deterministic enough to compare a change
+ * before and after on a busy machine, where the broker runs' figures move with the
+ * neighbours' load.
  */
 export async function measureHotPath(o: HotPathOptions): Promise<HotPathResult> {
   const id = 'hot-path';
-  const requestTopic = `persistent://tg/flow/${id}-request`;
+  const kind = o.requestTopics ?? 'persistent';
+  const requestTopic = `${kind}://tg/flow/${id}-request`;
   const responseTopic = `non-persistent://tg/response/${id}`;
   const tool = o.tool ?? 'builtin';
+  const transport = new MemoryTransport();
+  const log = createLogger({ level: o.logLevel, destination: pino.destination({ dest: '/dev/null', sync: false }) });
+  const served =
+    o.target === 'floor'
+      ? await serveFloor(transport, requestTopic, responseTopic, o, log)
+      : await serveWorker(transport, requestTopic, responseTopic, tool, o, log);
+  const answers = await transport.subscribe({ topic: responseTopic, subscription: 'hot-path-agent', type: 'Exclusive', receiverQueueSize: 1_000_000 });
+  const producer = await transport.producer(requestTopic);
+  const text = 'x'.repeat(Math.max(1, o.chunks > 0 ? Math.floor(o.argumentBytes / o.chunks) : o.argumentBytes - 12));
+  const body = encodeRequest({ config: {}, arguments: o.chunks > 0 ? { text, chunks: o.chunks } : { text } });
+  const extra: Record<string, string> = o.stream ? { [STREAM_PROPERTY]: 'true' } : {};
+  const finalMarker = Buffer.from('"end_of_stream":true');
+  // One reader for the whole measurement: leaving a for-await ends the subscription.
+  let onFinal = (): void => undefined;
+  const reading = (async () => {
+    for await (const m of answers) {
+      void m.ack();
+      if (m.data.includes(finalMarker)) onFinal();
+    }
+  })();
+  let sent = 0;
+  const send = (): Promise<void> => producer.send({ data: body, properties: { id: `r${sent++}`, ...extra } });
+  const inFlight = kind === 'persistent' ? Infinity : o.concurrency;
+  let finals = 0;
+  const run = (n: number): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      finals = 0;
+      let started = 0;
+      // A lost answer would leave the run waiting for ever: give up once none came for a while.
+      let seen = 0;
+      const watchdog = setInterval(() => {
+        if (finals === seen) fail(new Error(`hot path: ${finals} of ${n} answers, and none for ${STALL_MS / 1000} s`));
+        seen = finals;
+      }, STALL_MS);
+      const fail = (err: unknown): void => {
+        clearInterval(watchdog);
+        reject(err);
+      };
+      const next = (): void => {
+        started++;
+        send().catch(fail);
+      };
+      onFinal = () => {
+        if (++finals === n) {
+          clearInterval(watchdog);
+          resolve();
+        } else if (started < n) next();
+      };
+      if (n === 0) fail(new Error('hot path: no requests to run'));
+      for (let i = 0; i < Math.min(n, inFlight); i++) next();
+    });
+  try {
+    await run(o.warmupRequests);
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    await run(o.requests);
+    const wallMs = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    return {
+      requests: o.requests,
+      answered: finals,
+      wallUsPerRequest: (wallMs * 1000) / o.requests,
+      cpuUsPerRequest: (cpu.user + cpu.system) / o.requests,
+      requestsPerSec: (o.requests * 1000) / wallMs,
+    };
+  } finally {
+    await answers.close();
+    await reading;
+    await served.stop();
+  }
+}
+
+async function serveWorker(
+  transport: MemoryTransport,
+  requestTopic: string,
+  responseTopic: string,
+  tool: 'builtin' | 'function' | 'typed',
+  o: HotPathOptions,
+  log: ReturnType<typeof createLogger>,
+): Promise<{ stop(): Promise<void> }> {
   const config =
     tool === 'builtin'
       ? await writeServiceConfig([
           {
-            id,
+            id: 'hot-path',
             requestQueue: requestTopic,
             responseQueue: responseTopic,
             module: 'builtin:echo',
@@ -80,7 +175,7 @@ export async function measureHotPath(o: HotPathOptions): Promise<HotPathResult> 
       : await writeServiceConfig(
           [
             {
-              id,
+              id: 'hot-path',
               requestQueue: requestTopic,
               responseQueue: responseTopic,
               module: './echo.mjs',
@@ -90,44 +185,28 @@ export async function measureHotPath(o: HotPathOptions): Promise<HotPathResult> 
           ],
           { 'echo.mjs': ECHO_MODULES[tool] },
         );
-  const transport = new MemoryTransport();
   const env = { TOOLWIRE_CONFIG_DIR: config.dir, TOOLWIRE_HTTP_PORT: 'off', TOOLWIRE_CONCURRENCY: String(o.concurrency) };
-  const log = createLogger({ level: o.logLevel, destination: pino.destination({ dest: '/dev/null', sync: false }) });
-  const app = await startApp({ settings: readSettings(env), transport, secrets: loadSecrets(env), log });
-  const answers = await transport.subscribe({ topic: responseTopic, subscription: 'hot-path-agent', type: 'Exclusive', receiverQueueSize: 1_000_000 });
-  const producer = await transport.producer(requestTopic);
-  const text = 'x'.repeat(Math.max(1, o.chunks > 0 ? Math.floor(o.argumentBytes / o.chunks) : o.argumentBytes - 12));
-  const body = encodeRequest({ config: {}, arguments: o.chunks > 0 ? { text, chunks: o.chunks } : { text } });
-  const extra: Record<string, string> = o.stream ? { [STREAM_PROPERTY]: 'true' } : {};
-  const finalMarker = Buffer.from('"end_of_stream":true');
-
-  const run = async (n: number): Promise<void> => {
-    let finals = 0;
-    const counting = (async () => {
-      for await (const m of answers) {
-        void m.ack();
-        if (m.data.includes(finalMarker) && ++finals === n) return;
-      }
-    })();
-    for (let i = 0; i < n; i++) await producer.send({ data: body, properties: { id: `r${i}`, ...extra } });
-    await counting;
-  };
   try {
-    await run(o.warmupRequests);
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    await run(o.requests);
-    const wallMs = performance.now() - t0;
-    const cpu = process.cpuUsage(cpu0);
+    const app = await startApp({ settings: readSettings(env), transport, secrets: loadSecrets(env), log });
     return {
-      requests: o.requests,
-      wallUsPerRequest: (wallMs * 1000) / o.requests,
-      cpuUsPerRequest: (cpu.user + cpu.system) / o.requests,
-      requestsPerSec: (o.requests * 1000) / wallMs,
+      async stop() {
+        await app.stop();
+        await config.remove();
+      },
     };
-  } finally {
-    await answers.close();
-    await app.stop();
+  } catch (err) {
     await config.remove();
+    throw err;
   }
+}
+
+function serveFloor(
+  transport: MemoryTransport,
+  requestTopic: string,
+  responseTopic: string,
+  o: HotPathOptions,
+  log: ReturnType<typeof createLogger>,
+): Promise<{ stop(): Promise<void> }> {
+  if ((o.tool ?? 'builtin') !== 'builtin') throw new Error('the floor answers as the builtin echo: no --tool with --target floor');
+  return startFloorResponder({ transport, requestTopic, responseTopic, subscription: 'hot-path', concurrency: o.concurrency, log });
 }
