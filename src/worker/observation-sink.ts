@@ -25,36 +25,65 @@ export interface ObservationSink {
 }
 
 export function createSink(stream: boolean, producer: Producer, properties: Readonly<Record<string, string>>, maxBytes: number): ObservationSink {
+  if (!stream) return new SingleSink(producer, properties, maxBytes);
   let bytes = 0;
-  const tooLarge = () => new PayloadTooLargeError(`the tool's observation exceeds ${maxBytes} bytes, the most this worker sends`);
-  /** Adds a chunk to the observation's size; returns the chunk's bytes. */
-  const count = (text: string): number => {
-    // UTF-8 takes at least a byte per UTF-16 unit: a string too long by its length is refused
-    // before it is measured, which would flatten and scan it (tens of ms of event loop for a
-    // tool's 50 MB answer, felt by every other request).
-    if (bytes + text.length > maxBytes) throw tooLarge();
-    const n = Buffer.byteLength(text, 'utf8');
+  return streamSink(producer, properties, (text) => {
+    const n = chunkBytes(bytes, text, maxBytes);
     bytes += n;
-    if (bytes > maxBytes) throw tooLarge();
     return n;
-  };
-  if (!stream) {
-    const parts: string[] = [];
-    return {
-      started: false,
-      write(text) {
-        count(text);
-        parts.push(text);
-      },
-      async end() {
-        await producer.send({ data: encodeChunk(parts.length === 1 ? parts[0]! : parts.join(''), true), properties });
-      },
-      abort() {
-        parts.length = 0;
-      },
-    };
+  });
+}
+
+/**
+ * The UTF-8 bytes of a chunk that an observation of `bytes` so far may still take; throws
+ * when it would pass `maxBytes`. UTF-8 takes at least a byte per UTF-16 unit: a string too
+ * long by its length is refused before it is measured, which would flatten and scan it (tens
+ * of ms of event loop for a tool's 50 MB answer, felt by every other request).
+ */
+function chunkBytes(bytes: number, text: string, maxBytes: number): number {
+  if (bytes + text.length > maxBytes) throw tooLarge(maxBytes);
+  const n = Buffer.byteLength(text, 'utf8');
+  if (bytes + n > maxBytes) throw tooLarge(maxBytes);
+  return n;
+}
+
+function tooLarge(maxBytes: number): PayloadTooLargeError {
+  return new PayloadTooLargeError(`the tool's observation exceeds ${maxBytes} bytes, the most this worker sends`);
+}
+
+/**
+ * Single mode: the chunks are kept and sent as one message at the end. A class, not closures
+ * over an object literal: one object a request instead of five (the sink is made for every
+ * request, and most answers are a single chunk).
+ */
+class SingleSink implements ObservationSink {
+  readonly started = false;
+  private parts: string[] | undefined;
+  private first: string | undefined;
+  private bytes = 0;
+
+  constructor(
+    private readonly producer: Producer,
+    private readonly properties: Readonly<Record<string, string>>,
+    private readonly maxBytes: number,
+  ) {}
+
+  write(text: string): void {
+    this.bytes += chunkBytes(this.bytes, text, this.maxBytes);
+    if (this.first === undefined) this.first = text;
+    else (this.parts ??= [this.first]).push(text);
   }
-  return streamSink(producer, properties, count);
+
+  /** The send's own promise: not an async method, which would wrap it in one more. */
+  end(): Promise<void> {
+    const text = this.parts ? this.parts.join('') : (this.first ?? '');
+    return this.producer.send({ data: encodeChunk(text, true), properties: this.properties });
+  }
+
+  abort(): void {
+    this.parts = undefined;
+    this.first = undefined;
+  }
 }
 
 /**
