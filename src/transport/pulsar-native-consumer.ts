@@ -47,10 +47,11 @@ class NativeIncomingMessage implements IncomingMessage {
     readonly topic: string,
     private readonly owner: PulsarNativeSubscription,
   ) {
-    // Read once: each getter crosses into the native binding.
+    // Read once: each getter crosses into the native binding. A non-persistent topic
+    // redelivers nothing, so its count is always 0 and not read.
     this.data = native.getData();
     this.properties = native.getProperties();
-    this.redeliveryCount = native.getRedeliveryCount();
+    this.redeliveryCount = owner.redeliverable ? native.getRedeliveryCount() : 0;
   }
 
   /**

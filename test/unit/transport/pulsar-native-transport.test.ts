@@ -215,18 +215,22 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
     await sub.close();
   });
 
-  it('on a non-persistent topic, makes no native acknowledge (the broker keeps nothing to ack) and reads no message id unasked', async () => {
+  it('on a non-persistent topic, makes no native acknowledge (the broker keeps nothing to ack) and reads no message id or redelivery count unasked', async () => {
     const [t, client] = await open();
     const sub = await t.subscribe({ topic: 'non-persistent://public/default/np', subscription: 's' });
     const consumer = client.consumers[0]!;
     const m = fakeMessage('a');
     const getMessageId = vi.spyOn(m, 'getMessageId');
+    const getRedeliveryCount = vi.spyOn(m, 'getRedeliveryCount');
     const it = sub[Symbol.asyncIterator]();
     consumer.deliver(m);
     const taken = (await it.next()).value!;
     await taken.ack();
     expect(consumer.acked).toEqual([]);
     expect(getMessageId).not.toHaveBeenCalled();
+    // Nothing is redelivered there: the count is 0 without a call into the binding.
+    expect(getRedeliveryCount).not.toHaveBeenCalled();
+    expect(taken.redeliveryCount).toBe(0);
     expect(taken.messageId).toBe('a');
     // A persistent topic's acks still reach the broker.
     const durable = await t.subscribe({ topic: TOPIC, subscription: 's' });
