@@ -5,6 +5,7 @@ import { createLogger } from '../src/logging.js';
 import { loadSecrets } from '../src/secrets.js';
 import { readSettings } from '../src/settings.js';
 import { MemoryTransport } from '../src/transport/memory-transport.js';
+import type { Subscription } from '../src/transport/transport.js';
 import { STREAM_PROPERTY } from '../src/envelope/properties.js';
 import { ECHO_ARGUMENTS, writeServiceConfig } from './service-config.js';
 import { startFloorResponder } from './floor-responder.js';
@@ -86,52 +87,54 @@ export async function measureHotPath(o: HotPathOptions): Promise<HotPathResult> 
     o.target === 'floor'
       ? await serveFloor(transport, requestTopic, responseTopic, o, log)
       : await serveWorker(transport, requestTopic, responseTopic, tool, o, log);
-  const answers = await transport.subscribe({ topic: responseTopic, subscription: 'hot-path-agent', type: 'Exclusive', receiverQueueSize: 1_000_000 });
-  const producer = await transport.producer(requestTopic);
-  const text = 'x'.repeat(Math.max(1, o.chunks > 0 ? Math.floor(o.argumentBytes / o.chunks) : o.argumentBytes - 12));
-  const body = encodeRequest({ config: {}, arguments: o.chunks > 0 ? { text, chunks: o.chunks } : { text } });
-  const extra: Record<string, string> = o.stream ? { [STREAM_PROPERTY]: 'true' } : {};
-  const finalMarker = Buffer.from('"end_of_stream":true');
-  // One reader for the whole measurement: leaving a for-await ends the subscription.
-  let onFinal = (): void => undefined;
-  const reading = (async () => {
-    for await (const m of answers) {
-      void m.ack();
-      if (m.data.includes(finalMarker)) onFinal();
-    }
-  })();
-  let sent = 0;
-  const send = (): Promise<void> => producer.send({ data: body, properties: { id: `r${sent++}`, ...extra } });
-  const inFlight = kind === 'persistent' ? Infinity : o.concurrency;
-  let finals = 0;
-  const run = (n: number): Promise<void> =>
-    new Promise<void>((resolve, reject) => {
-      finals = 0;
-      let started = 0;
-      // A lost answer would leave the run waiting for ever: give up once none came for a while.
-      let seen = 0;
-      const watchdog = setInterval(() => {
-        if (finals === seen) fail(new Error(`hot path: ${finals} of ${n} answers, and none for ${STALL_MS / 1000} s`));
-        seen = finals;
-      }, STALL_MS);
-      const fail = (err: unknown): void => {
-        clearInterval(watchdog);
-        reject(err);
-      };
-      const next = (): void => {
-        started++;
-        send().catch(fail);
-      };
-      onFinal = () => {
-        if (++finals === n) {
-          clearInterval(watchdog);
-          resolve();
-        } else if (started < n) next();
-      };
-      if (n === 0) fail(new Error('hot path: no requests to run'));
-      for (let i = 0; i < Math.min(n, inFlight); i++) next();
-    });
+  let answers: Subscription | undefined;
+  let reading: Promise<void> | undefined;
   try {
+    answers = await transport.subscribe({ topic: responseTopic, subscription: 'hot-path-agent', type: 'Exclusive', receiverQueueSize: 1_000_000 });
+    const producer = await transport.producer(requestTopic);
+    const text = 'x'.repeat(Math.max(1, o.chunks > 0 ? Math.floor(o.argumentBytes / o.chunks) : o.argumentBytes - 12));
+    const body = encodeRequest({ config: {}, arguments: o.chunks > 0 ? { text, chunks: o.chunks } : { text } });
+    const extra: Record<string, string> = o.stream ? { [STREAM_PROPERTY]: 'true' } : {};
+    const finalMarker = Buffer.from('"end_of_stream":true');
+    // One reader for the whole measurement: leaving a for-await ends the subscription.
+    let onFinal = (): void => undefined;
+    reading = (async () => {
+      for await (const m of answers) {
+        void m.ack();
+        if (m.data.includes(finalMarker)) onFinal();
+      }
+    })();
+    let sent = 0;
+    const send = (): Promise<void> => producer.send({ data: body, properties: { id: `r${sent++}`, ...extra } });
+    const inFlight = kind === 'persistent' ? Infinity : o.concurrency;
+    let finals = 0;
+    const run = (n: number): Promise<void> =>
+      new Promise<void>((resolve, reject) => {
+        finals = 0;
+        let started = 0;
+        // A lost answer would leave the run waiting for ever: give up once none came for a while.
+        let seen = 0;
+        const watchdog = setInterval(() => {
+          if (finals === seen) fail(new Error(`hot path: ${finals} of ${n} answers, and none for ${STALL_MS / 1000} s`));
+          seen = finals;
+        }, STALL_MS);
+        const fail = (err: unknown): void => {
+          clearInterval(watchdog);
+          reject(err);
+        };
+        const next = (): void => {
+          started++;
+          send().catch(fail);
+        };
+        onFinal = () => {
+          if (++finals === n) {
+            clearInterval(watchdog);
+            resolve();
+          } else if (started < n) next();
+        };
+        if (n === 0) fail(new Error('hot path: no requests to run'));
+        for (let i = 0; i < Math.min(n, inFlight); i++) next();
+      });
     await run(o.warmupRequests);
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
@@ -146,7 +149,7 @@ export async function measureHotPath(o: HotPathOptions): Promise<HotPathResult> 
       requestsPerSec: (o.requests * 1000) / wallMs,
     };
   } finally {
-    await answers.close();
+    await answers?.close();
     await reading;
     await served.stop();
   }
