@@ -53,8 +53,8 @@ function tooLarge(maxBytes: number): PayloadTooLargeError {
 
 /**
  * Single mode: the chunks are kept and sent as one message at the end. A class, not closures
- * over an object literal: one object a request instead of five (the sink is made for every
- * request, and most answers are a single chunk).
+ * over an object literal: one object a request instead of five functions and two objects (the
+ * sink is made for every request, and most answers are a single chunk).
  */
 class SingleSink implements ObservationSink {
   readonly started = false;
