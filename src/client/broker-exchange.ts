@@ -22,7 +22,11 @@ export interface ExchangeOptions {
   /** No answer after this long ends the exchange with TimeoutError; absent: only `signal` bounds it. */
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
-  /** Called once the broker has the request (whoever started work may need telling it stopped). */
+  /**
+   * Called once the request is handed to the producer: from then on a worker may have it, even
+   * when the wait for the broker's receipt is cut short (whoever started work may need telling
+   * it stopped).
+   */
   readonly onSent?: (id: string) => void;
 }
 
@@ -106,9 +110,16 @@ export class BrokerExchange {
     };
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const producer = await this.transport.producer(options.requestQueue, options.signal);
-      await producer.send({ data: options.data, properties: { ...options.properties, [ID_PROPERTY]: id } }, options.signal);
-      options.onSent?.(id);
+      try {
+        const producer = await this.transport.producer(options.requestQueue, options.signal);
+        const sending = producer.send({ data: options.data, properties: { ...options.properties, [ID_PROPERTY]: id } }, options.signal);
+        options.onSent?.(id);
+        await sending;
+      } catch (err) {
+        // Aborted or timed out before the broker's receipt came: the call ends as any other
+        // aborted call does, though a worker may already have the request (onSent was told).
+        throw failure ?? err;
+      }
       for await (const answer of queue) yield answer;
       throw failure ?? new AbortedError('call ended without a final answer');
     } finally {

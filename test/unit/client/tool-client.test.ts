@@ -3,7 +3,10 @@ import { ToolClient } from '../../../src/client/tool-client.js';
 import { encodeChunk } from '../../../src/envelope/response.js';
 import { ErrorCode, ToolwireError } from '../../../src/errors.js';
 import { MemoryTransport } from '../../../src/transport/memory-transport.js';
-import { SEQ_PROPERTY } from '../../../src/envelope/properties.js';
+import { CANCEL_PROPERTY, SEQ_PROPERTY } from '../../../src/envelope/properties.js';
+import { abortable } from '../../../src/async/abortable.js';
+import { cancelTopic } from '../../../src/transport/topic-name.js';
+import type { Producer } from '../../../src/transport/transport.js';
 
 const REQ = 'persistent://tg/flow/client-request';
 const RES = 'non-persistent://tg/response/client';
@@ -76,5 +79,43 @@ describe('ToolClient and numbered streams', () => {
       ['b', true, 1],
     ]);
     await expect(call(t)).rejects.toThrow(/started over/);
+  });
+});
+
+/**
+ * The request topic's receipts never come, though each request is delivered: what an agent
+ * meets when the broker hands the request to a worker before its receipt reaches the agent.
+ */
+class UnconfirmedRequests extends MemoryTransport {
+  override async producer(topic: string): Promise<Producer> {
+    const inner = await super.producer(topic);
+    if (topic !== REQ) return inner;
+    return {
+      topic,
+      send: (message, signal) => {
+        void inner.send(message);
+        return abortable(new Promise<void>(() => undefined), signal, `send to ${topic}`);
+      },
+    };
+  }
+}
+
+describe('ToolClient, aborted before the request is confirmed', () => {
+  it('ends as an aborted call, and cancels the request a worker may already have', async () => {
+    const t = new UnconfirmedRequests();
+    const requests = await t.subscribe({ topic: REQ, subscription: 'worker' });
+    const cancels = await t.subscribe({ topic: cancelTopic(REQ)!, subscription: 'worker-cancels' });
+    const client = new ToolClient(t);
+    try {
+      const abort = new AbortController();
+      const call = client.call({ requestQueue: REQ, responseQueue: RES, config: {}, arguments: {}, signal: abort.signal, timeoutMs: 5_000 });
+      const taken = (await requests[Symbol.asyncIterator]().next()).value!;
+      abort.abort();
+      await expect(call).rejects.toThrow(/call aborted/);
+      const cancel = (await cancels[Symbol.asyncIterator]().next()).value!;
+      expect(cancel.properties[CANCEL_PROPERTY]).toBe(taken.properties['id']);
+    } finally {
+      await client.close();
+    }
   });
 });
