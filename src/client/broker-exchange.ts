@@ -23,7 +23,7 @@ export interface ExchangeOptions {
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
   /**
-   * Called once the request is handed to the producer: from then on a worker may have it, even
+   * Called as the request is handed to the producer: from then on a worker may have it, even
    * when the wait for the broker's receipt is cut short (whoever started work may need telling
    * it stopped).
    */
@@ -112,9 +112,10 @@ export class BrokerExchange {
     try {
       try {
         const producer = await this.transport.producer(options.requestQueue, options.signal);
-        const sending = producer.send({ data: options.data, properties: { ...options.properties, [ID_PROPERTY]: id } }, options.signal);
+        // Told before the send, not between making its promise and awaiting it: a throw there
+        // would leave that promise with no handler.
         options.onSent?.(id);
-        await sending;
+        await producer.send({ data: options.data, properties: { ...options.properties, [ID_PROPERTY]: id } }, options.signal);
       } catch (err) {
         // Aborted or timed out before the broker's receipt came: the call ends as any other
         // aborted call does, though a worker may already have the request (onSent was told).
