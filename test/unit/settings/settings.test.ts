@@ -6,6 +6,7 @@ describe('numeric settings', () => {
     expect(readSettings({ TOOLWIRE_HTTP_PORT: '8080', TOOLWIRE_TIMEOUT_MS: '500' })).toMatchObject({ httpPort: 8080, limits: { timeoutMs: 500 } });
     expect(readSettings({ TOOLWIRE_HTTP_PORT: 'off' }).httpPort).toBeUndefined();
     expect(readSettings({ TOOLWIRE_HTTP_PORT: '0' }).httpPort).toBe(0);
+    expect([readSettings({}).limits.answeredMemory, readSettings({ TOOLWIRE_ANSWERED_MEMORY: '1000000' }).limits.answeredMemory]).toEqual([10_000, 1_000_000]);
   });
 
   it.each([
@@ -15,6 +16,7 @@ describe('numeric settings', () => {
     ['TOOLWIRE_TIMEOUT_MS', '', /TOOLWIRE_TIMEOUT_MS: must be a whole number/],
     ['TOOLWIRE_CONCURRENCY', '1.5', /TOOLWIRE_CONCURRENCY: must be a whole number/],
     ['TOOLWIRE_CONFIG_POLL_MS', '-1', /TOOLWIRE_CONFIG_POLL_MS: must be a whole number/],
+    ['TOOLWIRE_ANSWERED_MEMORY', '1000001', /TOOLWIRE_ANSWERED_MEMORY/],
   ])('refuse %s=%j instead of reading it as a number', (name, value, message) => {
     expect(() => readSettings({ [name]: value })).toThrow(message);
   });

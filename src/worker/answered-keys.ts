@@ -1,0 +1,163 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * The last `capacity` keys answered, oldest forgotten first, held as 64-bit fingerprints in
+ * typed arrays. A remembered key costs the heap nothing: as strings in a Map, 10,000 keys
+ * churning at the worker's rate were promoted and swept again, and that cost the persistent
+ * path about 3 µs a request (docs/benchmarks-rationale.md, "The ledger's memory").
+ *
+ * A fingerprint can collide: then a first delivery reads as answered, is acked, and runs
+ * nothing. With n keys remembered that chance is at most n / 2^64 a delivery (5e-16 at
+ * 10,000). The hash is seeded per process, so a publisher cannot compute in advance which
+ * ids collide with another agent's request (docs/security.md).
+ */
+export class AnsweredKeys {
+  // Open addressing, linear probing; a slot's `at` is 0 when empty, else its ring index + 1.
+  // It grows as keys come, up to twice the capacity: an idle service holds a small one.
+  private hi: Uint32Array;
+  private lo: Uint32Array;
+  private at: Uint32Array;
+  private mask: number;
+  private readonly maxSlots: number;
+  // The order answered, for forgetting the oldest.
+  private readonly ringHi: Uint32Array;
+  private readonly ringLo: Uint32Array;
+  private next = 0;
+  private wrapped = false;
+  private count = 0;
+  private readonly seedHi: number;
+  private readonly seedLo: number;
+  // The last key's fingerprint, left here by hash(): returning a pair would allocate.
+  private fpHi = 0;
+  private fpLo = 0;
+
+  constructor(readonly capacity: number) {
+    // At most half full, so a probe ends after a slot or two.
+    let slots = 2;
+    while (slots < capacity * 2) slots *= 2;
+    this.maxSlots = slots;
+    slots = Math.min(slots, 64);
+    this.hi = new Uint32Array(slots);
+    this.lo = new Uint32Array(slots);
+    this.at = new Uint32Array(slots);
+    this.mask = slots - 1;
+    this.ringHi = new Uint32Array(capacity);
+    this.ringLo = new Uint32Array(capacity);
+    const seed = randomBytes(8);
+    this.seedHi = seed.readUInt32LE(0);
+    this.seedLo = seed.readUInt32LE(4);
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  has(key: string): boolean {
+    if (this.capacity === 0) return false;
+    this.hash(key);
+    return this.find(this.fpHi, this.fpLo) >= 0;
+  }
+
+  /** Remembers `key`, forgetting the oldest key once `capacity` are held. */
+  add(key: string): void {
+    if (this.capacity === 0) return;
+    this.hash(key);
+    const hi = this.fpHi;
+    const lo = this.fpLo;
+    const r = this.next;
+    if (this.wrapped) {
+      // The ring slot about to be reused holds the oldest key. A key answered again since
+      // then points at its newer ring slot and stays.
+      const old = this.find(this.ringHi[r]!, this.ringLo[r]!);
+      if (old >= 0 && this.at[old] === r + 1) this.remove(old);
+    }
+    this.ringHi[r] = hi;
+    this.ringLo[r] = lo;
+    if (r + 1 === this.capacity) {
+      this.next = 0;
+      this.wrapped = true;
+    } else {
+      this.next = r + 1;
+    }
+    const found = this.find(hi, lo);
+    if (found >= 0) {
+      this.at[found] = r + 1;
+      return;
+    }
+    if ((this.count + 1) * 2 > this.at.length && this.at.length < this.maxSlots) this.grow();
+    this.put(hi, lo, r + 1);
+    this.count++;
+  }
+
+  private put(hi: number, lo: number, at: number): void {
+    let i = hi & this.mask;
+    for (let probes = 0; this.at[i] !== 0; probes++) {
+      // Never so while count <= capacity <= half the slots; a bug must not hang the worker.
+      if (probes > this.mask) throw new Error('answered keys: no free slot');
+      i = (i + 1) & this.mask;
+    }
+    this.hi[i] = hi;
+    this.lo[i] = lo;
+    this.at[i] = at;
+  }
+
+  private grow(): void {
+    const { hi, lo, at } = this;
+    const slots = at.length * 2;
+    this.hi = new Uint32Array(slots);
+    this.lo = new Uint32Array(slots);
+    this.at = new Uint32Array(slots);
+    this.mask = slots - 1;
+    for (let i = 0; i < at.length; i++) if (at[i] !== 0) this.put(hi[i]!, lo[i]!, at[i]!);
+  }
+
+  private find(hi: number, lo: number): number {
+    let i = hi & this.mask;
+    for (let probes = 0; this.at[i] !== 0 && probes <= this.mask; probes++) {
+      if (this.hi[i] === hi && this.lo[i] === lo) return i;
+      i = (i + 1) & this.mask;
+    }
+    return -1;
+  }
+
+  /** Empties slot `i` and moves back the entries after it that probed past it, so no probe stops short. */
+  private remove(i: number): void {
+    const mask = this.mask;
+    let hole = i;
+    let j = i;
+    for (;;) {
+      j = (j + 1) & mask;
+      if (this.at[j] === 0) break;
+      const home = this.hi[j]! & mask;
+      // Stays if its home lies cyclically in (hole, j]: its probe never crossed the hole.
+      const stays = hole <= j ? hole < home && home <= j : hole < home || home <= j;
+      if (stays) continue;
+      this.hi[hole] = this.hi[j]!;
+      this.lo[hole] = this.lo[j]!;
+      this.at[hole] = this.at[j]!;
+      hole = j;
+    }
+    this.at[hole] = 0;
+    this.count--;
+  }
+
+  /**
+   * Two 32-bit lanes over the key's UTF-16 units, each multiply-xor with its own odd
+   * constant and seed, mixed into each other at the end so that both halves depend on both.
+   */
+  private hash(key: string): void {
+    let a = this.seedHi ^ 0x2545f491;
+    let b = this.seedLo ^ 0x6c8e9cf5;
+    for (let k = 0; k < key.length; k++) {
+      const c = key.charCodeAt(k);
+      a = Math.imul(a ^ c, 0x9e3779b1);
+      b = Math.imul(b ^ c, 0x85ebca77);
+    }
+    a = Math.imul(a ^ (a >>> 16), 0x7feb352d);
+    a ^= Math.imul(b ^ (b >>> 15), 0x846ca68b);
+    b = Math.imul(b ^ (b >>> 16), 0x7feb352d);
+    b ^= Math.imul(a ^ (a >>> 15), 0x846ca68b);
+    this.fpHi = a >>> 0;
+    this.fpLo = b >>> 0;
+  }
+}
