@@ -207,8 +207,8 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
     description = target.description;
     try {
       agentTransport ??= await transportFor(agentKind, o.broker, log.child({ component: 'bench-agents' }));
-      const died = target.exited.then((code) => {
-        throw new Error(`${s.target} exited (${String(code)}) during the run:\n${target.output().slice(-1500)}`);
+      const died = target.exited.then((how) => {
+        throw new Error(`${s.target} exited (${how}) during the run:\n${target.output().slice(-1500)}`);
       });
       load = await Promise.race([
         runLoad({

@@ -67,6 +67,12 @@ export class ManagedChild {
     return this.process.pid;
   }
 
+  /** How it ended, for messages: the exit code, or the signal (a native crash shows as SIGSEGV or SIGABRT). */
+  get exitText(): string {
+    const { exitCode, signalCode } = this.process;
+    return signalCode ? `killed by ${signalCode}` : `exit code ${String(exitCode)}`;
+  }
+
   get running(): boolean {
     return this.process.exitCode === null && this.process.signalCode === null;
   }
@@ -104,9 +110,9 @@ export class ManagedChild {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.lineListeners.push(listener);
       if (this.tail.split('\n').some((l) => pattern.test(l))) done(() => resolve(''));
-      void this.exited.then((code) =>
+      void this.exited.then(() =>
         done(() =>
-          reject(new ToolwireError(ErrorCode.Unavailable, `${this.spec.label} exited (${code}) before printing ${pattern}:\n${this.tail.slice(-2000)}`)),
+          reject(new ToolwireError(ErrorCode.Unavailable, `${this.spec.label} exited (${this.exitText}) before printing ${pattern}:\n${this.tail.slice(-2000)}`)),
         ),
       );
     });

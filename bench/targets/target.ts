@@ -40,15 +40,15 @@ export interface RunningTarget {
   readonly description: string;
   readonly pid: number | undefined;
   readonly sampler: ResourceSampler;
-  /** Resolves if the target process dies. */
-  readonly exited: Promise<unknown>;
+  /** Resolves if the target process dies, with how it ended. */
+  readonly exited: Promise<string>;
   output(): string;
   stop(): Promise<void>;
 }
 
 /** A target inside the bench's own process (the memory transport): it cannot exit on its own. */
 export function inProcessTarget(description: string, ctx: TargetContext, stop: () => Promise<void>): RunningTarget {
-  return { description, pid: process.pid, sampler: new SelfSampler(ctx.sampleIntervalMs), exited: new Promise(() => undefined), output: () => '', stop };
+  return { description, pid: process.pid, sampler: new SelfSampler(ctx.sampleIntervalMs), exited: new Promise<string>(() => undefined), output: () => '', stop };
 }
 
 /** A target in a child process with the resource probe preloaded; `cleanup` runs after it stops. */
@@ -57,7 +57,7 @@ export function childTarget(description: string, child: ManagedChild, ctx: Targe
     description,
     pid: child.pid,
     sampler: new ProbeSampler(child.process, ctx.sampleIntervalMs),
-    exited: child.exited,
+    exited: child.exited.then(() => child.exitText),
     output: () => child.output(),
     stop: async () => {
       await child.stop();
