@@ -75,7 +75,7 @@ const envSchema = z.object({
   TOOLWIRE_NON_PERSISTENT_PREFETCH: digits.optional(),
   TOOLWIRE_NON_PERSISTENT_IN_FLIGHT: int(500),
   TOOLWIRE_NON_PERSISTENT_CONNECTIONS: int(2),
-  // Up to 56 bytes a key (answered-keys.ts): a typo must not reserve gigabytes.
+  // Up to 72 bytes a key (answered-keys.ts): a typo must not reserve gigabytes.
   TOOLWIRE_ANSWERED_MEMORY: digits.pipe(z.number().max(1_000_000)).default(DEFAULT_LIMITS.answeredMemory),
   TOOLWIRE_MAX_ABANDONED: int(DEFAULT_LIMITS.maxAbandoned),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -11,17 +11,20 @@ import { randomBytes } from 'node:crypto';
  * 10,000). The hash is seeded per process, so a publisher cannot compute in advance which
  * ids collide with another agent's request (docs/security.md).
  */
+/** A table slot's words: the fingerprint's high half at 0, then: */
+const LO = 1;
+const AT = 2;
+const SLOT = 4;
+
 export class AnsweredKeys {
-  // Open addressing, linear probing; a slot's `at` is 0 when empty, else its ring index + 1.
-  // It grows as keys come, up to twice the capacity: an idle service holds a small one.
-  private hi: Uint32Array;
-  private lo: Uint32Array;
-  private at: Uint32Array;
+  // Open addressing, linear probing. A slot is four words, so that a probe reads one cache
+  // line: the fingerprint's two halves, then `at` (0 when empty, else its ring index + 1).
+  // The table grows as keys come, to at least twice the capacity: an idle service holds a small one.
+  private table: Uint32Array;
   private mask: number;
   private readonly maxSlots: number;
-  // The order answered, for forgetting the oldest.
-  private readonly ringHi: Uint32Array;
-  private readonly ringLo: Uint32Array;
+  // Fingerprints in the order answered (two words each), for forgetting the oldest.
+  private readonly ring: Uint32Array;
   private next = 0;
   private wrapped = false;
   private count = 0;
@@ -37,12 +40,9 @@ export class AnsweredKeys {
     while (slots < capacity * 2) slots *= 2;
     this.maxSlots = slots;
     slots = Math.min(slots, 64);
-    this.hi = new Uint32Array(slots);
-    this.lo = new Uint32Array(slots);
-    this.at = new Uint32Array(slots);
+    this.table = new Uint32Array(slots * SLOT);
     this.mask = slots - 1;
-    this.ringHi = new Uint32Array(capacity);
-    this.ringLo = new Uint32Array(capacity);
+    this.ring = new Uint32Array(capacity * 2);
     const seed = randomBytes(8);
     this.seedHi = seed.readUInt32LE(0);
     this.seedLo = seed.readUInt32LE(4);
@@ -65,14 +65,15 @@ export class AnsweredKeys {
     const hi = this.fpHi;
     const lo = this.fpLo;
     const r = this.next;
+    const t = this.table;
     if (this.wrapped) {
       // The ring slot about to be reused holds the oldest key. A key answered again since
       // then points at its newer ring slot and stays.
-      const old = this.find(this.ringHi[r]!, this.ringLo[r]!);
-      if (old >= 0 && this.at[old] === r + 1) this.remove(old);
+      const old = this.find(this.ring[r * 2]!, this.ring[r * 2 + 1]!);
+      if (old >= 0 && t[old * SLOT + AT] === r + 1) this.remove(old);
     }
-    this.ringHi[r] = hi;
-    this.ringLo[r] = lo;
+    this.ring[r * 2] = hi;
+    this.ring[r * 2 + 1] = lo;
     if (r + 1 === this.capacity) {
       this.next = 0;
       this.wrapped = true;
@@ -81,40 +82,39 @@ export class AnsweredKeys {
     }
     const found = this.find(hi, lo);
     if (found >= 0) {
-      this.at[found] = r + 1;
+      t[found * SLOT + AT] = r + 1;
       return;
     }
-    if ((this.count + 1) * 2 > this.at.length && this.at.length < this.maxSlots) this.grow();
+    if ((this.count + 1) * 2 > this.mask + 1 && this.mask + 1 < this.maxSlots) this.grow();
     this.put(hi, lo, r + 1);
     this.count++;
   }
 
   private put(hi: number, lo: number, at: number): void {
+    const t = this.table;
     let i = hi & this.mask;
-    for (let probes = 0; this.at[i] !== 0; probes++) {
+    for (let probes = 0; t[i * SLOT + AT] !== 0; probes++) {
       // Never so while count <= capacity <= half the slots; a bug must not hang the worker.
       if (probes > this.mask) throw new Error('answered keys: no free slot');
       i = (i + 1) & this.mask;
     }
-    this.hi[i] = hi;
-    this.lo[i] = lo;
-    this.at[i] = at;
+    t[i * SLOT] = hi;
+    t[i * SLOT + LO] = lo;
+    t[i * SLOT + AT] = at;
   }
 
   private grow(): void {
-    const { hi, lo, at } = this;
-    const slots = at.length * 2;
-    this.hi = new Uint32Array(slots);
-    this.lo = new Uint32Array(slots);
-    this.at = new Uint32Array(slots);
-    this.mask = slots - 1;
-    for (let i = 0; i < at.length; i++) if (at[i] !== 0) this.put(hi[i]!, lo[i]!, at[i]!);
+    const old = this.table;
+    this.table = new Uint32Array(old.length * 2);
+    this.mask = this.table.length / SLOT - 1;
+    for (let b = 0; b < old.length; b += SLOT) if (old[b + AT] !== 0) this.put(old[b]!, old[b + LO]!, old[b + AT]!);
   }
 
   private find(hi: number, lo: number): number {
+    const t = this.table;
     let i = hi & this.mask;
-    for (let probes = 0; this.at[i] !== 0 && probes <= this.mask; probes++) {
-      if (this.hi[i] === hi && this.lo[i] === lo) return i;
+    for (let probes = 0; t[i * SLOT + AT] !== 0 && probes <= this.mask; probes++) {
+      if (t[i * SLOT] === hi && t[i * SLOT + LO] === lo) return i;
       i = (i + 1) & this.mask;
     }
     return -1;
@@ -122,22 +122,25 @@ export class AnsweredKeys {
 
   /** Empties slot `i` and moves back the entries after it that probed past it, so no probe stops short. */
   private remove(i: number): void {
+    const t = this.table;
     const mask = this.mask;
     let hole = i;
     let j = i;
     for (;;) {
       j = (j + 1) & mask;
-      if (this.at[j] === 0) break;
-      const home = this.hi[j]! & mask;
+      if (t[j * SLOT + AT] === 0) break;
+      const home = t[j * SLOT]! & mask;
       // Stays if its home lies cyclically in (hole, j]: its probe never crossed the hole.
       const stays = hole <= j ? hole < home && home <= j : hole < home || home <= j;
       if (stays) continue;
-      this.hi[hole] = this.hi[j]!;
-      this.lo[hole] = this.lo[j]!;
-      this.at[hole] = this.at[j]!;
+      const to = hole * SLOT;
+      const from = j * SLOT;
+      t[to] = t[from]!;
+      t[to + LO] = t[from + LO]!;
+      t[to + AT] = t[from + AT]!;
       hole = j;
     }
-    this.at[hole] = 0;
+    t[hole * SLOT + AT] = 0;
     this.count--;
   }
 
