@@ -30,9 +30,9 @@ export class AnsweredKeys {
   private count = 0;
   private readonly seedHi: number;
   private readonly seedLo: number;
-  // The last key's fingerprint, left here by hash(): returning a pair would allocate.
-  private fpHi = 0;
-  private fpLo = 0;
+  /** The last fingerprint hash() took, in two halves: returning a pair would allocate. */
+  hi = 0;
+  lo = 0;
 
   constructor(readonly capacity: number) {
     // At most half full, so a probe ends after a slot or two.
@@ -52,18 +52,43 @@ export class AnsweredKeys {
     return this.count;
   }
 
-  has(key: string): boolean {
-    if (this.capacity === 0) return false;
-    this.hash(key);
-    return this.find(this.fpHi, this.fpLo) >= 0;
+  /** Takes `key`'s fingerprint: read it from `hi` and `lo`, to ask has() and add() with. */
+  hash(key: string): void {
+    let a = this.seedHi;
+    let b = this.seedLo;
+    const n = key.length;
+    let k = 0;
+    // Two UTF-16 units a step; each lane multiplies, then rotates so that high bits reach low ones.
+    for (; k + 1 < n; k += 2) {
+      const c = key.charCodeAt(k) | (key.charCodeAt(k + 1) << 16);
+      a = Math.imul(a ^ c, 0x9e3779b1);
+      a = (a << 15) | (a >>> 17);
+      b = Math.imul(b ^ c, 0x85ebca77);
+      b = (b << 13) | (b >>> 19);
+    }
+    if (k < n) {
+      const c = key.charCodeAt(k);
+      a = Math.imul(a ^ c, 0x9e3779b1);
+      b = Math.imul(b ^ c, 0x85ebca77);
+    }
+    // The length tells a last lone unit from a pair ending in 0; then each lane is mixed into the other.
+    a ^= n;
+    b ^= n;
+    a = Math.imul(a ^ (a >>> 16), 0x7feb352d);
+    b = Math.imul(b ^ (b >>> 16), 0x7feb352d);
+    a ^= Math.imul(b ^ (b >>> 15), 0x846ca68b);
+    b ^= Math.imul(a ^ (a >>> 15), 0x846ca68b);
+    this.hi = a >>> 0;
+    this.lo = b >>> 0;
   }
 
-  /** Remembers `key`, forgetting the oldest key once `capacity` are held. */
-  add(key: string): void {
+  has(hi: number, lo: number): boolean {
+    return this.capacity !== 0 && this.find(hi, lo) >= 0;
+  }
+
+  /** Remembers a key by its fingerprint, forgetting the oldest once `capacity` are held. */
+  add(hi: number, lo: number): void {
     if (this.capacity === 0) return;
-    this.hash(key);
-    const hi = this.fpHi;
-    const lo = this.fpLo;
     const r = this.next;
     const t = this.table;
     if (this.wrapped) {
@@ -142,25 +167,5 @@ export class AnsweredKeys {
     }
     t[hole * SLOT + AT] = 0;
     this.count--;
-  }
-
-  /**
-   * Two 32-bit lanes over the key's UTF-16 units, each multiply-xor with its own odd
-   * constant and seed, mixed into each other at the end so that both halves depend on both.
-   */
-  private hash(key: string): void {
-    let a = this.seedHi ^ 0x2545f491;
-    let b = this.seedLo ^ 0x6c8e9cf5;
-    for (let k = 0; k < key.length; k++) {
-      const c = key.charCodeAt(k);
-      a = Math.imul(a ^ c, 0x9e3779b1);
-      b = Math.imul(b ^ c, 0x85ebca77);
-    }
-    a = Math.imul(a ^ (a >>> 16), 0x7feb352d);
-    a ^= Math.imul(b ^ (b >>> 15), 0x846ca68b);
-    b = Math.imul(b ^ (b >>> 16), 0x7feb352d);
-    b ^= Math.imul(a ^ (a >>> 15), 0x846ca68b);
-    this.fpHi = a >>> 0;
-    this.fpLo = b >>> 0;
   }
 }

@@ -163,7 +163,7 @@ export class RequestHandler {
     // unacked messages out again with a count of 0. Paired with the request id, which tells
     // apart what a transport's key alone may not (transport.ts, deliveryKey).
     const key = `${id}\n${ctx.message.deliveryKey}`;
-    const first = ledger.get(key);
+    const first = ledger.claim(key);
     if (first !== undefined) return this.settleCopy(ctx.message, id, first);
     const handling = this.answerOrSettle(ctx, id, key);
     // answerOrSettle settles the key only after an await (and whatever happens), so this comes first.

@@ -25,15 +25,33 @@ class Reference {
   }
 }
 
+/** The ledger's use: a key's fingerprint taken, then asked for or added. */
+function byKey(capacity: number) {
+  const keys = new AnsweredKeys(capacity);
+  return {
+    add(key: string) {
+      keys.hash(key);
+      keys.add(keys.hi, keys.lo);
+    },
+    has(key: string) {
+      keys.hash(key);
+      return keys.has(keys.hi, keys.lo);
+    },
+    get size() {
+      return keys.size;
+    },
+  };
+}
+
 describe('AnsweredKeys', () => {
   it('keeps the last `capacity` keys and forgets the oldest first', () => {
-    const keys = new AnsweredKeys(2);
+    const keys = byKey(2);
     for (const key of ['a', 'b', 'c']) keys.add(key);
     expect([keys.has('a'), keys.has('b'), keys.has('c'), keys.has('d'), keys.size]).toEqual([false, true, true, false, 2]);
   });
 
   it('keeps a key answered again until its newer answer is the oldest', () => {
-    const keys = new AnsweredKeys(3);
+    const keys = byKey(3);
     for (const key of ['a', 'b', 'a', 'c']) keys.add(key);
     // The ring now holds b, a, c: the first 'a' was let go, its second answer still counts.
     expect([keys.has('a'), keys.has('b'), keys.has('c'), keys.size]).toEqual([true, true, true, 3]);
@@ -43,7 +61,7 @@ describe('AnsweredKeys', () => {
   });
 
   it('remembers nothing with capacity 0', () => {
-    const keys = new AnsweredKeys(0);
+    const keys = byKey(0);
     keys.add('a');
     expect([keys.has('a'), keys.size]).toEqual([false, 0]);
   });
@@ -57,7 +75,7 @@ describe('AnsweredKeys', () => {
       return seed % n;
     };
     for (const capacity of [1, 5, 64, 3000]) {
-      const keys = new AnsweredKeys(capacity);
+      const keys = byKey(capacity);
       const reference = new Reference(capacity);
       for (let step = 0; step < 20_000; step++) {
         const key = `req-${random(capacity * 3)}\n${random(4)}:0:-1`;
@@ -70,9 +88,23 @@ describe('AnsweredKeys', () => {
     }
   });
 
-  it('tells apart keys that differ in one unit, or only in order', () => {
-    const keys = new AnsweredKeys(10);
+  it('tells apart keys that differ in one unit, in order, in a last lone unit, or in high bits only', () => {
+    const keys = byKey(10);
     keys.add('abc\n1:2:-1:-1');
+    keys.add('x');
     expect([keys.has('abc\n1:2:-1:-1'), keys.has('abd\n1:2:-1:-1'), keys.has('abc\n2:1:-1:-1'), keys.has('abc\n1:2:-1:-')]).toEqual([true, false, false, false]);
+    expect([keys.has('x'), keys.has('x\0'), keys.has('\u0178'), keys.has('\u8078')]).toEqual([true, false, false, false]);
+  });
+
+  it('spreads a million near-identical keys over 64 bits without a collision', () => {
+    // Keys as a native worker makes them (request id, producer, publish time), differing in a
+    // few digits: a hash that lets such differences cancel collides here long before 2^32.
+    const keys = new AnsweredKeys(1);
+    const seen = new Set<string>();
+    for (let i = 0; i < 1_000_000; i++) {
+      keys.hash(`req-${i % 1000}\nstandalone-0-3@${1795857242974 + Math.floor(i / 1000)}`);
+      seen.add(`${keys.hi}:${keys.lo}`);
+    }
+    expect(seen.size).toBe(1_000_000);
   });
 });
