@@ -112,7 +112,9 @@ export class ManagedChild {
       if (this.tail.split('\n').some((l) => pattern.test(l))) done(() => resolve(''));
       void this.exited.then(() =>
         done(() =>
-          reject(new ToolwireError(ErrorCode.Unavailable, `${this.spec.label} exited (${this.exitText}) before printing ${pattern}:\n${this.tail.slice(-2000)}`)),
+          reject(
+            new ToolwireError(ErrorCode.Unavailable, `${this.spec.label} exited (${this.exitText}) before printing ${pattern}:\n${this.tail.slice(-2000)}`),
+          ),
         ),
       );
     });

@@ -48,7 +48,14 @@ export interface RunningTarget {
 
 /** A target inside the bench's own process (the memory transport): it cannot exit on its own. */
 export function inProcessTarget(description: string, ctx: TargetContext, stop: () => Promise<void>): RunningTarget {
-  return { description, pid: process.pid, sampler: new SelfSampler(ctx.sampleIntervalMs), exited: new Promise<string>(() => undefined), output: () => '', stop };
+  return {
+    description,
+    pid: process.pid,
+    sampler: new SelfSampler(ctx.sampleIntervalMs),
+    exited: new Promise<string>(() => undefined),
+    output: () => '',
+    stop,
+  };
 }
 
 /** A target in a child process with the resource probe preloaded; `cleanup` runs after it stops. */

@@ -1,21 +1,21 @@
 import { randomBytes } from 'node:crypto';
 
-/**
- * The last `capacity` keys answered, oldest forgotten first, held as 64-bit fingerprints in
- * typed arrays. A remembered key costs the heap nothing: as strings in a Map, 10,000 keys
- * churning at the worker's rate were promoted and swept again, and that cost the persistent
- * path about 3 µs a request (docs/benchmarks-rationale.md, "The ledger's memory").
- *
- * A fingerprint can collide: then a first delivery reads as answered, is acked, and runs
- * nothing. With n keys remembered that chance is at most n / 2^64 a delivery (5e-16 at
- * 10,000). The hash is seeded per process, so a publisher cannot compute in advance which
- * ids collide with another agent's request (docs/security.md).
- */
 /** A table slot's words: the fingerprint's high half at 0, then: */
 const LO = 1;
 const AT = 2;
 const SLOT = 4;
 
+/**
+ * The last `capacity` keys answered, oldest forgotten first, held as 64-bit fingerprints in
+ * typed arrays. A remembered key costs the heap nothing: as strings in a Map, 10,000 keys
+ * churning at the worker's rate were promoted and swept again, and that cost the persistent
+ * path about 3 µs a request (docs/benchmarks-rationale.md, answered-keys.ts).
+ *
+ * A fingerprint can collide: then a first delivery reads as answered, is acked, and runs
+ * nothing. With n keys remembered and a hash that spreads keys evenly, that chance is
+ * n / 2^64 a delivery (5e-16 at 10,000). The hash is seeded per process, so a publisher
+ * cannot compute in advance which ids collide with another agent's request (docs/security.md).
+ */
 export class AnsweredKeys {
   // Open addressing, linear probing. A slot is four words, so that a probe reads one cache
   // line: the fingerprint's two halves, then `at` (0 when empty, else its ring index + 1).

@@ -92,7 +92,12 @@ describe('AnsweredKeys', () => {
     const keys = byKey(10);
     keys.add('abc\n1:2:-1:-1');
     keys.add('x');
-    expect([keys.has('abc\n1:2:-1:-1'), keys.has('abd\n1:2:-1:-1'), keys.has('abc\n2:1:-1:-1'), keys.has('abc\n1:2:-1:-')]).toEqual([true, false, false, false]);
+    expect([keys.has('abc\n1:2:-1:-1'), keys.has('abd\n1:2:-1:-1'), keys.has('abc\n2:1:-1:-1'), keys.has('abc\n1:2:-1:-')]).toEqual([
+      true,
+      false,
+      false,
+      false,
+    ]);
     expect([keys.has('x'), keys.has('x\0'), keys.has('\u0178'), keys.has('\u8078')]).toEqual([true, false, false, false]);
   });
 
