@@ -13,6 +13,7 @@ import { pythonTarget } from './targets/python-target.js';
 import type { BenchTarget, TargetName, TargetTopics } from './targets/target.js';
 import { baselineTarget, toolwireTarget } from './targets/toolwire-target.js';
 import { adminOf, transportFor } from './transport-for.js';
+import { scenarioDrops, type BrokerDrops } from './broker-drops.js';
 
 const TARGETS: Readonly<Record<TargetName, BenchTarget>> = {
   floor: floorTarget,
@@ -62,6 +63,8 @@ export interface ScenarioResult {
   readonly series: readonly ResourceSample[];
   /** The whole machine during the measured phase: busy and stolen shares of its CPU time. */
   readonly machine?: MachineShare | undefined;
+  /** Over the whole scenario, warm-up included: what the broker dropped on non-persistent topics. */
+  readonly drops?: BrokerDrops | undefined;
   readonly error: string | undefined;
 }
 
@@ -185,6 +188,7 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
   let error: string | undefined;
   let measureTicks: CpuTicks | undefined;
   let machine: MachineShare | undefined;
+  let drops: BrokerDrops | undefined;
   progress.note(`${s.id}: starting (${s.purpose})`);
   try {
     const target = await TARGETS[s.target].start(
@@ -229,6 +233,10 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
             if (p.phase === 'measure') measureTicks ??= readCpuTicks();
             progress.update(s.id, p);
           },
+          // Read while both topics still have their subscriptions.
+          settled: async () => {
+            if (o.broker && o.transport !== 'memory') drops = await scenarioDrops(adminOf(o.broker), topics);
+          },
         }),
         died,
       ]);
@@ -262,5 +270,5 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
   } else {
     progress.note(`${s.id}: FAILED: ${error ?? 'unknown'}`);
   }
-  return { scenario: s, description, topics, load, resources, series, machine, error };
+  return { scenario: s, description, topics, load, resources, series, machine, drops, error };
 }

@@ -30,6 +30,8 @@ export interface LoadOptions {
   readonly signal?: AbortSignal;
   /** Called about four times a second while measuring. */
   readonly onProgress?: (p: LoadProgress) => void;
+  /** Once every answer is in or timed out, before the agents' subscription closes. */
+  readonly settled?: () => Promise<void>;
 }
 
 export interface LoadProgress {
@@ -84,7 +86,9 @@ interface Pending {
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const gen = new LoadGenerator(o);
   try {
-    return await gen.run();
+    const result = await gen.run();
+    await o.settled?.();
+    return result;
   } finally {
     await gen.close();
   }

@@ -1,3 +1,4 @@
+import type { BrokerDrops } from '../broker-drops.js';
 import type { BenchReport } from './bench-report.js';
 import { QUIET_STEAL_PCT, signed, type BaselineFigures } from './target-checks.js';
 import type { MedianInterval } from './median-interval.js';
@@ -5,6 +6,8 @@ import type { MedianInterval } from './median-interval.js';
 const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
 const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 const int = (v: number) => Math.round(v).toLocaleString('en-US');
+/** n/a where a topic keeps what it cannot hand out (persistent) or no count was read. */
+const dropped = (d: BrokerDrops | undefined) => `${d?.requests !== undefined ? int(d.requests) : 'n/a'} / ${d?.answers !== undefined ? int(d.answers) : 'n/a'}`;
 
 /** The report as Markdown: machine, scenario table, ratios against the targets. */
 export function markdownReport(r: BenchReport, chartFile: string | undefined): string {
@@ -26,19 +29,19 @@ export function markdownReport(r: BenchReport, chartFile: string | undefined): s
   );
   lines.push(`Reproduce: \`${r.command}\``, '');
   lines.push(
-    '| scenario | served by | answered | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | RSS start/end MB | CPU µs/req | ELD p99 max ms | machine busy / stolen % |',
+    '| scenario | served by | answered | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | RSS start/end MB | CPU µs/req | ELD p99 max ms | machine busy / stolen % | broker dropped: requests / answers |',
   );
-  lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const s of r.scenarios) {
     const l = s.load;
     if (!l) {
-      lines.push(`| ${s.scenario.id} | ${s.description} | failed: ${(s.error ?? '').split('\n')[0]} | | | | | | | | | | | |`);
+      lines.push(`| ${s.scenario.id} | ${s.description} | failed: ${(s.error ?? '').split('\n')[0]} | | | | | | | | | | | | |`);
       continue;
     }
     const res = s.resources;
     lines.push(
       `| ${s.scenario.id} | ${s.description} | ${int(l.answered)} | ${int(l.throughputPerSec)} | ${ms(l.latency.p50Ms)} | ${ms(l.latency.p90Ms)} | ${ms(l.latency.p99Ms)} | ${ms(l.latency.p999Ms)} | ${ms(l.latency.maxMs)} | ` +
-        `${l.errors + l.timeouts + l.wrongAnswers} | ${res ? `${mb(res.rssStartBytes)} / ${mb(res.rssEndBytes)}` : ''} | ${res?.cpuUsPerRequest !== undefined ? int(res.cpuUsPerRequest) : ''} | ${res?.eldP99MaxMs !== undefined ? ms(res.eldP99MaxMs) : 'n/a'} | ${s.machine ? `${s.machine.busyPct} / ${s.machine.stealPct}` : 'n/a'} |`,
+        `${l.errors + l.timeouts + l.wrongAnswers} | ${res ? `${mb(res.rssStartBytes)} / ${mb(res.rssEndBytes)}` : ''} | ${res?.cpuUsPerRequest !== undefined ? int(res.cpuUsPerRequest) : ''} | ${res?.eldP99MaxMs !== undefined ? ms(res.eldP99MaxMs) : 'n/a'} | ${s.machine ? `${s.machine.busyPct} / ${s.machine.stealPct}` : 'n/a'} | ${dropped(s.drops)} |`,
     );
   }
   lines.push('', '## Targets', '', '| target | measured | met |', '|---|---:|:---:|');

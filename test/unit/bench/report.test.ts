@@ -46,6 +46,36 @@ function result(id: string, l: LoadResult | undefined, rss: [number, number] = [
   };
 }
 
+/** The Markdown report of `scenarios` on a made-up machine. */
+function reportOf(scenarios: readonly ScenarioResult[], ratios: ReturnType<typeof computeRatios>): string {
+  return markdownReport(
+    {
+      runId: 'r',
+      startedAt: 'a',
+      finishedAt: 'b',
+      command: 'npm run bench',
+      loadAverageEnd: 0,
+      machine: {
+        cpus: 2,
+        cpuModel: 'c',
+        memoryGiB: 1,
+        freeMemoryGiB: 1,
+        os: 'l',
+        node: 'v20',
+        pulsar: 'x',
+        python: undefined,
+        trustgraphBase: undefined,
+        loadAverage: 0,
+      },
+      options: { ...options, broker: 'http://b' },
+      scenarios,
+      ratios,
+      checks: checkTargets(ratios, undefined),
+    } as unknown as BenchReport,
+    undefined,
+  );
+}
+
 /** Five rounds of floor, toolwire and baseline; toolwire's throughput differs round by round. */
 const fiveRounds = [500, 950, 900, 1000, 870].flatMap((rps, i) => {
   const suffix = i === 0 ? '' : `-r${i + 1}`;
@@ -222,34 +252,22 @@ describe('one call in flight', () => {
     const r = computeRatios(oneCall.slice(0, 3));
     expect(r.oneCall.map((x) => x.kind)).toEqual(['persistent']);
     expect(checkTargets(r, undefined).find((c) => c.id === 'one-call-under-1ms')).toMatchObject({ met: false, measured: '2.95 ms (persistent)' });
-    const md = markdownReport(
-      {
-        runId: 'r',
-        startedAt: 'a',
-        finishedAt: 'b',
-        command: 'npm run bench',
-        loadAverageEnd: 0,
-        machine: {
-          cpus: 2,
-          cpuModel: 'c',
-          memoryGiB: 1,
-          freeMemoryGiB: 1,
-          os: 'l',
-          node: 'v20',
-          pulsar: 'x',
-          python: undefined,
-          trustgraphBase: undefined,
-          loadAverage: 0,
-        },
-        options: { ...options, broker: 'http://b' },
-        scenarios: oneCall,
-        ratios: r,
-        checks: checkTargets(r, undefined),
-      } as unknown as BenchReport,
-      undefined,
-    );
+    const md = reportOf(oneCall, r);
     expect(md).toContain('## One call in flight');
     expect(md).toContain('| persistent | 2.90 / 4.00 / 6.00 | 2.95 / 4.30 / 6.45 | 0.05 / 0.30 / 0.45 |');
+  });
+
+  it('says per scenario what the broker dropped on each topic, and n/a where nothing was counted', () => {
+    const rows = [
+      { ...result('floor-single', load(1000, 10)), drops: { requests: 0, answers: 11 } },
+      { ...result('toolwire-single', load(1000, 10)), drops: { requests: undefined, answers: 3 } },
+      result('floor-single-r2', load(1000, 10)),
+    ];
+    const lines = reportOf(rows, computeRatios(rows)).split('\n');
+    const row = (id: string) => lines.find((l) => l.startsWith(`| ${id} |`));
+    expect(row('floor-single')).toMatch(/\| 0 \/ 11 \|$/);
+    expect(row('toolwire-single')).toMatch(/\| n\/a \/ 3 \|$/);
+    expect(row('floor-single-r2')).toMatch(/\| n\/a \/ n\/a \|$/);
   });
 });
 
