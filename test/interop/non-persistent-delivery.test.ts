@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { App } from '../../src/assembly/app.js';
 import { ToolClient, ToolResponseError } from '../../src/client/tool-client.js';
 import { UnavailableError } from '../../src/errors.js';
+import { PulsarAdminClient } from '../../src/pulsar/admin-client.js';
+import { droppedAtBroker } from '../../bench/broker-drops.js';
 import type { ToolCall } from '../../src/plugins/plugin.js';
 import type { Transport } from '../../src/transport/transport.js';
 import { captureLogger, testRegistry } from '../support/harness.js';
@@ -95,6 +97,13 @@ afterAll(async () => {
   await removeDir(dir);
 });
 
+/** The joke topics' counters at the broker (the agent's subscription is gone once its burst is over). */
+async function brokerCounts(): Promise<{ requestsDropped: number; answersPublished: number }> {
+  const admin = new PulsarAdminClient(adminUrl);
+  const [requestsDropped, responses] = await Promise.all([droppedAtBroker(admin, q('request', 'joke')), admin.topicStats(q('response', 'joke'))]);
+  return { requestsDropped: requestsDropped ?? 0, answersPublished: responses?.msgInCounter ?? 0 };
+}
+
 const jokeBurst = (count: number, batched: boolean, name = 'joke') =>
   burst({
     python,
@@ -109,8 +118,13 @@ const jokeBurst = (count: number, batched: boolean, name = 'joke') =>
 
 describe('a burst on a non-persistent request topic', () => {
   it.each([false, true])('is answered whole: 500 requests published at once (batched: %s)', async (batched) => {
+    const before = await brokerCounts();
     const r = await jokeBurst(500, batched);
-    expect(r).toMatchObject({ sent: 500, answered: 500, missing: 0, errors: {} });
+    const after = await brokerCounts();
+    // The broker's counters say where a missing answer was lost: a request the worker never
+    // got, or an answer it published that the agent did not get.
+    const delivery = { requestsDropped: after.requestsDropped - before.requestsDropped, answersPublished: after.answersPublished - before.answersPublished };
+    expect({ ...r, ...delivery }).toMatchObject({ sent: 500, answered: 500, missing: 0, errors: {}, requestsDropped: 0, answersPublished: 500 });
   });
 
   it('of 2000 is answered at least as fully as TrustGraph’s joke-service answers it', async () => {
