@@ -12,13 +12,20 @@ export function guardedConnector(guard: AddressGuard, options: { connectTimeoutM
   const dial = buildConnector({ timeout: options.connectTimeoutMs, ...(options.ca ? { ca: [...options.ca] } : {}) });
   return (opts, callback) => {
     const host = bareHost(opts.hostname);
-    // The lookup counts against the connect timeout too.
-    const timer = new Promise<never>((_, reject) =>
-      setTimeout(() => reject(new Error(`connect timeout: no address for ${host} within ${options.connectTimeoutMs} ms`)), options.connectTimeoutMs).unref(),
-    );
-    Promise.race([guard.addresses(host), timer]).then(
-      ([address]) => dial({ ...opts, hostname: address!, servername: opts.servername ?? (isIP(host) ? undefined : host) }, callback),
-      (err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null),
-    );
+    // The lookup counts against the connect timeout too; the timer goes once the lookup is
+    // over, or each connect would hold it (and what it closes over) for the whole timeout.
+    let timeout: NodeJS.Timeout | undefined;
+    const timer = new Promise<never>((_, reject) => {
+      timeout = setTimeout(
+        () => reject(new Error(`connect timeout: no address for ${host} within ${options.connectTimeoutMs} ms`)),
+        options.connectTimeoutMs,
+      ).unref();
+    });
+    Promise.race([guard.addresses(host), timer])
+      .finally(() => clearTimeout(timeout))
+      .then(
+        ([address]) => dial({ ...opts, hostname: address!, servername: opts.servername ?? (isIP(host) ? undefined : host) }, callback),
+        (err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null),
+      );
   };
 }
