@@ -26,6 +26,8 @@ export function guardedConnector(guard: AddressGuard, options: { connectTimeoutM
       .then(
         ([address]) => dial({ ...opts, hostname: address!, servername: opts.servername ?? (isIP(host) ? undefined : host) }, callback),
         (err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null),
-      );
+      )
+      // A dial that throws as it is called (a port Node refuses) would otherwise reject unhandled and end the process.
+      .catch((err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null));
   };
 }

@@ -40,6 +40,11 @@ describe('guardedConnector', () => {
     expect(cleared).toHaveBeenCalledWith(set.mock.results[lookup]!.value);
   });
 
+  it('hands a dial that throws to its callback instead of rejecting unhandled', async () => {
+    const connector = guardedConnector(new AddressGuard({ allowPrivate: ['127.0.0.0/8'] }), { connectTimeoutMs: 5_000 });
+    await expect(connect(connector, '127.0.0.1', -1)).rejects.toThrow(/port/i);
+  });
+
   it('gives up on a lookup that outlasts the connect timeout', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const never = new AddressGuard({}, () => new Promise<string[]>(() => undefined));
