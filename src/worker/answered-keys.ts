@@ -9,7 +9,7 @@ const SLOT = 4;
  * The last `capacity` keys answered, oldest forgotten first, held as 64-bit fingerprints in
  * typed arrays. A remembered key costs the heap nothing: as strings in a Map, 10,000 keys
  * churning at the worker's rate were promoted and swept again, and that cost the persistent
- * path about 3 µs a request (docs/benchmarks-rationale.md, answered-keys.ts).
+ * path about 3 µs a request (docs/benchmarks-rationale.md).
  *
  * A fingerprint can collide: then a first delivery reads as answered, is acked, and runs
  * nothing. With n keys remembered and a hash that spreads keys evenly, that chance is
