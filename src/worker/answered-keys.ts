@@ -34,7 +34,11 @@ export class AnsweredKeys {
   hi = 0;
   lo = 0;
 
-  constructor(readonly capacity: number) {
+  /** `seed`: 8 bytes, for tests that must find two keys alike; a worker's is random. */
+  constructor(
+    readonly capacity: number,
+    seed: Buffer = randomBytes(8),
+  ) {
     // At most half full, so a probe ends after a slot or two.
     let slots = 2;
     while (slots < capacity * 2) slots *= 2;
@@ -43,7 +47,6 @@ export class AnsweredKeys {
     this.table = new Uint32Array(slots * SLOT);
     this.mask = slots - 1;
     this.ring = new Uint32Array(capacity * 2);
-    const seed = randomBytes(8);
     this.seedHi = seed.readUInt32LE(0);
     this.seedLo = seed.readUInt32LE(4);
   }
@@ -52,34 +55,53 @@ export class AnsweredKeys {
     return this.count;
   }
 
-  /** Takes `key`'s fingerprint: read it from `hi` and `lo`, to ask has() and add() with. */
-  hash(key: string): void {
-    let a = this.seedHi;
-    let b = this.seedLo;
-    const n = key.length;
-    let k = 0;
-    // Two UTF-16 units a step; each lane multiplies, then rotates so that high bits reach low ones.
-    for (; k + 1 < n; k += 2) {
-      const c = key.charCodeAt(k) | (key.charCodeAt(k + 1) << 16);
-      a = Math.imul(a ^ c, 0x9e3779b1);
-      a = (a << 15) | (a >>> 17);
-      b = Math.imul(b ^ c, 0x85ebca77);
-      b = (b << 13) | (b >>> 19);
-    }
-    if (k < n) {
-      const c = key.charCodeAt(k);
-      a = Math.imul(a ^ c, 0x9e3779b1);
-      b = Math.imul(b ^ c, 0x85ebca77);
-    }
-    // The length tells a last lone unit from a pair ending in 0; then each lane is mixed into the other.
-    a ^= n;
-    b ^= n;
+  /**
+   * Takes the fingerprint of a request id and a delivery key, as if of the one string they
+   * make with a separator, without making it: read it from `hi` and `lo`, to ask has() and
+   * add() with.
+   */
+  hash(id: string, deliveryKey: string): void {
+    this.hi = this.seedHi;
+    this.lo = this.seedLo;
+    this.absorb(id);
+    this.absorb(deliveryKey);
+    let a = this.hi;
+    let b = this.lo;
+    // Each lane mixed into the other, so that every bit of the input reaches both halves.
     a = Math.imul(a ^ (a >>> 16), 0x7feb352d);
     b = Math.imul(b ^ (b >>> 16), 0x7feb352d);
     a ^= Math.imul(b ^ (b >>> 15), 0x846ca68b);
     b ^= Math.imul(a ^ (a >>> 15), 0x846ca68b);
     this.hi = a >>> 0;
     this.lo = b >>> 0;
+  }
+
+  /** Two UTF-16 units a step; each lane multiplies, then rotates so that high bits reach low ones. */
+  private absorb(s: string): void {
+    let a = this.hi;
+    let b = this.lo;
+    const n = s.length;
+    let k = 0;
+    for (; k + 1 < n; k += 2) {
+      const c = s.charCodeAt(k) | (s.charCodeAt(k + 1) << 16);
+      a = Math.imul(a ^ c, 0x9e3779b1);
+      a = (a << 15) | (a >>> 17);
+      b = Math.imul(b ^ c, 0x85ebca77);
+      b = (b << 13) | (b >>> 19);
+    }
+    if (k < n) {
+      const c = s.charCodeAt(k);
+      a = Math.imul(a ^ c, 0x9e3779b1);
+      b = Math.imul(b ^ c, 0x85ebca77);
+    }
+    // The length, as a step of its own: it tells a last lone unit from a pair ending in 0, and
+    // where the id ends and the key begins.
+    a = Math.imul(a ^ n, 0x9e3779b1);
+    a = (a << 15) | (a >>> 17);
+    b = Math.imul(b ^ n, 0x85ebca77);
+    b = (b << 13) | (b >>> 19);
+    this.hi = a;
+    this.lo = b;
   }
 
   has(hi: number, lo: number): boolean {

@@ -1,9 +1,15 @@
 import { AnsweredKeys } from './answered-keys.js';
 import type { Outcome } from './outcome.js';
 
-/** A delivery being handled: its outcome once begun, and the fingerprint it is remembered by once answered. */
-class Handling {
+/**
+ * A delivery being handled, by the fingerprint of its request id and delivery key. The
+ * handler that claimed it gives it its outcome (begin) and hands it back when it settles.
+ */
+export class Handling {
+  /** Set by begin(), in the same turn as the claim: no other claim can come between. */
   outcome: Promise<Outcome> | undefined = undefined;
+  /** Another delivery being handled whose fingerprint has the same high half (about one pair in 2^32). */
+  next: Handling | undefined = undefined;
   constructor(
     readonly hi: number,
     readonly lo: number,
@@ -13,49 +19,70 @@ class Handling {
 /**
  * The deliveries of a redelivering topic this worker is handling or has answered, by request
  * id and delivery key, so that a copy of one runs nothing: it settles as the first did, or is
- * acked at once. A key being handled is kept until it settles; the last `capacity` answered
- * keys are kept as fingerprints (answered-keys.ts), the oldest forgotten first. A key is
- * hashed once, when claimed.
+ * acked at once. A delivery being handled is kept until it settles; the last `capacity`
+ * answered are kept as fingerprints (answered-keys.ts), the oldest forgotten first. Both are
+ * found by the fingerprint, taken once when claimed: no key string is made or hashed again
+ * (docs/benchmarks-rationale.md).
  */
 export class DeliveryLedger {
-  /** Few at a time, and short-lived. */
-  private readonly handling = new Map<string, Handling>();
+  /**
+   * Few at a time, and short-lived: by the fingerprint's high half as a signed 32-bit number
+   * (a small integer to V8, where the unsigned half past 2^31 would be a boxed one), the low
+   * half told apart in the chain.
+   */
+  private readonly handling = new Map<number, Handling>();
+  private handled = 0;
   private readonly answered: AnsweredKeys;
 
-  constructor(capacity: number) {
-    this.answered = new AnsweredKeys(Math.max(0, capacity));
+  /** `seed`: see AnsweredKeys. */
+  constructor(capacity: number, seed?: Buffer) {
+    this.answered = new AnsweredKeys(Math.max(0, capacity), seed);
   }
 
   /**
-   * `true` if answered, the first delivery's outcome while it is handled. Otherwise
-   * undefined, and the caller handles this delivery: begin() and settle() follow.
+   * `true` if answered, the first delivery's outcome while it is handled. Otherwise a new
+   * Handling: the caller handles this delivery, and begin() and settle() follow with it.
    */
-  claim(key: string): Promise<Outcome> | true | undefined {
-    const now = this.handling.get(key);
-    if (now !== undefined) return now.outcome;
+  claim(id: string, deliveryKey: string): Handling | Promise<Outcome> | true {
     const answered = this.answered;
-    answered.hash(key);
-    if (answered.has(answered.hi, answered.lo)) return true;
-    this.handling.set(key, new Handling(answered.hi, answered.lo));
-    return undefined;
+    answered.hash(id, deliveryKey);
+    const { hi, lo } = answered;
+    const head = this.handling.get(hi | 0);
+    // The outcome is there: begin() follows a claim in the same turn.
+    for (let h = head; h !== undefined; h = h.next) if (h.lo === lo) return h.outcome ?? true;
+    if (answered.has(hi, lo)) return true;
+    const h = new Handling(hi, lo);
+    h.next = head;
+    this.handling.set(hi | 0, h);
+    this.handled++;
+    return h;
   }
 
-  /** The claimed delivery of `key` is being handled; `outcome` settles with it. */
-  begin(key: string, outcome: Promise<Outcome>): void {
-    const now = this.handling.get(key);
-    if (now !== undefined) now.outcome = outcome;
+  /** The claimed delivery is being handled; `outcome` settles with it. */
+  begin(h: Handling, outcome: Promise<Outcome>): void {
+    h.outcome = outcome;
   }
 
-  /** The delivery of `key` settled: remembered as answered, or forgotten (a redelivery of it must run). */
-  settle(key: string, answered: boolean): void {
-    const now = this.handling.get(key);
-    if (now === undefined) return;
-    this.handling.delete(key);
-    if (answered) this.answered.add(now.hi, now.lo);
+  /** The delivery settled: remembered as answered, or forgotten (a redelivery of it must run). */
+  settle(h: Handling, answered: boolean): void {
+    const slot = h.hi | 0;
+    const head = this.handling.get(slot);
+    if (head === h) {
+      if (h.next === undefined) this.handling.delete(slot);
+      else this.handling.set(slot, h.next);
+    } else {
+      let before = head;
+      while (before !== undefined && before.next !== h) before = before.next;
+      // Settled twice: the first settle took it out already.
+      if (before === undefined) return;
+      before.next = h.next;
+    }
+    this.handled--;
+    if (answered) this.answered.add(h.hi, h.lo);
   }
 
-  /** Keys known: answered and being handled. */
+  /** Deliveries known: answered and being handled. */
   get size(): number {
-    return this.handling.size + this.answered.size;
+    return this.handled + this.answered.size;
   }
 }

@@ -13,7 +13,7 @@ import type { WorkerLimits } from './limits.js';
 import { CallAbort } from './call-abort.js';
 import { CallLog, PreparedCall } from './prepared-call.js';
 import { createSink, type ObservationSink } from './observation-sink.js';
-import { DeliveryLedger } from './delivery-ledger.js';
+import { DeliveryLedger, Handling } from './delivery-ledger.js';
 import { injectTraceContext } from '../tracing/trace-context.js';
 import { Outcome } from './outcome.js';
 import { compose, type CallContext, type Interceptor, type Next, type PluginRun, type RunNext } from './interceptor.js';
@@ -162,12 +162,11 @@ export class RequestHandler {
     // Checked on every delivery, not only those counted as redelivered: a topic unload hands
     // unacked messages out again with a count of 0. Paired with the request id, which tells
     // apart what a transport's key alone may not (transport.ts, deliveryKey).
-    const key = `${id}\n${ctx.message.deliveryKey}`;
-    const first = ledger.claim(key);
-    if (first !== undefined) return this.settleCopy(ctx.message, id, first);
-    const handling = this.answerOrSettle(ctx, id, key);
-    // answerOrSettle settles the key only after an await (and whatever happens), so this comes first.
-    ledger.begin(key, handling);
+    const claim = ledger.claim(id, ctx.message.deliveryKey);
+    if (!(claim instanceof Handling)) return this.settleCopy(ctx.message, id, claim);
+    const handling = this.answerOrSettle(ctx, id, claim);
+    // answerOrSettle settles the claim only after an await (and whatever happens), so this comes first.
+    ledger.begin(claim, handling);
     return handling;
   }
 
@@ -188,8 +187,8 @@ export class RequestHandler {
     return Outcome.Duplicate;
   }
 
-  /** Answer, or settle a request whose answer could not be published; the ledger hears how `key` settled. */
-  private async answerOrSettle(ctx: CallContext, id: string, key?: string): Promise<Outcome> {
+  /** Answer, or settle a request whose answer could not be published; the ledger hears how `claim` settled. */
+  private async answerOrSettle(ctx: CallContext, id: string, claim?: Handling): Promise<Outcome> {
     let answered = false;
     try {
       const outcome = await this.answer(ctx, id);
@@ -199,7 +198,7 @@ export class RequestHandler {
       return await this.settleUnpublished(ctx.message, id, err);
     } finally {
       // Reached only after an await, so handleRedeliverable's begin() came first.
-      if (key !== undefined) this.ledger?.settle(key, answered);
+      if (claim !== undefined) this.ledger?.settle(claim, answered);
     }
   }
 

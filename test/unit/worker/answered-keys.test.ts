@@ -30,11 +30,11 @@ function byKey(capacity: number) {
   const keys = new AnsweredKeys(capacity);
   return {
     add(key: string) {
-      keys.hash(key);
+      keys.hash(key, '');
       keys.add(keys.hi, keys.lo);
     },
     has(key: string) {
-      keys.hash(key);
+      keys.hash(key, '');
       return keys.has(keys.hi, keys.lo);
     },
     get size() {
@@ -101,13 +101,22 @@ describe('AnsweredKeys', () => {
     expect([keys.has('x'), keys.has('x\0'), keys.has('\u0178'), keys.has('\u8078')]).toEqual([true, false, false, false]);
   });
 
+  it('tells apart where the request id ends and the delivery key begins', () => {
+    const keys = new AnsweredKeys(10);
+    const print = (id: string, key: string) => (keys.hash(id, key), `${keys.hi}:${keys.lo}`);
+    const prints = [print('ab', 'c'), print('a', 'bc'), print('abc', ''), print('', 'abc'), print('ab\n', 'c'), print('ab', '\nc')];
+    expect(new Set(prints).size).toBe(prints.length);
+    // The same pair gives the same fingerprint.
+    expect(print('ab', 'c')).toBe(prints[0]);
+  });
+
   it('spreads a million near-identical keys over 64 bits without a collision', () => {
     // Keys as a native worker makes them (request id, producer, publish time), differing in a
     // few digits: a hash that lets such differences cancel collides here long before 2^32.
     const keys = new AnsweredKeys(1);
     const seen = new Set<string>();
     for (let i = 0; i < 1_000_000; i++) {
-      keys.hash(`req-${i % 1000}\nstandalone-0-3@${1795857242974 + Math.floor(i / 1000)}`);
+      keys.hash(`req-${i % 1000}`, `standalone-0-3@${1795857242974 + Math.floor(i / 1000)}`);
       seen.add(`${keys.hi}:${keys.lo}`);
     }
     expect(seen.size).toBe(1_000_000);

@@ -1,49 +1,93 @@
 import { describe, expect, it } from 'vitest';
-import { DeliveryLedger } from '../../../src/worker/delivery-ledger.js';
+import { AnsweredKeys } from '../../../src/worker/answered-keys.js';
+import { DeliveryLedger, Handling } from '../../../src/worker/delivery-ledger.js';
 import { Outcome } from '../../../src/worker/outcome.js';
+
+/** Claim a first delivery and begin it with `outcome`, as the handler does. */
+function start(ledger: DeliveryLedger, id: string, key: string, outcome: Promise<Outcome>): Handling {
+  const claim = ledger.claim(id, key);
+  if (!(claim instanceof Handling)) throw new Error(`${id} ${key} was not a first delivery`);
+  ledger.begin(claim, outcome);
+  return claim;
+}
 
 describe('DeliveryLedger', () => {
   it('knows a delivery while it is handled, then as answered', () => {
     const ledger = new DeliveryLedger(2);
     const outcome = Promise.resolve(Outcome.Answered);
-    expect(ledger.claim('a')).toBeUndefined();
-    ledger.begin('a', outcome);
-    expect(ledger.claim('a')).toBe(outcome);
-    ledger.settle('a', true);
-    expect([ledger.claim('a'), ledger.size]).toEqual([true, 1]);
+    const claim = start(ledger, 'a', 'k', outcome);
+    expect(ledger.claim('a', 'k')).toBe(outcome);
+    ledger.settle(claim, true);
+    expect([ledger.claim('a', 'k'), ledger.size]).toEqual([true, 1]);
+  });
+
+  it('tells deliveries apart by request id and delivery key together', () => {
+    const ledger = new DeliveryLedger(4);
+    ledger.settle(start(ledger, 'a', 'k', Promise.resolve(Outcome.Answered)), true);
+    expect([ledger.claim('a', 'k'), ledger.claim('b', 'k'), ledger.claim('a', 'j'), ledger.claim('ak', '')].map((c) => c instanceof Handling)).toEqual([
+      false,
+      true,
+      true,
+      true,
+    ]);
   });
 
   it('forgets a delivery that settled unanswered (nacked), so that its redelivery runs', () => {
     const ledger = new DeliveryLedger(2);
-    ledger.claim('a');
-    ledger.begin('a', Promise.resolve(Outcome.Nacked));
-    ledger.settle('a', false);
+    ledger.settle(start(ledger, 'a', 'k', Promise.resolve(Outcome.Nacked)), false);
     expect(ledger.size).toBe(0);
-    expect(ledger.claim('a')).toBeUndefined();
+    expect(ledger.claim('a', 'k')).toBeInstanceOf(Handling);
   });
 
   it('keeps the last `capacity` answered keys and forgets the oldest first, never one still handled', () => {
     const ledger = new DeliveryLedger(2);
-    for (const key of ['a', 'b', 'c']) {
-      ledger.claim(key);
-      ledger.begin(key, Promise.resolve(Outcome.Answered));
-      ledger.settle(key, true);
-    }
+    for (const id of ['a', 'b', 'c']) ledger.settle(start(ledger, id, 'k', Promise.resolve(Outcome.Answered)), true);
     const running = Promise.resolve(Outcome.Answered);
-    ledger.claim('d');
-    ledger.begin('d', running);
-    expect([ledger.claim('b'), ledger.claim('c'), ledger.claim('d'), ledger.size]).toEqual([true, true, running, 3]);
+    start(ledger, 'd', 'k', running);
+    expect([ledger.claim('b', 'k'), ledger.claim('c', 'k'), ledger.claim('d', 'k'), ledger.size]).toEqual([true, true, running, 3]);
     // 'a' was forgotten: asking claims it anew.
-    expect([ledger.claim('a'), ledger.size]).toEqual([undefined, 4]);
+    expect(ledger.claim('a', 'k')).toBeInstanceOf(Handling);
+    expect(ledger.size).toBe(4);
   });
 
   it('remembers no answer with capacity 0, but still knows what it is handling', () => {
     const ledger = new DeliveryLedger(0);
     const running = Promise.resolve(Outcome.Answered);
-    ledger.claim('a');
-    ledger.begin('a', running);
-    expect(ledger.claim('a')).toBe(running);
-    ledger.settle('a', true);
-    expect([ledger.size, ledger.claim('a')]).toEqual([0, undefined]);
+    const claim = start(ledger, 'a', 'k', running);
+    expect(ledger.claim('a', 'k')).toBe(running);
+    ledger.settle(claim, true);
+    expect(ledger.size).toBe(0);
+    expect(ledger.claim('a', 'k')).toBeInstanceOf(Handling);
+  });
+
+  it('keeps apart deliveries handled at once whose fingerprints share the high half', () => {
+    // Two ids whose fingerprints under a fixed seed share the high half (birthday search over
+    // 2^32: found within a few hundred thousand ids), handled at the same time.
+    const seed = Buffer.from('0123456789abcdef', 'hex');
+    const keys = new AnsweredKeys(1, seed);
+    const byHi = new Map<number, string>();
+    let pair: [string, string] | undefined;
+    for (let i = 0; !pair && i < 2_000_000; i++) {
+      const id = `req-${i}`;
+      keys.hash(id, 'k');
+      const other = byHi.get(keys.hi);
+      if (other !== undefined) pair = [other, id];
+      else byHi.set(keys.hi, id);
+    }
+    expect(pair).toBeDefined();
+    const [x, y] = pair!;
+    const ledger = new DeliveryLedger(4, seed);
+    const xRuns = Promise.resolve(Outcome.Answered);
+    const yRuns = Promise.resolve(Outcome.Nacked);
+    const xClaim = start(ledger, x, 'k', xRuns);
+    const yClaim = start(ledger, y, 'k', yRuns);
+    expect([ledger.claim(x, 'k'), ledger.claim(y, 'k'), ledger.size]).toEqual([xRuns, yRuns, 2]);
+    // The first claimed is behind the second in its chain: settling it leaves the second there.
+    ledger.settle(xClaim, true);
+    expect([ledger.claim(x, 'k'), ledger.claim(y, 'k'), ledger.size]).toEqual([true, yRuns, 2]);
+    ledger.settle(yClaim, false);
+    ledger.settle(yClaim, false);
+    expect(ledger.size).toBe(1);
+    expect(ledger.claim(y, 'k')).toBeInstanceOf(Handling);
   });
 });
