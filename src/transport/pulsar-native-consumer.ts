@@ -84,7 +84,8 @@ class NativeIncomingMessage implements IncomingMessage {
  * stop() behaves as in the WebSocket transport: iteration ends, the consumer stays open while
  * taken messages are unsettled, then closes, which returns what it held. On a non-persistent
  * topic the client's receiver queue is the broker's room: a message is taken off it as soon as
- * the local buffer has room, and stop() hands out what was received.
+ * the local buffer has room, and stop() hands out what was received and closes the consumer
+ * at once, taken messages settled or not (there is nothing to acknowledge there).
  */
 export class PulsarNativeSubscription implements Subscription {
   private readonly queue = new AsyncQueue<NativeIncomingMessage>();
@@ -103,6 +104,8 @@ export class PulsarNativeSubscription implements Subscription {
   /** The batch fetch under way, if any: it settles within BATCH_WAIT_MS. */
   private fetching: Promise<NativeMessage[]> | undefined;
   private remove = false;
+  /** Ends the pump's pause after a failed receive: stop() must not wait it out. */
+  private readonly stopping = new AbortController();
 
   private constructor(
     private readonly consumer: NativeConsumer,
@@ -209,7 +212,7 @@ export class PulsarNativeSubscription implements Subscription {
         if (this.stopped) return;
         const delayMs = backoff.next();
         this.log.warn({ err, delayMs }, 'pulsar receive failed; retrying');
-        await sleep(delayMs);
+        await sleep(delayMs, this.stopping.signal).catch(() => undefined);
         continue;
       } finally {
         this.fetching = undefined;
@@ -249,12 +252,18 @@ export class PulsarNativeSubscription implements Subscription {
     if (this.stopped) return;
     this.stopped = true;
     this.wake();
+    this.stopping.abort();
     if (this.redeliverable) {
       this.queue.end();
     } else {
       // A batch under way settles within BATCH_WAIT_MS; what it took is handed out.
       await this.fetching?.catch(() => undefined);
       await this.drainReceived();
+      // Nothing is acknowledged here, and what the broker sent this consumer from now on would
+      // be lost: close at once, so the subscription's other consumers get it. The close ends
+      // the pump's receive; a message that receive got first is still handed out.
+      await this.detach();
+      await this.pumping;
       this.queue.finish();
     }
     if (this.takenUnsettled === 0) await this.detach();
