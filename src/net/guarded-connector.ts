@@ -11,6 +11,13 @@ import { bareHost, type AddressGuard } from './address-guard.js';
 export function guardedConnector(guard: AddressGuard, options: { connectTimeoutMs: number; ca?: readonly string[] | undefined }): buildConnector.connector {
   const dial = buildConnector({ timeout: options.connectTimeoutMs, ...(options.ca ? { ca: [...options.ca] } : {}) });
   return (opts, callback) => {
+    // Called once: the trailing catch below must not call it again after a callback that threw.
+    let answered = false;
+    const answer: buildConnector.Callback = (...args) => {
+      if (answered) return;
+      answered = true;
+      callback(...args);
+    };
     const host = bareHost(opts.hostname);
     // The lookup counts against the connect timeout too; the timer goes once the lookup is
     // over, or each connect would hold it (and what it closes over) for the whole timeout.
@@ -24,10 +31,10 @@ export function guardedConnector(guard: AddressGuard, options: { connectTimeoutM
     Promise.race([guard.addresses(host), timer])
       .finally(() => clearTimeout(timeout))
       .then(
-        ([address]) => dial({ ...opts, hostname: address!, servername: opts.servername ?? (isIP(host) ? undefined : host) }, callback),
-        (err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null),
+        ([address]) => dial({ ...opts, hostname: address!, servername: opts.servername ?? (isIP(host) ? undefined : host) }, answer),
+        (err: unknown) => answer(err instanceof Error ? err : new Error(String(err)), null),
       )
       // A dial that throws as it is called (a port Node refuses) would otherwise reject unhandled and end the process.
-      .catch((err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null));
+      .catch((err: unknown) => answer(err instanceof Error ? err : new Error(String(err)), null));
   };
 }

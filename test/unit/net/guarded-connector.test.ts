@@ -45,6 +45,25 @@ describe('guardedConnector', () => {
     await expect(connect(connector, '127.0.0.1', -1)).rejects.toThrow(/port/i);
   });
 
+  it('calls back once, even when its callback throws', async () => {
+    const refused = new AddressGuard({}, () => Promise.reject(new Error('no such host')));
+    let calls = 0;
+    let resolveCalled: () => void = () => undefined;
+    const called = new Promise<void>((resolve) => (resolveCalled = resolve));
+    guardedConnector(refused, { connectTimeoutMs: 5_000 })(
+      { hostname: 'gone.test', host: 'gone.test', port: String(port), protocol: 'http:', servername: undefined, localAddress: null, httpSocket: undefined },
+      () => {
+        calls++;
+        resolveCalled();
+        throw new Error('a callback that throws');
+      },
+    );
+    await called;
+    // The trailing catch has run by the time a timer fires.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(calls).toBe(1);
+  });
+
   it('gives up on a lookup that outlasts the connect timeout', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const never = new AddressGuard({}, () => new Promise<string[]>(() => undefined));
