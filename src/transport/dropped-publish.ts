@@ -8,8 +8,12 @@ import { TransportError } from '../errors.js';
  * gets 0, 0 (`ServerCnx`). Both transports look for that receipt and send the message again.
  */
 
-/** Bounds of sending again a publish the broker dropped. */
-export const DROP_RETRY = { initialDelayMs: 5, maxDelayMs: 500, attempts: 8 } as const;
+/**
+ * Pauses between sends of a publish the broker dropped. There is no count of attempts: a drop
+ * means the connection is busy for now, and the send's own timeout (sendTimeoutMs) is what a
+ * caller set as the time it may take, so the publish is sent again until that has passed.
+ */
+export const DROP_RETRY = { initialDelayMs: 5, maxDelayMs: 500 } as const;
 
 /** pulsar-client prints a message id as `(ledger,entry,partition,batch)`. */
 export function isDroppedNativeReceipt(id: unknown): boolean {
@@ -27,10 +31,10 @@ export function isDroppedWsReceipt(messageId: unknown): boolean {
   return typeof messageId === 'string' && messageId.startsWith(WS_DROPPED_PREFIX);
 }
 
-/** The error of a publish dropped every time it was sent. */
-export function droppedTooOften(transport: string, topic: string, attempts: number): TransportError {
+/** The error of a publish dropped every time it was sent within the send's timeout. */
+export function droppedTooOften(transport: string, topic: string, attempts: number, sendTimeoutMs: number): TransportError {
   return new TransportError(
-    `${transport}: the broker dropped the publish to ${topic} ${attempts} times (too many non-persistent publishes in flight on its connection)`,
+    `${transport}: the broker dropped the publish to ${topic} ${attempts} times within the send timeout of ${sendTimeoutMs} ms (too many non-persistent publishes in flight on its connection)`,
     { retriable: true },
   );
 }

@@ -62,6 +62,16 @@ const SPREAD_ABOVE = 1000;
  */
 export const NATIVE_LOG_LEVELS = ['debug', 'debug', 'warn', 'error'] as const;
 
+/** What a producer of a non-persistent topic shares with the client's others. */
+interface NonPersistentSends {
+  /** The client's window of non-persistent sends in flight. */
+  readonly window: LimitFunction;
+  /** Told of each publish the broker dropped and that is sent again. */
+  readonly onDropped: (topic: string, attempt: number) => void;
+  /** A dropped publish is sent again until this long after its first send. */
+  readonly sendTimeoutMs: number;
+}
+
 class NativeProducerHandle implements Producer {
   private closed = false;
   private closing: Promise<void> | undefined;
@@ -69,7 +79,7 @@ class NativeProducerHandle implements Producer {
   /** Sends handed to libpulsar and not yet confirmed. */
   private pending = 0;
   /** Non-persistent topics: the client's shared window, and where a dropped publish is told. */
-  private readonly nonPersistent: { readonly window: LimitFunction; readonly onDropped: (topic: string, attempt: number) => void } | undefined;
+  private readonly nonPersistent: NonPersistentSends | undefined;
 
   private readonly settled = (): void => {
     this.pending--;
@@ -84,7 +94,7 @@ class NativeProducerHandle implements Producer {
   constructor(
     readonly topic: string,
     private readonly native: NativeProducer,
-    nonPersistent?: { readonly window: LimitFunction; readonly onDropped: (topic: string, attempt: number) => void },
+    nonPersistent?: NonPersistentSends,
   ) {
     this.nonPersistent = nonPersistent;
   }
@@ -112,7 +122,7 @@ class NativeProducerHandle implements Producer {
     }
     // Abort stops the wait for a place; a send already handed over runs its course.
     return abortable(
-      np.window(() => this.sendUntilKept(message, np.onDropped, signal)),
+      np.window(() => this.sendUntilKept(message, np, signal)),
       signal,
       `send to ${this.topic}`,
     );
@@ -120,16 +130,18 @@ class NativeProducerHandle implements Producer {
 
   /**
    * A non-persistent publish the broker dropped reached nobody: sent again, after a pause
-   * that lets the connection's backlog drain, a few times at most.
+   * that lets the connection's backlog drain, until the send timeout has passed.
    */
-  private async sendUntilKept(message: OutgoingMessage, onDropped: (topic: string, attempt: number) => void, signal: AbortSignal | undefined): Promise<void> {
+  private async sendUntilKept(message: OutgoingMessage, np: NonPersistentSends, signal: AbortSignal | undefined): Promise<void> {
     const backoff = new Backoff({ initialDelayMs: DROP_RETRY.initialDelayMs, maxDelayMs: DROP_RETRY.maxDelayMs });
+    const deadline = Date.now() + np.sendTimeoutMs;
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
       if (!isDroppedNativeReceipt(await this.sendOnce(message, signal))) return;
-      onDropped(this.topic, attempt);
-      if (attempt === DROP_RETRY.attempts) throw droppedTooOften('pulsar', this.topic, attempt);
-      await sleep(backoff.next(), signal);
+      np.onDropped(this.topic, attempt);
+      const delayMs = backoff.next();
+      if (Date.now() + delayMs >= deadline) throw droppedTooOften('pulsar', this.topic, attempt, np.sendTimeoutMs);
+      await sleep(delayMs, signal);
     }
   }
 
@@ -234,9 +246,10 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
   }
 
   protected async openProducer(topic: string, signal: AbortSignal | undefined): Promise<NativeProducerHandle> {
+    const sendTimeoutMs = this.settings.sendTimeoutMs ?? 30_000;
     const creating = this.client.createProducer({
       topic,
-      sendTimeoutMs: this.settings.sendTimeoutMs ?? 30_000,
+      sendTimeoutMs,
       maxPendingMessages: this.settings.maxPendingMessages ?? 10_000,
       blockIfQueueFull: true,
       batchingEnabled: true,
@@ -248,7 +261,7 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
       return new NativeProducerHandle(
         topic,
         native,
-        isPersistentTopic(topic) ? undefined : { window: this.nonPersistentWindow, onDropped: this.dropped.record },
+        isPersistentTopic(topic) ? undefined : { window: this.nonPersistentWindow, onDropped: this.dropped.record, sendTimeoutMs },
       );
     } catch (err) {
       throw wrap(err, `pulsar: cannot create a producer for ${topic}`);

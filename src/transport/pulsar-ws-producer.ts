@@ -221,15 +221,15 @@ export class PulsarWsProducer implements Producer {
   /**
    * A non-persistent publish the broker dropped reached nobody (the WebSocket service's one
    * connection carries every WebSocket client's publishes, so our window alone cannot prevent
-   * it): written again after a pause, behind what was queued meanwhile, a few times at most.
+   * it): written again after a pause, behind what was queued meanwhile, until its deadline.
    */
   private dropped(pending: PendingSend): void {
     pending.drops ??= new Backoff({ initialDelayMs: DROP_RETRY.initialDelayMs, maxDelayMs: DROP_RETRY.maxDelayMs });
     const delayMs = pending.drops.next();
     const attempt = pending.drops.attempts;
     this.settings.onDropped(this.topic, attempt);
-    if (attempt === DROP_RETRY.attempts) {
-      this.fail(pending, droppedTooOften('pulsar-ws', this.topic, attempt));
+    if (Date.now() + delayMs >= pending.deadline) {
+      this.fail(pending, droppedTooOften('pulsar-ws', this.topic, attempt, this.settings.sendTimeoutMs));
       return;
     }
     if (pending.writtenOn === this.conn.generation) this.inFlight--;
