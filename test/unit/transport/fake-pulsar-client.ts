@@ -227,8 +227,11 @@ export class FakeClient implements NativeClient {
     this.consumers.push(c);
     return c;
   }
+  /** Runs as close() resolves: libpulsar's threads go on after it (they log the end of connections). */
+  afterClose: (() => void) | undefined;
   async close(): Promise<null> {
     this.closed = true;
+    this.afterClose?.();
     return null;
   }
 }

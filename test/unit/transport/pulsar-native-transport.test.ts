@@ -66,6 +66,40 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
     expect(lines()[0]!.match(/"component"/g)).toHaveLength(1);
   });
 
+  // pulsar-client relays libpulsar's lines through a thread-safe function; one still queued when
+  // the process exits aborts it (SIGABRT). libpulsar logs the end of its connections from its own
+  // thread after close() resolved, so close() waits for its log to go quiet.
+  it("closes only once libpulsar's log has gone quiet, the lines it wrote after the client closed included", async () => {
+    const { log: captured, lines } = captureLogger('warn');
+    const t = (transport = await createTransport({ kind: 'pulsar', adminUrl: 'http://broker:8080', log: captured, importer: fakeImporter }));
+    const client = FakeClient.last!;
+    const nativeLog = client.config.log!;
+    client.afterClose = () => {
+      setTimeout(() => {
+        nativeLog(2, 'ClientConnection.cc', 1, 'Connection disconnected');
+        setTimeout(() => nativeLog(2, 'ClientConnection.cc', 2, 'Destroyed connection'), 40);
+      }, 20);
+    };
+    await t.close();
+    const logged = lines().map((l) => (JSON.parse(l) as { detail: string }).detail);
+    expect(logged).toEqual(['Connection disconnected', 'Destroyed connection']);
+  });
+
+  it('closes within its bound even while libpulsar keeps logging', async () => {
+    const t = (transport = await createTransport({ kind: 'pulsar', adminUrl: 'http://broker:8080', log, importer: fakeImporter }));
+    const client = FakeClient.last!;
+    let chatter: NodeJS.Timeout | undefined;
+    client.afterClose = () => {
+      chatter = setInterval(() => client.config.log!(1, 'ClientImpl.cc', 1, 'still here'), 5);
+    };
+    try {
+      await t.close();
+      expect(client.closed).toBe(true);
+    } finally {
+      clearInterval(chatter);
+    }
+  });
+
   it("says once, at start, when the native client runs on glibc's malloc, and not when a faster allocator is preloaded", async () => {
     const maps = {
       glibc: '/usr/lib/x86_64-linux-gnu/libc.so.6\n',
