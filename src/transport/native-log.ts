@@ -10,9 +10,9 @@ import type { NativeLogLevel } from './pulsar-native-client.js';
 const NATIVE_LOG_LEVELS = ['debug', 'debug', 'warn', 'error'] as const;
 
 /** close() is done once libpulsar has logged nothing for this long... */
-export const LOG_QUIET_MS = 50;
+const LOG_QUIET_MS = 50;
 /** ...or after this long, whatever it still logs. */
-export const LOG_QUIET_MAX_MS = 2_000;
+const LOG_QUIET_MAX_MS = 2_000;
 
 /**
  * libpulsar's log lines, relayed to our logger, and a wait for the last of them.

@@ -62,7 +62,7 @@ interface NonPersistentSends {
   readonly window: LimitFunction;
   /** Told of each publish the broker dropped and that is sent again. */
   readonly onDropped: (topic: string, attempt: number) => void;
-  /** A dropped publish is sent again until this long after its first send. */
+  /** A dropped publish is sent again until this long after its first drop. */
   readonly sendTimeoutMs: number;
 }
 
@@ -128,11 +128,13 @@ class NativeProducerHandle implements Producer {
    */
   private async sendUntilKept(message: OutgoingMessage, np: NonPersistentSends, signal: AbortSignal | undefined): Promise<void> {
     const backoff = new Backoff({ initialDelayMs: DROP_RETRY.initialDelayMs, maxDelayMs: DROP_RETRY.maxDelayMs });
-    const deadline = Date.now() + np.sendTimeoutMs;
+    // Counted from the first drop, a round trip after the send: a send that is kept reads no clock.
+    let deadline: number | undefined;
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
       if (!isDroppedNativeReceipt(await this.sendOnce(message, signal))) return;
       np.onDropped(this.topic, attempt);
+      deadline ??= Date.now() + np.sendTimeoutMs;
       const delayMs = backoff.next();
       if (Date.now() + delayMs >= deadline) throw droppedTooOften('pulsar', this.topic, attempt, np.sendTimeoutMs);
       await sleep(delayMs, signal);
