@@ -11,7 +11,9 @@ import { TransportError } from '../errors.js';
 /**
  * Pauses between sends of a publish the broker dropped. There is no count of attempts: a drop
  * means the connection is busy for now, and the send's own timeout (sendTimeoutMs) is what a
- * caller set as the time it may take, so the publish is sent again until that has passed.
+ * caller set as the time it may take, so the publish is sent again until that has passed
+ * (pulsar-ws counts it from the send, as its sweeper does; the native client from the first
+ * drop, so that a kept send reads no clock).
  */
 export const DROP_RETRY = { initialDelayMs: 5, maxDelayMs: 500 } as const;
 
