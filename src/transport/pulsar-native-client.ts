@@ -45,7 +45,6 @@ export interface NativeMessage {
   getProperties(): Record<string, string>;
   getMessageId(): NativeMessageId;
   getRedeliveryCount(): number;
-  getProducerName(): string;
   getPublishTimestamp(): number;
   getTopicName(): string;
 }

@@ -16,10 +16,11 @@ export interface IncomingMessage {
    * the worker pairs it with the request's `id`. The broker's id where reading it costs nothing
    * more (WebSocket, memory). On the native client reading the id makes a native object per
    * request for the collector to finalize (docs/benchmarks-rationale.md), so there it is the
-   * producer's name and the publish time, which two messages of one producer can share within
-   * a millisecond (a batch always does): hence the pairing.
+   * publish time, a number: the messages of one batch share it, and so can those of several
+   * producers within a millisecond; hence the pairing, which tells them apart unless two carry
+   * the same request id in the same millisecond (then they are one request's copies to the worker).
    */
-  readonly deliveryKey: string;
+  readonly deliveryKey: string | number;
   readonly topic: string;
   ack(): Promise<void>;
   /** Ask for redelivery after the subscription's negative-ack delay. */

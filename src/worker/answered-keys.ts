@@ -58,13 +58,15 @@ export class AnsweredKeys {
   /**
    * Takes the fingerprint of a request id and a delivery key, as if of the one string they
    * make with a separator, without making it: read it from `hi` and `lo`, to ask has() and
-   * add() with.
+   * add() with. A key that is a number (the native client's publish time) is taken as its two
+   * 32-bit words, not as its digits.
    */
-  hash(id: string, deliveryKey: string): void {
+  hash(id: string, deliveryKey: string | number): void {
     this.hi = this.seedHi;
     this.lo = this.seedLo;
     this.absorb(id);
-    this.absorb(deliveryKey);
+    if (typeof deliveryKey === 'number') this.absorbNumber(deliveryKey);
+    else this.absorb(deliveryKey);
     let a = this.hi;
     let b = this.lo;
     // Each lane mixed into the other, so that every bit of the input reaches both halves.
@@ -102,6 +104,24 @@ export class AnsweredKeys {
     b = (b << 13) | (b >>> 19);
     this.hi = a;
     this.lo = b;
+  }
+
+  /**
+   * An integer up to 2^53 as its low and high 32-bit words, then a length no string has (a
+   * string's is below 2^30): a number never reads as a string of the same units.
+   */
+  private absorbNumber(x: number): void {
+    this.step(x >>> 0);
+    this.step((x / 0x1_0000_0000) >>> 0);
+    this.step(0x8000_0000);
+  }
+
+  /** One 32-bit word into both lanes, as absorb() takes each pair of units. */
+  private step(c: number): void {
+    const a = Math.imul(this.hi ^ c, 0x9e3779b1);
+    const b = Math.imul(this.lo ^ c, 0x85ebca77);
+    this.hi = (a << 15) | (a >>> 17);
+    this.lo = (b << 13) | (b >>> 19);
   }
 
   has(hi: number, lo: number): boolean {

@@ -43,7 +43,7 @@ export class DeliveryLedger {
    * `true` if answered, the first delivery's outcome while it is handled. Otherwise a new
    * Handling: the caller handles this delivery, and begin() and settle() follow with it.
    */
-  claim(id: string, deliveryKey: string): Handling | Promise<Outcome> | true {
+  claim(id: string, deliveryKey: string | number): Handling | Promise<Outcome> | true {
     const answered = this.answered;
     answered.hash(id, deliveryKey);
     const { hi, lo } = answered;

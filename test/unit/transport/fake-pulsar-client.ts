@@ -16,7 +16,6 @@ export function fakeMessage(data: string, properties: Record<string, string> = {
     getProperties: () => properties,
     getMessageId: () => ({ toString: () => id }),
     getRedeliveryCount: () => redeliveryCount,
-    getProducerName: () => 'standalone-0-1',
     // A fixed time: the key of one message stays the same on every read, as the broker's does.
     getPublishTimestamp: () => 1_790_000_000_000,
     getTopicName: () => 'persistent://public/default/t',

@@ -111,14 +111,23 @@ describe('AnsweredKeys', () => {
   });
 
   it('spreads a million near-identical keys over 64 bits without a collision', () => {
-    // Keys as a native worker makes them (request id, producer, publish time), differing in a
-    // few digits: a hash that lets such differences cancel collides here long before 2^32.
+    // Keys as a native worker makes them (request id, publish time), differing in a few bits:
+    // a hash that lets such differences cancel collides here long before 2^32.
     const keys = new AnsweredKeys(1);
     const seen = new Set<string>();
     for (let i = 0; i < 1_000_000; i++) {
-      keys.hash(`req-${i % 1000}`, `standalone-0-3@${1795857242974 + Math.floor(i / 1000)}`);
+      keys.hash(`req-${i % 1000}`, 1795857242974 + Math.floor(i / 1000));
       seen.add(`${keys.hi}:${keys.lo}`);
     }
     expect(seen.size).toBe(1_000_000);
+  });
+
+  it('takes a number key by its value, over all 53 bits, and never as a string', () => {
+    const keys = new AnsweredKeys(10);
+    const print = (key: string | number) => (keys.hash('req-1', key), `${keys.hi}:${keys.lo}`);
+    // Times a whole 2^32 ms apart differ only in the high word.
+    const prints = [print(1795857242974), print(1795857242974 + 2 ** 32), print(2 ** 53 - 1), print(0), print('1795857242974'), print('')];
+    expect(new Set(prints).size).toBe(prints.length);
+    expect(print(1795857242974)).toBe(prints[0]);
   });
 });

@@ -241,8 +241,8 @@ describe('the ids a request is answered by', () => {
   });
 
   it('pairs the delivery key with the request id: two requests under one key both run', async () => {
-    // The native client's key is the producer and the publish time, which one producer's
-    // messages can share within a millisecond.
+    // The native client's key is the publish time, which messages can share within a
+    // millisecond (those of one batch always do).
     const tool = countingTool();
     const { handler, transport } = await redeliverableHandler(tool.behaviour);
     const settled: string[] = [];
