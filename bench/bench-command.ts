@@ -31,13 +31,13 @@ environment (scripts/python-env.sh) when they are missing.
                            on another transport (the native client is judged against it)
       --baseline DIR       also run another toolwire build (a checkout with dist/ built, e.g.
                            a git worktree of the commit before a change) as target 'baseline',
-                           in the same alternating rounds: the change measured side by side
+                           in the same rounds: the change measured side by side
       --baseline-env K=V   the baseline's own environment (repeatable, or comma-separated): a
                            setting measured side by side, e.g. --baseline . --baseline-env
                            NODE_OPTIONS=--max-semi-space-size=32
       --scenarios LIST     only these scenario ids (e.g. toolwire-single,floor-single)
   -c, --concurrency K      requests in flight (default ${BENCH_DEFAULTS.concurrency})
-      --rounds N           floor/toolwire rounds in alternating order; ratios are medians (default ${BENCH_DEFAULTS.rounds})
+      --rounds N           rounds of the targets, the order changing each round; ratios are medians (default ${BENCH_DEFAULTS.rounds})
   -n, --requests N         requests per scenario (default: --duration)
   -d, --duration SECONDS   per scenario (default ${BENCH_DEFAULTS.durationMs / 1000})
       --warmup SECONDS     unrecorded load first (default ${BENCH_DEFAULTS.warmupMs / 1000})

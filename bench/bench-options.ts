@@ -14,9 +14,9 @@ export interface BenchOptions {
   /** Requests in flight (K). */
   readonly concurrency: number;
   /**
-   * Rounds of the floor/toolwire pair, in alternating order (floor first, then toolwire
-   * first...): the ratios are the medians over rounds, so a neighbour's burst on a shared
-   * machine moves one round, not the figure.
+   * Rounds of the targets, in an order that changes each round (roundOrder): the ratios are
+   * the medians over rounds, so a neighbour's burst on a shared machine moves one round, not
+   * the figure.
    */
   readonly rounds: number;
   /** Each scenario is bounded by a request count, or else by a duration. */

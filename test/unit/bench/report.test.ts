@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BENCH_DEFAULTS, type BenchOptions } from '../../../bench/bench-options.js';
-import { allScenarios, BROKER_WARMUP_MS, planScenarios, topicsFor, warmBrokerFirst, type ScenarioResult } from '../../../bench/bench-runner.js';
+import { allScenarios, BROKER_WARMUP_MS, planScenarios, roundOrder, topicsFor, warmBrokerFirst, type ScenarioResult } from '../../../bench/bench-runner.js';
 import type { LoadResult } from '../../../bench/load-generator.js';
 import { summarizeResources } from '../../../bench/resource-sample.js';
 import type { BenchReport } from '../../../bench/report/bench-report.js';
@@ -311,7 +311,7 @@ describe('planScenarios', () => {
     expect(planScenarios({ ...o, oneCallMs: 0 }).filter((s) => s.concurrency === 1)).toEqual([]);
   });
 
-  it('repeats the floor/toolwire pair in alternating order for extra rounds', () => {
+  it('repeats the floor/toolwire pair for extra rounds, each first in every second round', () => {
     const ids = planScenarios({
       ...options,
       rounds: 3,
@@ -321,10 +321,10 @@ describe('planScenarios', () => {
       broker: undefined,
       python: undefined,
     } as BenchOptions).map((s) => s.id);
-    expect(ids).toEqual(['floor-single', 'toolwire-single', 'python-single', 'toolwire-single-r2', 'floor-single-r2', 'floor-single-r3', 'toolwire-single-r3']);
+    expect(ids).toEqual(['floor-single', 'toolwire-single', 'python-single', 'toolwire-single-r2', 'floor-single-r2', 'toolwire-single-r3', 'floor-single-r3']);
   });
 
-  it('puts a baseline build in every round beside the floor and toolwire, the order alternating', () => {
+  it('puts a baseline build in every round beside the floor and toolwire, each target in every place', () => {
     const ids = planScenarios({
       ...options,
       targets: ['floor', 'toolwire', 'baseline'],
@@ -342,10 +342,21 @@ describe('planScenarios', () => {
       'baseline-single-r2',
       'toolwire-single-r2',
       'floor-single-r2',
-      'floor-single-r3',
       'toolwire-single-r3',
       'baseline-single-r3',
+      'floor-single-r3',
     ]);
+  });
+
+  it('puts each of three targets first, between and last twice in six rounds, and each of two first in half the rounds', () => {
+    const three = ['floor', 'toolwire', 'baseline'] as const;
+    const orders = [1, 2, 3, 4, 5, 6].map((r) => roundOrder(three, r).join(','));
+    expect(new Set(orders).size).toBe(6);
+    for (const t of three) for (let place = 0; place < 3; place++) expect(orders.filter((o) => o.split(',')[place] === t)).toHaveLength(2);
+    const two = [1, 2, 3, 4, 5, 6, 7, 8].map((r) => roundOrder(['floor', 'toolwire'], r)[0]);
+    expect(two.filter((t) => t === 'floor')).toHaveLength(4);
+    // Every two rounds in a row, each goes first once: a drift over the run touches both alike.
+    for (let r = 0; r < two.length; r += 2) expect(new Set(two.slice(r, r + 2)).size).toBe(2);
   });
 
   it('bounds each scenario by requests when asked, and skips what is switched off', () => {
