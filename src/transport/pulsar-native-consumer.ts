@@ -65,7 +65,7 @@ class NativeIncomingMessage implements IncomingMessage {
 
   /**
    * See IncomingMessage.deliveryKey: one number across the binding. The producer's name beside
-   * it cost a string across the binding and one made here, about twice the read (benchmarks-rationale.md).
+   * it took as long again to read, and two strings a request (docs/benchmarks-rationale.md).
    */
   get deliveryKey(): number {
     return this.native.getPublishTimestamp();
