@@ -71,8 +71,8 @@ export interface ScenarioResult {
 /**
  * The targets' order in round `round` (from 1): rotated by one place every two rounds, and
  * reversed in every second, so that neither side always runs on a broker the other just
- * warmed, and with three targets none always runs between the other two (a target kept in
- * the middle came out 6% slower than the same code run last). Three targets take all six
+ * warmed, and with three targets none always runs between the other two (two runs of the
+ * same code, in the middle and then last, came out 6% apart). Three targets take all six
  * orders in six rounds; two alternate.
  */
 export function roundOrder<T>(targets: readonly T[], round: number): T[] {
