@@ -311,7 +311,7 @@ describe('planScenarios', () => {
     expect(planScenarios({ ...o, oneCallMs: 0 }).filter((s) => s.concurrency === 1)).toEqual([]);
   });
 
-  it('repeats the floor/toolwire pair for extra rounds, each first in every second round', () => {
+  it('repeats the floor/toolwire pair for extra rounds, each first once in every two rounds', () => {
     const ids = planScenarios({
       ...options,
       rounds: 3,
