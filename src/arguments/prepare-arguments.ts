@@ -28,12 +28,15 @@ export function prepareArguments(
   }
   for (const p of parameters) {
     // Own values only: a parameter named `toString` or `constructor` has no value the object inherits.
-    let v = Object.hasOwn(out, p.name) ? out[p.name] : undefined;
+    const own = Object.hasOwn(out, p.name);
+    let v = own ? out[p.name] : undefined;
     if (v === undefined || v === null) {
       if (p.default !== undefined && p.default !== null) v = p.default;
       else if (p.required) throw new InvalidArgumentsError(`tool parameter ${p.name} not found in tool config`);
       else {
-        delete out[p.name];
+        // Only a key that is there: a delete is a call into the runtime even when it finds
+        // nothing, and an optional parameter the model left out is the common case.
+        if (own) delete out[p.name];
         continue;
       }
     }

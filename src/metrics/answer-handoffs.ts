@@ -7,25 +7,29 @@
  * first waits for the answers handed over before it began: it never shows fewer outcomes than
  * the answers an agent could have read, and never one that did not happen.
  *
- * The hot path pays a number and a set entry per request; only a scrape makes a promise.
+ * Handoffs are counted by epoch, and each scrape starts a new one: the hot path adds and
+ * takes one from a number in an array (a Set of tickets cost about 70 ns more a request,
+ * docs/benchmarks-rationale.md); only a scrape makes a promise.
  */
 export class AnswerHandoffs {
-  private last = 0;
-  /** Open handoffs; a Set keeps insertion order, so its first entry is the oldest. */
-  private readonly open = new Set<number>();
+  /** The epoch new handoffs join. */
+  private epoch = 0;
+  /** The oldest epoch still counted: `open[0]` is its count of unsettled handoffs. */
+  private base = 0;
+  private readonly open: number[] = [0];
   private waiters: { readonly upTo: number; readonly resolve: () => void }[] = [];
 
-  /** The final answer of a request goes to the broker now; returns its ticket. */
+  /** The final answer of a request goes to the broker now; returns its ticket (its epoch). */
   hand(): number {
-    const ticket = ++this.last;
-    this.open.add(ticket);
-    return ticket;
+    this.open[this.epoch - this.base]!++;
+    return this.epoch;
   }
 
   /** The request of `ticket` has settled and its outcome is counted. */
   settle(ticket: number): void {
-    this.open.delete(ticket);
-    if (this.waiters.length > 0) this.wake();
+    const i = ticket - this.base;
+    // Past epochs only end; the current one still takes handoffs.
+    if (--this.open[i]! === 0 && i === 0 && ticket < this.epoch) this.drop();
   }
 
   /**
@@ -33,8 +37,9 @@ export class AnswerHandoffs {
    * (a publish the transport never confirms must not hold a scrape).
    */
   settled(timeoutMs: number): Promise<void> {
-    const upTo = this.last;
-    if (this.oldest() > upTo) return Promise.resolve();
+    if (this.pending() === 0) return Promise.resolve();
+    const upTo = this.epoch++;
+    this.open.push(0);
     return new Promise<void>((resolve) => {
       const waiter = {
         upTo,
@@ -51,16 +56,22 @@ export class AnswerHandoffs {
     });
   }
 
-  private oldest(): number {
-    for (const t of this.open) return t;
-    return Infinity;
+  /** Handoffs not settled yet, of every epoch. */
+  private pending(): number {
+    let n = 0;
+    for (const count of this.open) n += count;
+    return n;
   }
 
-  private wake(): void {
-    const oldest = this.oldest();
-    const ready = this.waiters.filter((waiter) => oldest > waiter.upTo);
+  /** Past epochs at the front whose handoffs have all settled are done: wake the scrapes waiting for them. */
+  private drop(): void {
+    while (this.base < this.epoch && this.open[0] === 0) {
+      this.open.shift();
+      this.base++;
+    }
+    const ready = this.waiters.filter((waiter) => waiter.upTo < this.base);
     if (ready.length === 0) return;
-    this.waiters = this.waiters.filter((waiter) => oldest <= waiter.upTo);
+    this.waiters = this.waiters.filter((waiter) => waiter.upTo >= this.base);
     for (const w of ready) w.resolve();
   }
 }

@@ -323,7 +323,14 @@ export class ServiceMetrics {
 
   /** A request's handling ended without settling it (a bug below): a scrape stops waiting for it. */
   abandon(ctx: CallContext): void {
-    if (ctx.handoff !== undefined) this.handoffs.settle(ctx.handoff);
+    this.settleHandoff(ctx);
+  }
+
+  /** Once per handoff: the count of its epoch must not be taken from twice. */
+  private settleHandoff(ctx: CallContext): void {
+    if (ctx.handoff === undefined) return;
+    this.handoffs.settle(ctx.handoff);
+    ctx.handoff = undefined;
   }
 
   /** A request settled: its outcome and times. */
@@ -335,7 +342,7 @@ export class ServiceMetrics {
     this.queue.observe((ctx.startedAt - ctx.receivedAt) / 1000);
     s.total.observe((now - ctx.receivedAt) / 1000);
     if (ctx.pluginStartedAt !== undefined && ctx.pluginEndedAt !== undefined) s.plugin.observe((ctx.pluginEndedAt - ctx.pluginStartedAt) / 1000);
-    if (ctx.handoff !== undefined) this.handoffs.settle(ctx.handoff);
+    this.settleHandoff(ctx);
   }
 
   /** A request answered without running (a full backlog, a blocked service). */

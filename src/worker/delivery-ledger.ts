@@ -1,6 +1,9 @@
 import { AnsweredKeys } from './answered-keys.js';
 import type { Outcome } from './outcome.js';
 
+/** Buckets of the deliveries being handled: a power of two, above a service's usual concurrency. */
+const BUCKETS = 1024;
+
 /**
  * A delivery being handled, by the fingerprint of its request id and delivery key. The
  * handler that claimed it gives it its outcome (begin) and hands it back when it settles.
@@ -8,7 +11,7 @@ import type { Outcome } from './outcome.js';
 export class Handling {
   /** Set by begin(), in the same turn as the claim: no other claim can come between. */
   outcome: Promise<Outcome> | undefined = undefined;
-  /** Another delivery being handled whose fingerprint has the same high half (about one pair in 2^32). */
+  /** The next delivery being handled in the same bucket. */
   next: Handling | undefined = undefined;
   constructor(
     readonly hi: number,
@@ -26,11 +29,11 @@ export class Handling {
  */
 export class DeliveryLedger {
   /**
-   * Few at a time, and short-lived: by the fingerprint's high half as a signed 32-bit number
-   * (a small integer to V8, where the unsigned half past 2^31 would be a boxed one), the low
-   * half told apart in the chain.
+   * Few at a time (the service's concurrency), and short-lived: chained in buckets by the low
+   * bits of the fingerprint's high half. An array, not a Map: a Map hashed its key again and
+   * rehashed as entries came and went, four times a request (docs/benchmarks-rationale.md).
    */
-  private readonly handling = new Map<number, Handling>();
+  private readonly handling: (Handling | undefined)[] = new Array<Handling | undefined>(BUCKETS).fill(undefined);
   private handled = 0;
   private readonly answered: AnsweredKeys;
 
@@ -47,13 +50,14 @@ export class DeliveryLedger {
     const answered = this.answered;
     answered.hash(id, deliveryKey);
     const { hi, lo } = answered;
-    const head = this.handling.get(hi | 0);
+    const bucket = hi & (BUCKETS - 1);
+    const head = this.handling[bucket];
     // The outcome is there: begin() follows a claim in the same turn.
-    for (let h = head; h !== undefined; h = h.next) if (h.lo === lo) return h.outcome ?? true;
+    for (let h = head; h !== undefined; h = h.next) if (h.lo === lo && h.hi === hi) return h.outcome ?? true;
     if (answered.has(hi, lo)) return true;
     const h = new Handling(hi, lo);
     h.next = head;
-    this.handling.set(hi | 0, h);
+    this.handling[bucket] = h;
     this.handled++;
     return h;
   }
@@ -65,12 +69,10 @@ export class DeliveryLedger {
 
   /** The delivery settled: remembered as answered, or forgotten (a redelivery of it must run). */
   settle(h: Handling, answered: boolean): void {
-    const slot = h.hi | 0;
-    const head = this.handling.get(slot);
-    if (head === h) {
-      if (h.next === undefined) this.handling.delete(slot);
-      else this.handling.set(slot, h.next);
-    } else {
+    const bucket = h.hi & (BUCKETS - 1);
+    const head = this.handling[bucket];
+    if (head === h) this.handling[bucket] = h.next;
+    else {
       let before = head;
       while (before !== undefined && before.next !== h) before = before.next;
       // Settled twice: the first settle took it out already.

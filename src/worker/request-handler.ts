@@ -153,7 +153,7 @@ export class RequestHandler {
     const id = ctx.message.properties[ID_PROPERTY];
     if (!id) return this.deadLetter(ctx.message, 'request has no id property; no agent could receive an answer');
     // Only a topic that redelivers brings a message back, so only there is its delivery key read.
-    return this.ledger ? this.handleRedeliverable(ctx, id, this.ledger) : this.answerOrSettle(ctx, id);
+    return this.ledger ? this.handleRedeliverable(ctx, id, this.ledger) : this.answer(ctx, id);
   }
 
   /** A delivery that may be a copy of one answered or being answered here. Not async: the common path adds no promise. */
@@ -164,8 +164,8 @@ export class RequestHandler {
     // apart what a transport's key alone may not (transport.ts, deliveryKey).
     const claim = ledger.claim(id, ctx.message.deliveryKey);
     if (!(claim instanceof Handling)) return this.settleCopy(ctx.message, id, claim);
-    const handling = this.answerOrSettle(ctx, id, claim);
-    // answerOrSettle settles the claim only after an await (and whatever happens), so this comes first.
+    const handling = this.answer(ctx, id, claim);
+    // answer() settles the claim only after an await (and whatever happens), so this comes first.
     ledger.begin(claim, handling);
     return handling;
   }
@@ -185,21 +185,6 @@ export class RequestHandler {
     }
     await msg.ack();
     return Outcome.Duplicate;
-  }
-
-  /** Answer, or settle a request whose answer could not be published; the ledger hears how `claim` settled. */
-  private async answerOrSettle(ctx: CallContext, id: string, claim?: Handling): Promise<Outcome> {
-    let answered = false;
-    try {
-      const outcome = await this.answer(ctx, id);
-      answered = outcome !== Outcome.Nacked;
-      return outcome;
-    } catch (err) {
-      return await this.settleUnpublished(ctx.message, id, err);
-    } finally {
-      // Reached only after an await, so handleRedeliverable's begin() came first.
-      if (claim !== undefined) this.ledger?.settle(claim, answered);
-    }
   }
 
   /**
@@ -232,47 +217,64 @@ export class RequestHandler {
     }
   }
 
-  private async answer(ctx: CallContext, id: string): Promise<Outcome> {
+  /**
+   * Answer the request, or settle it when its answer could not be published; the ledger hears
+   * how `claim` settled. One async function with two try blocks, not two functions: the outer
+   * one cost a promise and a resumption a request (docs/benchmarks-rationale.md).
+   */
+  private async answer(ctx: CallContext, id: string, claim?: Handling): Promise<Outcome> {
     const { service, limits } = this.deps;
     const msg = ctx.message;
-    const properties: Record<string, string> = { [ID_PROPERTY]: id };
-    // The answer carries the worker's span back to the agent (no-op while tracing is off).
-    injectTraceContext(properties);
-    const callLog = new CallLog(this.deps.log, id);
-    let sink: ObservationSink | undefined;
-    const abort = new CallAbort();
+    let answered = false;
     try {
-      const request = decodeRequest(msg.data, limits.maxPayloadBytes);
-      const { tool, config } = this.deps.catalog().resolve(service, request.config, msg.properties[TOOL_PROPERTY]);
-      callLog.tool = tool?.name;
-      ctx.tool = tool;
-      const args = prepareArguments(tool?.parameters ?? [], tool?.runtimeParameters ?? {}, request.arguments);
-      const streamProp = msg.properties[STREAM_PROPERTY];
-      const stream = streamProp === undefined ? service.stream === 'stream' : streamProp === 'true' || streamProp === '1';
-      sink = createSink(stream, this.ready ?? (await this.producer()), properties, limits.maxObservationBytes);
-      if (this.debug) callLog.get().debug({ stream, redelivery: msg.redeliveryCount }, 'invoking tool');
-      // The one deadline of the call: the tool's, else its service's, else the worker's.
-      const timeoutMs = tool?.timeoutMs ?? service.timeoutMs ?? limits.timeoutMs;
-      const call = new PreparedCall(id, service, tool, config, args, request.user, stream, timeoutMs, abort, callLog);
-      this.running.admit();
-      ctx.pluginStartedAt = performance.now();
-      const observation = this.deps.plugin.invoke(call);
-      if (typeof observation === 'string') {
-        ctx.pluginEndedAt = performance.now();
-        sink.write(observation);
-      } else {
-        await this.runChain({ ctx, requestId: id, call, observation, sink, abort });
+      const properties: Record<string, string> = { [ID_PROPERTY]: id };
+      // The answer carries the worker's span back to the agent (no-op while tracing is off).
+      injectTraceContext(properties);
+      const callLog = new CallLog(this.deps.log, id);
+      let sink: ObservationSink | undefined;
+      const abort = new CallAbort();
+      try {
+        const request = decodeRequest(msg.data, limits.maxPayloadBytes);
+        const { tool, config } = this.deps.catalog().resolve(service, request.config, msg.properties[TOOL_PROPERTY]);
+        callLog.tool = tool?.name;
+        ctx.tool = tool;
+        const args = prepareArguments(tool?.parameters ?? [], tool?.runtimeParameters ?? {}, request.arguments);
+        const streamProp = msg.properties[STREAM_PROPERTY];
+        const stream = streamProp === undefined ? service.stream === 'stream' : streamProp === 'true' || streamProp === '1';
+        sink = createSink(stream, this.ready ?? (await this.producer()), properties, limits.maxObservationBytes);
+        if (this.debug) callLog.get().debug({ stream, redelivery: msg.redeliveryCount }, 'invoking tool');
+        // The one deadline of the call: the tool's, else its service's, else the worker's.
+        const timeoutMs = tool?.timeoutMs ?? service.timeoutMs ?? limits.timeoutMs;
+        const call = new PreparedCall(id, service, tool, config, args, request.user, stream, timeoutMs, abort, callLog);
+        this.running.admit();
+        ctx.pluginStartedAt = performance.now();
+        const observation = this.deps.plugin.invoke(call);
+        if (typeof observation === 'string') {
+          ctx.pluginEndedAt = performance.now();
+          sink.write(observation);
+        } else {
+          await this.runChain({ ctx, requestId: id, call, observation, sink, abort });
+        }
+        ctx.onAnswer?.(ctx);
+        await sink.end();
+        await msg.ack();
+        answered = true;
+        return Outcome.Answered;
+      } catch (err) {
+        // A plugin that threw as it was called has still had its time.
+        if (ctx.pluginStartedAt !== undefined) ctx.pluginEndedAt ??= performance.now();
+        // Nothing more of this answer may go out once its final (error) message is decided.
+        sink?.abort();
+        const outcome = await this.fail(ctx, err, properties, sink?.started ?? false, callLog.get());
+        answered = outcome !== Outcome.Nacked;
+        return outcome;
       }
-      ctx.onAnswer?.(ctx);
-      await sink.end();
-      await msg.ack();
-      return Outcome.Answered;
     } catch (err) {
-      // A plugin that threw as it was called has still had its time.
-      if (ctx.pluginStartedAt !== undefined) ctx.pluginEndedAt ??= performance.now();
-      // Nothing more of this answer may go out once its final (error) message is decided.
-      sink?.abort();
-      return this.fail(ctx, err, properties, sink?.started ?? false, callLog.get());
+      // The final (error) message could not be published either.
+      return await this.settleUnpublished(msg, id, err);
+    } finally {
+      // Reached only after an await, so handleRedeliverable's begin() came first.
+      if (claim !== undefined) this.ledger?.settle(claim, answered);
     }
   }
 

@@ -19,6 +19,32 @@ describe('a scrape’s wait for answers handed to the broker', () => {
     h.settle(later);
   });
 
+  it('lets each of two scrapes end once what was handed before it has settled', async () => {
+    const h = new AnswerHandoffs();
+    const a = h.hand();
+    const first = h.settled(10_000);
+    const b = h.hand();
+    const second = h.settled(10_000);
+    h.settle(a);
+    expect([await state(first), await state(second)]).toEqual(['settled', 'waiting']);
+    h.settle(b);
+    expect(await state(second)).toBe('settled');
+    // The counts are back to none: a third scrape does not wait.
+    expect(await state(h.settled(10_000))).toBe('settled');
+  });
+
+  it('holds a scrape for an older answer even when a later one settled first', async () => {
+    const h = new AnswerHandoffs();
+    const a = h.hand();
+    const first = h.settled(10_000);
+    const b = h.hand();
+    const second = h.settled(10_000);
+    h.settle(b);
+    expect([await state(first), await state(second)]).toEqual(['waiting', 'waiting']);
+    h.settle(a);
+    expect([await state(first), await state(second)]).toEqual(['settled', 'settled']);
+  });
+
   it('does not wait when nothing is handed over', async () => {
     expect(await state(new AnswerHandoffs().settled(10_000))).toBe('settled');
   });
