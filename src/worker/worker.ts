@@ -106,7 +106,7 @@ export class Worker {
   private readonly retiring = new Set<Promise<void>>();
   /**
    * Requests taken and not yet settled. A count, not a set of their promises: a set's add and
-   * delete cost about 70 ns a request (docs/benchmarks-rationale.md), and drain() only waits for none.
+   * delete cost about 100 ns a request (docs/benchmarks-rationale.md), and drain() only waits for none.
    */
   private inFlight = 0;
   /** drain(), waiting for the last request in flight to settle. */
