@@ -91,11 +91,15 @@ beforeAll(async () => {
   mcpTool = spawn(venvScript(python, 'mcp-tool'), ['--id', processorId, '-p', pulsarUrl, '--no-metrics', '--no-loki-enabled', '-l', 'WARNING'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  // Ready once it has read its flow from the config service and answers.
+  // Ready once it has read from the config service both its flow (then it answers) and the MCP
+  // servers (then it answers without an error): the two can arrive apart, and an answer of
+  // "MCP service calc not known" in between is not readiness.
   const deadline = Date.now() + 60_000;
-  while (!(await invoke('calc', { expression: '1+1' }, 2_000))) {
-    if (Date.now() > deadline) throw new Error('TrustGraph’s mcp-tool service never answered');
-  }
+  let ready: Record<string, unknown> | undefined;
+  do {
+    if (Date.now() > deadline) throw new Error(`TrustGraph’s mcp-tool service never answered without an error; last answer: ${JSON.stringify(ready)}`);
+    ready = await invoke('calc', { expression: '1+1' }, 2_000);
+  } while (ready?.['error'] !== null);
 }, 300_000);
 
 afterAll(async () => {
