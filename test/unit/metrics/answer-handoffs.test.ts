@@ -19,12 +19,18 @@ describe('a scrape’s wait for answers handed to the broker', () => {
     h.settle(later);
   });
 
-  it('lets each of two scrapes end once what was handed before it has settled', async () => {
+  /** An answer handed over, a scrape, a second answer, a second scrape. */
+  const twoScrapes = () => {
     const h = new AnswerHandoffs();
     const a = h.hand();
     const first = h.settled(10_000);
     const b = h.hand();
     const second = h.settled(10_000);
+    return { h, a, b, first, second };
+  };
+
+  it('lets each of two scrapes end once what was handed before it has settled', async () => {
+    const { h, a, b, first, second } = twoScrapes();
     h.settle(a);
     expect([await state(first), await state(second)]).toEqual(['settled', 'waiting']);
     h.settle(b);
@@ -34,11 +40,7 @@ describe('a scrape’s wait for answers handed to the broker', () => {
   });
 
   it('holds a scrape for an older answer even when a later one settled first', async () => {
-    const h = new AnswerHandoffs();
-    const a = h.hand();
-    const first = h.settled(10_000);
-    const b = h.hand();
-    const second = h.settled(10_000);
+    const { h, a, b, first, second } = twoScrapes();
     h.settle(b);
     expect([await state(first), await state(second)]).toEqual(['waiting', 'waiting']);
     h.settle(a);
