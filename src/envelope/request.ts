@@ -23,10 +23,13 @@ export function decodeRequest(data: Buffer, maxPayloadBytes = DEFAULT_MAX_PAYLOA
   if (data.length > maxPayloadBytes) {
     throw new PayloadTooLargeError(`request payload is ${data.length} bytes; the limit is ${maxPayloadBytes}`);
   }
-  if (!isUtf8(data)) throw new InvalidRequestError('request payload is not valid UTF-8');
+  const text = data.toString('utf8');
+  // Invalid bytes decode to U+FFFD: only text that has one pays for the check of every byte
+  // (the character itself is valid, and rare in a request).
+  if (text.includes('\uFFFD') && !isUtf8(data)) throw new InvalidRequestError('request payload is not valid UTF-8');
   let body: unknown;
   try {
-    body = parseAgentJson(data.toString('utf8'));
+    body = parseAgentJson(text);
   } catch (err) {
     throw new InvalidRequestError(`request payload is not JSON: ${(err as Error).message}`);
   }

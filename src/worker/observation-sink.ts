@@ -47,6 +47,15 @@ function chunkBytes(bytes: number, text: string, maxBytes: number): number {
   return n;
 }
 
+/**
+ * The one message of an observation the plugin gave whole in single mode, where no sink is
+ * made (a request's usual path). Throws as a sink's write would when it is too large.
+ */
+export function wholeAnswer(text: string, maxBytes: number): Buffer {
+  chunkBytes(0, text, maxBytes);
+  return encodeChunk(text, true);
+}
+
 function tooLarge(maxBytes: number): PayloadTooLargeError {
   return new PayloadTooLargeError(`the tool's observation exceeds ${maxBytes} bytes, the most this worker sends`);
 }

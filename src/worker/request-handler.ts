@@ -12,7 +12,7 @@ import { DEAD_LETTER_REASON_PROPERTY, ID_PROPERTY, STREAM_PROPERTY, TOOL_PROPERT
 import type { WorkerLimits } from './limits.js';
 import { CallAbort } from './call-abort.js';
 import { CallLog, PreparedCall } from './prepared-call.js';
-import { createSink, type ObservationSink } from './observation-sink.js';
+import { createSink, wholeAnswer, type ObservationSink } from './observation-sink.js';
 import { DeliveryLedger, Handling } from './delivery-ledger.js';
 import { injectTraceContext } from '../tracing/trace-context.js';
 import { Outcome } from './outcome.js';
@@ -241,7 +241,7 @@ export class RequestHandler {
         const args = prepareArguments(tool?.parameters ?? [], tool?.runtimeParameters ?? {}, request.arguments);
         const streamProp = msg.properties[STREAM_PROPERTY];
         const stream = streamProp === undefined ? service.stream === 'stream' : streamProp === 'true' || streamProp === '1';
-        sink = createSink(stream, this.ready ?? (await this.producer()), properties, limits.maxObservationBytes);
+        const producer = this.ready ?? (await this.producer());
         if (this.debug) callLog.get().debug({ stream, redelivery: msg.redeliveryCount }, 'invoking tool');
         // The one deadline of the call: the tool's, else its service's, else the worker's.
         const timeoutMs = tool?.timeoutMs ?? service.timeoutMs ?? limits.timeoutMs;
@@ -249,14 +249,23 @@ export class RequestHandler {
         this.running.admit();
         ctx.pluginStartedAt = performance.now();
         const observation = this.deps.plugin.invoke(call);
-        if (typeof observation === 'string') {
+        if (typeof observation === 'string' && !stream) {
+          // The usual answer: whole at once, one message, and no sink to gather it.
           ctx.pluginEndedAt = performance.now();
-          sink.write(observation);
+          const data = wholeAnswer(observation, limits.maxObservationBytes);
+          ctx.onAnswer?.(ctx);
+          await producer.send({ data, properties });
         } else {
-          await this.runChain({ ctx, requestId: id, call, observation, sink, abort });
+          sink = createSink(stream, producer, properties, limits.maxObservationBytes);
+          if (typeof observation === 'string') {
+            ctx.pluginEndedAt = performance.now();
+            sink.write(observation);
+          } else {
+            await this.runChain({ ctx, requestId: id, call, observation, sink, abort });
+          }
+          ctx.onAnswer?.(ctx);
+          await sink.end();
         }
-        ctx.onAnswer?.(ctx);
-        await sink.end();
         await msg.ack();
         answered = true;
         return Outcome.Answered;

@@ -64,7 +64,7 @@ export function service(id: string, extra: Record<string, unknown> = {}): Record
 }
 
 /** A plugin kind whose behaviour each test supplies, by name. */
-export type Behaviour = (call: import('../../src/plugins/plugin.js').ToolCall) => AsyncIterable<string>;
+export type Behaviour = (call: import('../../src/plugins/plugin.js').ToolCall) => import('../../src/plugins/plugin.js').Observation;
 
 export function testRegistry(behaviours: Record<string, Behaviour>): PluginRegistry {
   const registry = defaultRegistry();

@@ -41,6 +41,13 @@ describe('decodeRequest', () => {
 
   it('refuses bytes that are not UTF-8', () => {
     expect(() => decodeRequest(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]))).toThrow(/not valid UTF-8/);
+    // Beside a real U+FFFD, which the decoded text alone cannot tell from a bad byte.
+    const mixed = Buffer.concat([b('{"arguments":{"t":"\uFFFD'), Buffer.from([0xff]), b('"}}')]);
+    expect(() => decodeRequest(mixed)).toThrow(/not valid UTF-8/);
+  });
+
+  it('takes U+FFFD written as valid UTF-8 as the character it is', () => {
+    expect(decodeRequest(b('{"arguments":{"t":"\uFFFD"}}')).arguments).toEqual({ t: '\uFFFD' });
   });
 
   it('refuses a payload over the limit before parsing it', () => {

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RateLimitedError, ToolFailedError } from '../../../src/errors.js';
-import type { ToolCall } from '../../../src/plugins/plugin.js';
+import type { Observation, ToolCall } from '../../../src/plugins/plugin.js';
 import { DEAD_LETTER_REASON_PROPERTY } from '../../../src/envelope/properties.js';
 import { catalogOf, entry, service, testRegistry } from '../../support/harness.js';
 import { startFixture, type Fixture } from '../../support/worker-fixture.js';
@@ -35,7 +35,7 @@ afterEach(async () => {
   fx = undefined;
 });
 
-async function fixture(behaviour: (call: ToolCall) => AsyncIterable<string>, extra: Record<string, unknown> = {}, limits = {}) {
+async function fixture(behaviour: (call: ToolCall) => Observation, extra: Record<string, unknown> = {}, limits = {}) {
   const catalog = await catalogOf([svc('b', extra), tool], testRegistry({ b: behaviour }));
   fx = await startFixture(catalog, { b: behaviour }, RES, limits);
   return fx;
@@ -227,6 +227,30 @@ describe('Worker', () => {
     const f = await fixture(() => chunks('x'.repeat(600), 'y'.repeat(600)), {}, { maxObservationBytes: 1000 });
     const id = await f.request(REQ, { name: 'x' }, { mode: 'm1' });
     expect((await f.responses.final(id))[0]?.error?.type).toBe('payload-too-large');
+  });
+
+  it('refuses an observation given whole and at once (no sink gathers it) when it is over the limit', async () => {
+    const f = await fixture(() => 'z'.repeat(1001), {}, { maxObservationBytes: 1000 });
+    const over = await f.request(REQ, { name: 'x' }, { mode: 'm1' });
+    expect(await f.responses.final(over)).toEqual([
+      { error: { type: 'payload-too-large', message: expect.stringMatching(/exceeds 1000 bytes/) as unknown }, response: '', endOfStream: true },
+    ]);
+    await f.close();
+    // Counted in UTF-8 bytes, not UTF-16 units: 500 of "é" are 1,000 bytes and pass, 501 do not.
+    const g = await fixture((call) => 'é'.repeat(Number(call.arguments['times'])), {}, { maxObservationBytes: 1000 });
+    const fits = await g.request(REQ, { name: 'x', times: 500 }, { mode: 'm1' });
+    expect(await g.responses.final(fits)).toEqual([{ error: null, response: 'é'.repeat(500), endOfStream: true }]);
+    const tooBig = await g.request(REQ, { name: 'x', times: 501 }, { mode: 'm1' });
+    expect((await g.responses.final(tooBig))[0]?.error?.type).toBe('payload-too-large');
+  });
+
+  it('streams an observation given whole and at once as one chunk and the final message', async () => {
+    const f = await fixture(() => 'all at once');
+    const id = await f.request(REQ, { name: 'x' }, { mode: 'm1' }, { 'toolwire-stream': 'true' });
+    expect(await f.responses.final(id)).toEqual([
+      { error: null, response: 'all at once', endOfStream: false },
+      { error: null, response: '', endOfStream: true },
+    ]);
   });
 
   it('refuses a request payload over the limit with payload-too-large under its id', async () => {
