@@ -2,10 +2,21 @@
  * Loaded into a benchmarked Node process with `--import` (the bench sets NODE_OPTIONS), so
  * the process itself — `toolwire run` or the floor — needs no code for it. When its parent
  * says `start` over the IPC channel, it reports RSS, heap, CPU time and event-loop delay once
- * per interval. Everything is unref'd: the probe never keeps a finished process alive.
+ * per interval, and on Linux the main thread's CPU apart from the process's. Everything is
+ * unref'd: the probe never keeps a finished process alive.
  */
+import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { PROBE_SAMPLE, PROBE_START, type ProbeSample } from './resource-sample.js';
+import { PROBE_SAMPLE, PROBE_START, procStatCpuMs, type ProbeSample } from './resource-sample.js';
+
+/** The main thread's own CPU (its task id is the process id), where Linux tells it: what JavaScript and the event loop spend. */
+function mainThreadCpuUs(): number | undefined {
+  try {
+    return procStatCpuMs(readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8')) * 1000;
+  } catch {
+    return undefined;
+  }
+}
 
 if (typeof process.send === 'function') {
   process.channel?.unref();
@@ -19,6 +30,7 @@ if (typeof process.send === 'function') {
     timer = setInterval(() => {
       const mem = process.memoryUsage();
       const cpu = process.cpuUsage();
+      const main = mainThreadCpuUs();
       const sample: ProbeSample = {
         type: PROBE_SAMPLE,
         atMs: Date.now(),
@@ -26,6 +38,7 @@ if (typeof process.send === 'function') {
         heapUsedBytes: mem.heapUsed,
         cpuUserUs: cpu.user,
         cpuSystemUs: cpu.system,
+        ...(main === undefined ? {} : { mainThreadCpuUs: main }),
         // The histogram is in nanoseconds; its floor is the 10 ms resolution's own sampling.
         eldP50Ms: eld.percentile(50) / 1e6,
         eldP99Ms: eld.percentile(99) / 1e6,

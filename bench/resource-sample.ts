@@ -11,6 +11,8 @@ export interface ProbeSample {
   /** Cumulative CPU time of the process. */
   readonly cpuUserUs: number;
   readonly cpuSystemUs: number;
+  /** Cumulative CPU time of the main thread alone, where JavaScript runs (Linux; else absent). */
+  readonly mainThreadCpuUs?: number;
   /** Event-loop delay over the last interval. */
   readonly eldP50Ms: number;
   readonly eldP99Ms: number;
@@ -26,6 +28,8 @@ export interface ResourceSample {
   readonly heapUsedBytes?: number | undefined;
   /** Cumulative CPU time (user + system), when known. */
   readonly cpuMs: number | undefined;
+  /** The same for the main thread alone (Node targets on Linux). */
+  readonly mainThreadCpuMs?: number | undefined;
   /** Event-loop delay p99 over the interval (Node targets only). */
   readonly eldP99Ms: number | undefined;
   readonly eldMaxMs: number | undefined;
@@ -46,6 +50,8 @@ export interface ResourceSummary {
   readonly heapEndBytes: number | undefined;
   /** CPU time spent during the measured phase, per answered request. */
   readonly cpuUsPerRequest: number | undefined;
+  /** The main thread's part of it: the rest is the runtime's helper threads and native libraries' own. */
+  readonly mainThreadCpuUsPerRequest: number | undefined;
   readonly eldP99MaxMs: number | undefined;
   readonly eldMaxMs: number | undefined;
 }
@@ -60,7 +66,8 @@ export function summarizeResources(samples: readonly ResourceSample[], answered:
   const heap = measured.map((s) => s.heapUsedBytes).filter((v): v is number => v !== undefined);
   // CPU from the last warm-up sample (or the first measured one) to the last.
   const before = [...samples].reverse().find((s) => s.tMs < 0) ?? first;
-  const cpu = before.cpuMs !== undefined && last.cpuMs !== undefined && answered > 0 ? ((last.cpuMs - before.cpuMs) * 1000) / answered : undefined;
+  const perRequest = (from: number | undefined, to: number | undefined): number | undefined =>
+    from !== undefined && to !== undefined && answered > 0 ? ((to - from) * 1000) / answered : undefined;
   const eld = measured.map((s) => s.eldP99Ms).filter((v): v is number => v !== undefined);
   const eldMax = measured.map((s) => s.eldMaxMs).filter((v): v is number => v !== undefined);
   return {
@@ -72,7 +79,8 @@ export function summarizeResources(samples: readonly ResourceSample[], answered:
     rssGrowth: rssStart > 0 ? (rssEnd - rssStart) / rssStart : 0,
     heapStartBytes: heap.length > 0 ? median(heap.slice(0, 3)) : undefined,
     heapEndBytes: heap.length > 0 ? median(heap.slice(-3)) : undefined,
-    cpuUsPerRequest: cpu,
+    cpuUsPerRequest: perRequest(before.cpuMs, last.cpuMs),
+    mainThreadCpuUsPerRequest: perRequest(before.mainThreadCpuMs, last.mainThreadCpuMs),
     eldP99MaxMs: eld.length > 0 ? Math.max(...eld) : undefined,
     eldMaxMs: eldMax.length > 0 ? Math.max(...eldMax) : undefined,
   };
@@ -81,4 +89,17 @@ export function summarizeResources(samples: readonly ResourceSample[], answered:
 function median(values: number[]): number {
   const v = [...values].sort((a, b) => a - b);
   return v.length === 0 ? 0 : v[Math.floor((v.length - 1) / 2)]!;
+}
+
+/** USER_HZ: clock ticks per second in /proc's stat files; 100 on every Linux we run on. */
+const PROC_TICKS_PER_SEC = 100;
+
+/**
+ * User plus system CPU of a `/proc/<pid>/stat` or `/proc/<pid>/task/<tid>/stat` line, in ms.
+ * Fields are counted after the parenthesised command name (which may hold spaces): utime is
+ * field 14 of the line, stime 15.
+ */
+export function procStatCpuMs(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 1000) / PROC_TICKS_PER_SEC;
 }

@@ -1,13 +1,14 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { PROBE_SAMPLE, PROBE_START, type ProbeSample, type ResourceSample } from './resource-sample.js';
+import { PROBE_SAMPLE, PROBE_START, procStatCpuMs, type ProbeSample, type ResourceSample } from './resource-sample.js';
 
 interface RawSample {
   readonly atMs: number;
   readonly rssBytes: number;
   readonly heapUsedBytes?: number;
   readonly cpuMs: number | undefined;
+  readonly mainThreadCpuMs?: number | undefined;
   readonly eldP99Ms: number | undefined;
   readonly eldMaxMs: number | undefined;
 }
@@ -28,6 +29,7 @@ abstract class BaseSampler implements ResourceSampler {
       rssBytes: r.rssBytes,
       heapUsedBytes: r.heapUsedBytes,
       cpuMs: r.cpuMs,
+      mainThreadCpuMs: r.mainThreadCpuMs,
       eldP99Ms: r.eldP99Ms,
       eldMaxMs: r.eldMaxMs,
     }));
@@ -44,6 +46,7 @@ export class ProbeSampler extends BaseSampler {
       rssBytes: s.rssBytes ?? 0,
       heapUsedBytes: s.heapUsedBytes,
       cpuMs: ((s.cpuUserUs ?? 0) + (s.cpuSystemUs ?? 0)) / 1000,
+      mainThreadCpuMs: s.mainThreadCpuUs === undefined ? undefined : s.mainThreadCpuUs / 1000,
       eldP99Ms: s.eldP99Ms,
       eldMaxMs: s.eldMaxMs,
     });
@@ -66,9 +69,6 @@ export class ProbeSampler extends BaseSampler {
 /** Any process on Linux, read from /proc (the Python peer): RSS and CPU, no event loop. */
 export class ProcSampler extends BaseSampler {
   private readonly timer: NodeJS.Timeout;
-  /** USER_HZ: clock ticks per second in /proc/<pid>/stat; 100 on every Linux we run on. */
-  private static readonly TICKS_PER_SEC = 100;
-
   constructor(
     private readonly pid: number,
     intervalMs: number,
@@ -82,10 +82,7 @@ export class ProcSampler extends BaseSampler {
     try {
       const [status, stat] = await Promise.all([readFile(`/proc/${this.pid}/status`, 'utf8'), readFile(`/proc/${this.pid}/stat`, 'utf8')]);
       const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-      // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ticks = Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
-      this.raw.push({ atMs: Date.now(), rssBytes: rssKb * 1024, cpuMs: (ticks * 1000) / ProcSampler.TICKS_PER_SEC, eldP99Ms: undefined, eldMaxMs: undefined });
+      this.raw.push({ atMs: Date.now(), rssBytes: rssKb * 1024, cpuMs: procStatCpuMs(stat), eldP99Ms: undefined, eldMaxMs: undefined });
     } catch {
       // The process is gone (or this is not Linux): the series simply ends.
     }

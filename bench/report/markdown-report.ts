@@ -2,10 +2,16 @@ import type { BrokerDrops } from '../broker-drops.js';
 import type { BenchReport } from './bench-report.js';
 import { QUIET_STEAL_PCT, signed, type BaselineFigures } from './target-checks.js';
 import type { MedianInterval } from './median-interval.js';
+import type { ResourceSummary } from '../resource-sample.js';
 
 const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
 const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 const int = (v: number) => Math.round(v).toLocaleString('en-US');
+/** The process's CPU a request, and its main thread's part in brackets where it was read. */
+const cpuCell = (res: ResourceSummary | undefined) =>
+  res?.cpuUsPerRequest === undefined
+    ? ''
+    : `${int(res.cpuUsPerRequest)}${res.mainThreadCpuUsPerRequest === undefined ? '' : ` (${int(res.mainThreadCpuUsPerRequest)})`}`;
 /** n/a where a topic keeps what it cannot hand out (persistent) or no count was read. */
 const dropped = (d: BrokerDrops | undefined) => `${d?.requests !== undefined ? int(d.requests) : 'n/a'} / ${d?.answers !== undefined ? int(d.answers) : 'n/a'}`;
 
@@ -29,7 +35,7 @@ export function markdownReport(r: BenchReport, chartFile: string | undefined): s
   );
   lines.push(`Reproduce: \`${r.command}\``, '');
   lines.push(
-    '| scenario | served by | answered | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | RSS start/end MB | CPU µs/req | ELD p99 max ms | machine busy / stolen % | broker dropped: requests / answers |',
+    '| scenario | served by | answered | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | RSS start/end MB | CPU µs/req (main thread) | ELD p99 max ms | machine busy / stolen % | broker dropped: requests / answers |',
   );
   lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const s of r.scenarios) {
@@ -41,7 +47,7 @@ export function markdownReport(r: BenchReport, chartFile: string | undefined): s
     const res = s.resources;
     lines.push(
       `| ${s.scenario.id} | ${s.description} | ${int(l.answered)} | ${int(l.throughputPerSec)} | ${ms(l.latency.p50Ms)} | ${ms(l.latency.p90Ms)} | ${ms(l.latency.p99Ms)} | ${ms(l.latency.p999Ms)} | ${ms(l.latency.maxMs)} | ` +
-        `${l.errors + l.timeouts + l.wrongAnswers} | ${res ? `${mb(res.rssStartBytes)} / ${mb(res.rssEndBytes)}` : ''} | ${res?.cpuUsPerRequest !== undefined ? int(res.cpuUsPerRequest) : ''} | ${res?.eldP99MaxMs !== undefined ? ms(res.eldP99MaxMs) : 'n/a'} | ${s.machine ? `${s.machine.busyPct} / ${s.machine.stealPct}` : 'n/a'} | ${dropped(s.drops)} |`,
+        `${l.errors + l.timeouts + l.wrongAnswers} | ${res ? `${mb(res.rssStartBytes)} / ${mb(res.rssEndBytes)}` : ''} | ${cpuCell(res)} | ${res?.eldP99MaxMs !== undefined ? ms(res.eldP99MaxMs) : 'n/a'} | ${s.machine ? `${s.machine.busyPct} / ${s.machine.stealPct}` : 'n/a'} | ${dropped(s.drops)} |`,
     );
   }
   lines.push('', '## Targets', '', '| target | measured | met |', '|---|---:|:---:|');

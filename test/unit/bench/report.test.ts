@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { BENCH_DEFAULTS, type BenchOptions } from '../../../bench/bench-options.js';
 import { allScenarios, BROKER_WARMUP_MS, planScenarios, roundOrder, topicsFor, warmBrokerFirst, type ScenarioResult } from '../../../bench/bench-runner.js';
 import type { LoadResult } from '../../../bench/load-generator.js';
-import { summarizeResources } from '../../../bench/resource-sample.js';
+import { procStatCpuMs, summarizeResources } from '../../../bench/resource-sample.js';
 import type { BenchReport } from '../../../bench/report/bench-report.js';
 import { markdownReport } from '../../../bench/report/markdown-report.js';
 import { svgChart } from '../../../bench/report/svg-chart.js';
@@ -214,6 +214,28 @@ describe('summarizeResources', () => {
     expect(s.eldP99MaxMs).toBe(7);
   });
 
+  it("gives the main thread's CPU per request beside the process's when the series has it, and nothing when it has not", () => {
+    const series = [
+      { tMs: -1000, rssBytes: 1, cpuMs: 0, mainThreadCpuMs: 0, eldP99Ms: undefined, eldMaxMs: undefined },
+      ...[1, 2, 3].map((i) => ({ tMs: i * 1000, rssBytes: 1, cpuMs: i * 100, mainThreadCpuMs: i * 80, eldP99Ms: undefined, eldMaxMs: undefined })),
+    ];
+    const s = summarizeResources(series, 300)!;
+    expect(s.cpuUsPerRequest).toBeCloseTo(1000);
+    expect(s.mainThreadCpuUsPerRequest).toBeCloseTo(800);
+    expect(
+      summarizeResources(
+        series.map(({ mainThreadCpuMs: _, ...rest }) => rest),
+        300,
+      )!.mainThreadCpuUsPerRequest,
+    ).toBeUndefined();
+  });
+
+  it('reads user and system time from a /proc stat line whose command name holds spaces and brackets', () => {
+    // utime 250 and stime 50 ticks, at Linux's 100 a second: 3 s.
+    const rest = ['S', '1', '2', '3', '0', '-1', '4194560', '10', '0', '0', '0', '250', '50', '0', '0', '20', '0', '12'];
+    expect(procStatCpuMs(`4321 (node (worker) x) ${rest.join(' ')}`)).toBe(3000);
+  });
+
   it('has nothing to say before the measured phase', () => {
     expect(summarizeResources([{ tMs: -1, rssBytes: 1, cpuMs: 0, eldP99Ms: undefined, eldMaxMs: undefined }], 1)).toBeUndefined();
   });
@@ -405,9 +427,19 @@ describe('markdown and SVG reports', () => {
     const md = markdownReport(report, 'run1.svg');
     expect(md).toContain('| floor-single |');
     expect(md).toContain('| toolwire-single |');
+    expect(md).toContain('| CPU µs/req (main thread) |');
     expect(md).toMatch(/\| python-single \| .* \| failed: boom \|/);
     expect(md).toContain('toolwire throughput >= 0.9x the floor | 0.950x | yes');
     expect(md).toContain('![latency, throughput and RSS](run1.svg)');
+  });
+
+  it("puts the main thread's CPU per request in brackets after the process's, where it was read", () => {
+    const [first, ...rest] = report.scenarios;
+    const withMain = { ...first!, resources: { ...first!.resources!, cpuUsPerRequest: 1234.4, mainThreadCpuUsPerRequest: 987.6 } };
+    const md = markdownReport({ ...report, scenarios: [withMain, ...rest] }, undefined);
+    expect(md).toContain('| 1,234 (988) |');
+    // Without it (the Python peer, a platform without /proc), the process's figure alone.
+    expect(markdownReport(report, undefined)).not.toContain('(988)');
   });
 
   it('gives the interval of the median ratio beside it once there are five rounds', () => {
