@@ -38,6 +38,9 @@ environment (scripts/python-env.sh) when they are missing.
       --scenarios LIST     only these scenario ids (e.g. toolwire-single,floor-single)
   -c, --concurrency K      requests in flight (default ${BENCH_DEFAULTS.concurrency})
       --rounds N           rounds of the targets, the order changing each round; ratios are medians (default ${BENCH_DEFAULTS.rounds})
+      --together           each round's targets at the same time, each with its own agents: the
+                           machine's speed is then the same for all, so their CPU a request and
+                           the share of the machine each wins compare like for like
   -n, --requests N         requests per scenario (default: --duration)
   -d, --duration SECONDS   per scenario (default ${BENCH_DEFAULTS.durationMs / 1000})
       --warmup SECONDS     unrecorded load first (default ${BENCH_DEFAULTS.warmupMs / 1000})
@@ -304,6 +307,7 @@ export const benchCommand: Command = {
         scenarios: { type: 'string' },
         concurrency: { type: 'string', short: 'c' },
         rounds: { type: 'string' },
+        together: { type: 'boolean' },
         requests: { type: 'string', short: 'n' },
         duration: { type: 'string', short: 'd' },
         warmup: { type: 'string' },
@@ -381,6 +385,7 @@ export const benchCommand: Command = {
       targets: targetNames as TargetName[],
       concurrency: num(values.concurrency, '--concurrency', 1) ?? BENCH_DEFAULTS.concurrency,
       rounds: Math.trunc(num(values.rounds, '--rounds', 1) ?? BENCH_DEFAULTS.rounds),
+      together: values.together === true,
       requests,
       durationMs: (num(values.duration, '--duration', 1) ?? (quick ? 3 : BENCH_DEFAULTS.durationMs / 1000)) * 1000,
       warmupMs: (num(values.warmup, '--warmup', 0) ?? (quick ? 1 : BENCH_DEFAULTS.warmupMs / 1000)) * 1000,

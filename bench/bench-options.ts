@@ -57,6 +57,14 @@ export interface BenchOptions {
   readonly python: string | undefined;
   /** A built toolwire checkout the `baseline` target runs (--baseline). */
   readonly baselineDir: string | undefined;
+  /**
+   * Each round's targets run at the same time (--together), each on its own topics with its
+   * own agents, rather than one after the other. The machine's speed, which moves by half
+   * between rounds and within them on a shared VM, is then the same for all of them, so
+   * their CPU a request and the share of the machine each wins compare like for like. What
+   * each serves is that share, not what it serves alone.
+   */
+  readonly together?: boolean;
   /** The baseline process's own environment on top of the run's (--baseline-env): a setting measured side by side. */
   readonly baselineEnv?: Readonly<Record<string, string>>;
 }

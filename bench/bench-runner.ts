@@ -161,12 +161,47 @@ export function warmBrokerFirst(scenarios: readonly Scenario[], o: Pick<BenchOpt
   return [{ ...first, warmupMs: Math.max(first.warmupMs ?? o.warmupMs, BROKER_WARMUP_MS) }, ...rest];
 }
 
+/** The round a single-answer scenario belongs to (`toolwire-single-r3`: 3), or undefined for any other. */
+function singleRound(s: Scenario): number | undefined {
+  const m = /^[a-z-]+?-single(?:-r(\d+))?$/.exec(s.id);
+  return m ? Number(m[1] ?? 1) : undefined;
+}
+
+/**
+ * The scenarios in the batches they run in: one at a time, or with `together` the
+ * single-answer scenarios of each round at once (the Python peer still alone), each batch's
+ * members with the longest warm-up among them, so that they measure over the same seconds.
+ */
+export function scenarioBatches(scenarios: readonly Scenario[], together: boolean): Scenario[][] {
+  if (!together) return scenarios.map((s) => [s]);
+  const batches: Scenario[][] = [];
+  let round: number | undefined;
+  for (const s of scenarios) {
+    const r = s.target === 'python' ? undefined : singleRound(s);
+    const last = batches.at(-1);
+    if (r !== undefined && r === round && last) last.push(s);
+    else batches.push([s]);
+    round = r;
+  }
+  return batches.map((batch) => {
+    if (batch.length === 1) return batch;
+    const warmupMs = Math.max(...batch.map((s) => s.warmupMs ?? 0));
+    return warmupMs > 0 ? batch.map((s) => ({ ...s, warmupMs })) : batch;
+  });
+}
+
 export interface RunDeps {
   readonly log: Logger;
   readonly progress: ProgressReporter;
   readonly signal: AbortSignal;
   /** Where V8 profiles go when o.cpuProf. */
   readonly profileDir: string | undefined;
+  /**
+   * Resolves when the load may start (the other runs of a batch are ready too, see
+   * startTogether). Called once the target and the agents are up, and again, to let the
+   * others go, if the scenario fails before that.
+   */
+  readonly startLoad?: () => Promise<void>;
 }
 
 export function newRunId(): string {
@@ -225,6 +260,7 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
       const died = target.exited.then((how) => {
         throw new Error(`${s.target} exited (${how}) during the run:\n${target.output().slice(-1500)}`);
       });
+      if (deps.startLoad) await Promise.race([deps.startLoad(), died]);
       load = await Promise.race([
         runLoad({
           transport: agentTransport,
@@ -263,6 +299,8 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
     error = errorMessage(err);
     log.error({ err, scenario: s.id }, 'scenario failed');
   } finally {
+    // A scenario that failed before its load must not hold up the rest of its batch.
+    void deps.startLoad?.();
     await agentTransport?.close().catch(() => undefined);
     if (o.broker && o.transport !== 'memory') {
       // Best effort: a shared broker should not keep every run's topics.

@@ -3,7 +3,8 @@ import { loadavg } from 'node:os';
 import { join, relative } from 'node:path';
 import type { Logger } from 'pino';
 import type { BenchOptions } from './bench-options.js';
-import { allScenarios, newRunId, planScenarios, runScenario, warmBrokerFirst, type ScenarioResult } from './bench-runner.js';
+import { allScenarios, newRunId, planScenarios, runScenario, scenarioBatches, warmBrokerFirst, type ScenarioResult } from './bench-runner.js';
+import { startTogether } from './start-together.js';
 import { machineInfo } from './machine-info.js';
 import type { ProgressReporter } from './progress.js';
 import type { BenchReport } from './report/bench-report.js';
@@ -36,9 +37,15 @@ export async function runBench(
   const scenarios = warmBrokerFirst(only === undefined ? planScenarios(o) : allScenarios(o).filter((s) => only.includes(s.id)), o);
   deps.progress.note(`npm run bench -- ${runId}: ${scenarios.map((s) => s.id).join(', ')}`);
   const results: ScenarioResult[] = [];
-  for (const s of scenarios) {
+  for (const batch of scenarioBatches(scenarios, o.together === true)) {
     if (deps.signal.aborted) break;
-    results.push(await runScenario(o, runId, s, { ...deps, profileDir }));
+    if (batch.length === 1) {
+      results.push(await runScenario(o, runId, batch[0]!, { ...deps, profileDir }));
+      continue;
+    }
+    // A round's targets at once, each on its own topics with its own agents: see BenchOptions.together.
+    const starts = startTogether(batch.length);
+    results.push(...(await Promise.all(batch.map((s, i) => runScenario(o, runId, s, { ...deps, profileDir, startLoad: starts[i]! })))));
   }
   const ratios = computeRatios(results);
   const { broker, python: _python, ...rest } = o;

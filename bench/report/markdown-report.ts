@@ -31,7 +31,8 @@ export function markdownReport(r: BenchReport, chartFile: string | undefined): s
   lines.push(
     `Transport ${o.transport} (agents and floor/toolwire), concurrency ${o.concurrency}, ${o.argumentBytes} B arguments, ` +
       `${o.requests !== undefined ? `${int(o.requests)} requests` : `${o.durationMs / 1000} s`} per scenario after ${o.warmupMs / 1000} s warm-up, ` +
-      `${o.requestPersistence} request and ${o.responsePersistence} response topics, answers lost after ${o.answerTimeoutMs / 1000} s, worker log level ${o.workerLogLevel}  `,
+      `${o.requestPersistence} request and ${o.responsePersistence} response topics, answers lost after ${o.answerTimeoutMs / 1000} s, worker log level ${o.workerLogLevel}` +
+      `${o.together ? "; each round's targets ran at the same time, each with its own agents (--together)" : ''}  `,
   );
   lines.push(`Reproduce: \`${r.command}\``, '');
   lines.push(
