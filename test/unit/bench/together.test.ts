@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -93,7 +93,6 @@ describe('a run with --together', () => {
       const round = Number(/-r(\d+)$/.exec(r.scenario.id)?.[1] ?? 1) - 1;
       (byRound[round] ??= {})[r.scenario.target] = [r.load!.startedAtMs, r.load!.startedAtMs + r.load!.elapsedMs];
     }
-    const { readFile } = await import('node:fs/promises');
     return { rounds: byRound, md: await readFile(files.markdown, 'utf8') };
   }
 
