@@ -6,6 +6,16 @@
 
 /** Correlates a response with its request: the agent sets it, every answer message carries it back. */
 export const ID_PROPERTY = 'id';
+
+/**
+ * The properties of a message answering request `id`. A literal with its key written out, as
+ * the floor's: `{ [ID_PROPERTY]: id }` made a generic object of 56 bytes, not 32, and a slower
+ * one. `satisfies` keeps the key in step with ID_PROPERTY.
+ */
+export function answerProperties(id: string): Record<string, string> {
+  return { id } satisfies Record<typeof ID_PROPERTY, string>;
+}
+
 /** The message property an agent sets to ask for a streamed answer. */
 export const STREAM_PROPERTY = 'toolwire-stream';
 /**

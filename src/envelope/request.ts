@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { InvalidRequestError, PayloadTooLargeError } from '../errors.js';
-import { parseAgentJson } from './agent-json.js';
+import { couldSpellProtoKey, parseAgentJson } from './agent-json.js';
 
 /** A decoded tool request: what an agent asked for. */
 export interface ToolRequest {
@@ -27,9 +27,11 @@ export function decodeRequest(data: Buffer, maxPayloadBytes = DEFAULT_MAX_PAYLOA
   // Invalid bytes decode to U+FFFD: only text that has one pays for the check of every byte
   // (the character itself is valid, and rare in a request).
   if (text.includes('\uFFFD') && !isUtf8(data)) throw new InvalidRequestError('request payload is not valid UTF-8');
+  // Fields parsed out of a plain envelope are plain too: one scan of the text serves them all.
+  const plain = !couldSpellProtoKey(text);
   let body: unknown;
   try {
-    body = parseAgentJson(text);
+    body = parseAgentJson(text, plain);
   } catch (err) {
     throw new InvalidRequestError(`request payload is not JSON: ${(err as Error).message}`);
   }
@@ -42,20 +44,21 @@ export function decodeRequest(data: Buffer, maxPayloadBytes = DEFAULT_MAX_PAYLOA
     throw new InvalidRequestError(`request field "user" must be a string, got ${describe(user)}`);
   }
   const request: { config: Record<string, unknown>; arguments: Record<string, unknown>; user?: string } = {
-    config: decodeJsonObjectField(env, 'config'),
-    arguments: decodeJsonObjectField(env, 'arguments'),
+    config: decodeJsonObjectField(env, 'config', plain),
+    arguments: decodeJsonObjectField(env, 'arguments', plain),
   };
   if (typeof user === 'string' && user !== '') request.user = user;
   return request;
 }
 
-function decodeJsonObjectField(env: Record<string, unknown>, field: string): Record<string, unknown> {
+/** `plain`: the envelope spelled no `__proto__` key, so neither does this field's text. */
+function decodeJsonObjectField(env: Record<string, unknown>, field: string, plain: boolean): Record<string, unknown> {
   const raw = env[field];
   if (raw === undefined || raw === null || raw === '') return {};
   let value: unknown = raw;
   if (typeof raw === 'string') {
     try {
-      value = parseAgentJson(raw);
+      value = parseAgentJson(raw, plain || undefined);
     } catch (err) {
       throw new InvalidRequestError(`request field "${field}" is not valid JSON: ${(err as Error).message}`);
     }

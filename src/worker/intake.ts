@@ -12,8 +12,12 @@ export interface IntakeDeps {
   /** Aborted when the shutdown grace period is over. */
   readonly hardStop: AbortSignal;
   readonly counts: { received: number; shed: number };
-  /** Run a request on `inst` under the global bound; `done` once it has settled. `receivedAt` is when it was taken. */
-  dispatch(inst: Instance, msg: IncomingMessage, done: () => void, receivedAt: number): void;
+  /**
+   * Run a request on `inst` under the global bound; `done` once it has settled. `receivedAt` is
+   * when it was taken; `fresh` when that was in this turn, so that a request starting now has
+   * waited for nothing and needs no clock read of its own.
+   */
+  dispatch(inst: Instance, msg: IncomingMessage, done: () => void, receivedAt: number, fresh: boolean): void;
   /** Answer a request without running it. */
   refuse(inst: Instance, msg: IncomingMessage, err: UnavailableError): void;
 }
@@ -34,7 +38,7 @@ export async function consumeTaking(binding: Binding, deps: IntakeDeps): Promise
   for await (const msg of binding.subscription) {
     deps.counts.received++;
     taken++;
-    deps.dispatch(binding.current, msg, release, performance.now());
+    deps.dispatch(binding.current, msg, release, performance.now(), true);
     // Take no more than the service may run, and nothing while too many of its calls run on
     // past their timeout: the rest stays with the broker.
     while ((taken >= binding.current.concurrency || binding.current.handler.blocked) && !binding.stopped) {
@@ -61,9 +65,9 @@ export async function consumeAll(binding: Binding, deps: IntakeDeps): Promise<vo
   let running = 0;
   let shedLogged = 0;
   let emptied: (() => void) | undefined;
-  const run = (taken: Taken): void => {
+  const run = (taken: Taken, fresh = false): void => {
     running++;
-    deps.dispatch(binding.current, taken.msg, settled, taken.receivedAt);
+    deps.dispatch(binding.current, taken.msg, settled, taken.receivedAt, fresh);
   };
   const startWaiting = (): void => {
     while (running < binding.current.concurrency && backlog.size > 0) run(backlog.shift()!);
@@ -92,7 +96,7 @@ export async function consumeAll(binding: Binding, deps: IntakeDeps): Promise<vo
           `the tool service ${binding.current.service.id} has ${binding.current.handler.abandoned} calls still running past their timeout; try again later`,
         ),
       );
-    } else if (running < binding.current.concurrency || hardStop.aborted) run(taken);
+    } else if (running < binding.current.concurrency || hardStop.aborted) run(taken, true);
     else if (!backlog.push(taken)) {
       counts.shed++;
       // One line a second at most: a shedding worker is busy enough.

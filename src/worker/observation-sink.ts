@@ -52,7 +52,8 @@ function chunkBytes(bytes: number, text: string, maxBytes: number): number {
  * made (a request's usual path). Throws as a sink's write would when it is too large.
  */
 export function wholeAnswer(text: string, maxBytes: number): Buffer {
-  chunkBytes(0, text, maxBytes);
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: a text under a third of the limit needs no count.
+  if (text.length * 3 > maxBytes) chunkBytes(0, text, maxBytes);
   return encodeChunk(text, true);
 }
 

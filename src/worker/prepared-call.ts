@@ -1,36 +1,21 @@
 import type { Logger } from 'pino';
 import type { Tool, ToolService } from '../catalog/descriptors.js';
 import type { ToolCall } from '../plugins/plugin.js';
-import type { CallAbort } from './call-abort.js';
-
-/**
- * A request's logger, made on first use: a pino child costs on the hot path, and most answered
- * requests log nothing. The tool's name is filled in once the request is resolved.
- */
-export class CallLog {
-  tool: string | undefined;
-  #made: Logger | undefined;
-
-  constructor(
-    private readonly base: Logger,
-    private readonly requestId: string,
-  ) {}
-
-  get(): Logger {
-    return (this.#made ??= this.base.child({ requestId: this.requestId, tool: this.tool }));
-  }
-}
+import { CallAbort } from './call-abort.js';
 
 /**
  * One call as its plugin sees it. A class, with the abort signal and the logger as getters on
- * its prototype: they are made only for a plugin that reads them, and an object literal with
- * getters cost two closures and a slow-mode object per request (about 1 µs; docs/benchmarks-rationale.md).
+ * its prototype, each made on first use: most in-process tools read neither, and an object
+ * literal with getters cost two closures and a slow-mode object per request, about 1 µs
+ * (docs/benchmarks-rationale.md). The logger is a child with the request id and the tool, made
+ * once: a pino child costs on the hot path, and most answered requests log nothing.
  */
 export class PreparedCall implements ToolCall {
   readonly arguments: Readonly<Record<string, unknown>>;
   declare readonly user?: string;
-  readonly #abort: CallAbort;
-  readonly #log: CallLog;
+  readonly #base: Logger;
+  #log: Logger | undefined;
+  #abort: CallAbort | undefined;
 
   constructor(
     readonly requestId: string,
@@ -41,20 +26,27 @@ export class PreparedCall implements ToolCall {
     user: string | undefined,
     readonly stream: boolean,
     readonly timeoutMs: number,
-    abort: CallAbort,
-    log: CallLog,
+    log: Logger,
   ) {
     this.arguments = args;
     if (user !== undefined) (this as { user?: string }).user = user;
-    this.#abort = abort;
-    this.#log = log;
+    this.#base = log;
+  }
+
+  /**
+   * The abort side of `call`, made when first asked for: by the handler for a plugin whose
+   * answer it waits for, or by a plugin that reads its signal. A static, not a getter: the
+   * plugin sees the signal, not what aborts it.
+   */
+  static abortOf(call: PreparedCall): CallAbort {
+    return (call.#abort ??= new CallAbort());
   }
 
   get signal(): AbortSignal {
-    return this.#abort.signal;
+    return PreparedCall.abortOf(this).signal;
   }
 
   get log(): Logger {
-    return this.#log.get();
+    return (this.#log ??= this.#base.child({ requestId: this.requestId, tool: this.tool?.name }));
   }
 }

@@ -8,10 +8,9 @@ import { isAsyncIterable, type Plugin } from '../plugins/plugin.js';
 import { prepareArguments } from '../arguments/prepare-arguments.js';
 import { persistentTopic } from '../transport/topic-name.js';
 import { defaultDeadLetterTopic, type IncomingMessage, type Producer, type Transport } from '../transport/transport.js';
-import { DEAD_LETTER_REASON_PROPERTY, ID_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY } from '../envelope/properties.js';
+import { answerProperties, DEAD_LETTER_REASON_PROPERTY, ID_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY } from '../envelope/properties.js';
 import type { WorkerLimits } from './limits.js';
-import { CallAbort } from './call-abort.js';
-import { CallLog, PreparedCall } from './prepared-call.js';
+import { PreparedCall } from './prepared-call.js';
 import { createSink, wholeAnswer, type ObservationSink } from './observation-sink.js';
 import { DeliveryLedger, Handling } from './delivery-ledger.js';
 import { injectTraceContext } from '../tracing/trace-context.js';
@@ -132,9 +131,12 @@ export class RequestHandler {
     return this.responses;
   }
 
-  /** Handle one delivery through the service's interceptors; `receivedAt` is when the intake took it. */
-  handle(msg: IncomingMessage, receivedAt?: number): Promise<Outcome> {
-    const startedAt = performance.now();
+  /**
+   * Handle one delivery through the service's interceptors; `receivedAt` is when the intake
+   * took it. `startedAt` is the caller's clock reading of this turn, if it has one (a request
+   * that waited for nothing); else the clock is read here.
+   */
+  handle(msg: IncomingMessage, receivedAt?: number, startedAt = performance.now()): Promise<Outcome> {
     return this.chain({
       service: this.deps.service,
       message: msg,
@@ -227,25 +229,23 @@ export class RequestHandler {
     const msg = ctx.message;
     let answered = false;
     try {
-      const properties: Record<string, string> = { [ID_PROPERTY]: id };
+      const properties = answerProperties(id);
       // The answer carries the worker's span back to the agent (no-op while tracing is off).
       injectTraceContext(properties);
-      const callLog = new CallLog(this.deps.log, id);
       let sink: ObservationSink | undefined;
-      const abort = new CallAbort();
+      let call: PreparedCall | undefined;
       try {
         const request = decodeRequest(msg.data, limits.maxPayloadBytes);
         const { tool, config } = this.deps.catalog().resolve(service, request.config, msg.properties[TOOL_PROPERTY]);
-        callLog.tool = tool?.name;
         ctx.tool = tool;
         const args = prepareArguments(tool?.parameters ?? [], tool?.runtimeParameters ?? {}, request.arguments);
         const streamProp = msg.properties[STREAM_PROPERTY];
         const stream = streamProp === undefined ? service.stream === 'stream' : streamProp === 'true' || streamProp === '1';
         const producer = this.ready ?? (await this.producer());
-        if (this.debug) callLog.get().debug({ stream, redelivery: msg.redeliveryCount }, 'invoking tool');
         // The one deadline of the call: the tool's, else its service's, else the worker's.
         const timeoutMs = tool?.timeoutMs ?? service.timeoutMs ?? limits.timeoutMs;
-        const call = new PreparedCall(id, service, tool, config, args, request.user, stream, timeoutMs, abort, callLog);
+        call = new PreparedCall(id, service, tool, config, args, request.user, stream, timeoutMs, this.deps.log);
+        if (this.debug) call.log.debug({ stream, redelivery: msg.redeliveryCount }, 'invoking tool');
         this.running.admit();
         ctx.pluginStartedAt = performance.now();
         const observation = this.deps.plugin.invoke(call);
@@ -261,7 +261,7 @@ export class RequestHandler {
             ctx.pluginEndedAt = performance.now();
             sink.write(observation);
           } else {
-            await this.runChain({ ctx, requestId: id, call, observation, sink, abort });
+            await this.runChain({ ctx, requestId: id, call, observation, sink, abort: PreparedCall.abortOf(call) });
           }
           ctx.onAnswer?.(ctx);
           await sink.end();
@@ -274,7 +274,9 @@ export class RequestHandler {
         if (ctx.pluginStartedAt !== undefined) ctx.pluginEndedAt ??= performance.now();
         // Nothing more of this answer may go out once its final (error) message is decided.
         sink?.abort();
-        const outcome = await this.fail(ctx, err, properties, sink?.started ?? false, callLog.get());
+        // A request that failed before it became a call logs as one would.
+        const log = call?.log ?? this.deps.log.child({ requestId: id, tool: ctx.tool?.name });
+        const outcome = await this.fail(ctx, err, properties, sink?.started ?? false, log);
         answered = outcome !== Outcome.Nacked;
         return outcome;
       }

@@ -155,7 +155,7 @@ export class Worker {
       log: options.log,
       hardStop: this.hardStop.signal,
       counts: this.counts,
-      dispatch: (inst, msg, done, receivedAt) => this.dispatch(inst, msg, done, receivedAt),
+      dispatch: (inst, msg, done, receivedAt, fresh) => this.dispatch(inst, msg, done, receivedAt, fresh),
       refuse: (inst, msg, err) => {
         // A retired service's series are gone: its last refusals are not worth making them again.
         if (this.catalog.services.has(inst.service.id)) options.events?.shed?.(inst.service.id);
@@ -507,17 +507,17 @@ export class Worker {
    * (a free slot: the usual case, and no promise is made for the wait) or waits for a slot,
    * so that drain() finds the waiting ones too.
    */
-  private dispatch(inst: Instance, msg: IncomingMessage, done: () => void, receivedAt: number): void {
+  private dispatch(inst: Instance, msg: IncomingMessage, done: () => void, receivedAt: number, fresh: boolean): void {
     const work = this.global.tryAcquire()
-      ? this.run(inst, msg, receivedAt)
-      : new Promise<Outcome>((resolve) => this.global.acquire(() => resolve(this.run(inst, msg, receivedAt))));
+      ? this.run(inst, msg, receivedAt, fresh ? receivedAt : undefined)
+      : new Promise<Outcome>((resolve) => this.global.acquire(() => resolve(this.run(inst, msg, receivedAt, undefined))));
     this.track(inst, work, done, this.global);
   }
 
   /** The handler's promise; a throw as it is called becomes a rejection, tracked like any other. */
-  private run(inst: Instance, msg: IncomingMessage, receivedAt: number): Promise<Outcome> {
+  private run(inst: Instance, msg: IncomingMessage, receivedAt: number, startedAt: number | undefined): Promise<Outcome> {
     try {
-      return inst.handler.handle(msg, receivedAt);
+      return inst.handler.handle(msg, receivedAt, startedAt);
     } catch (err) {
       return Promise.reject(err as Error);
     }

@@ -125,6 +125,25 @@ describe('decodeRequest (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => {
     );
   });
 
+  it('drops a `__proto__` key of a field sent as JSON text, whichever of its characters are escaped, at either level', () => {
+    // Each character literal, escaped in the field's text (`\\u005f` in the envelope), or escaped in the
+    // envelope's text so that only the outer parse turns it into the character.
+    const spelling = fc.array(fc.constantFrom('literal', 'inner', 'outer'), { minLength: 9, maxLength: 9 });
+    const hex = (c: string): string => c.charCodeAt(0).toString(16).padStart(4, '0');
+    checkProperty(
+      'decodeRequest: __proto__ spelled in a field',
+      fc.property(spelling, fc.constantFrom('config', 'arguments'), (how, field) => {
+        const key = [...'__proto__'].map((c, i) => (how[i] === 'inner' ? `\\\\u${hex(c)}` : how[i] === 'outer' ? `\\u${hex(c)}` : c)).join('');
+        const envelope = `{"${field}":"{\\"${key}\\":{\\"polluted\\":1},\\"q\\":\\"x\\"}"}`;
+        const value = decodeRequest(Buffer.from(envelope, 'utf8'))[field as 'config' | 'arguments'];
+        expect(value).toEqual({ q: 'x' });
+        expect(Object.hasOwn(value, '__proto__')).toBe(false);
+        expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+      }),
+      500,
+    );
+  });
+
   it('refuses JSON nested deeper than it reads with an InvalidRequestError that says so, whatever the escapes', () => {
     checkProperty(
       'decodeRequest: deep nesting',

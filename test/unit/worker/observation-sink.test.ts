@@ -1,9 +1,11 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeResponse } from '../../../src/envelope/response.js';
 import { PayloadTooLargeError } from '../../../src/errors.js';
 import type { OutgoingMessage, Producer } from '../../../src/transport/transport.js';
 import { SEQ_PROPERTY } from '../../../src/envelope/properties.js';
-import { createSink, JOIN_AFTER } from '../../../src/worker/observation-sink.js';
+import { createSink, JOIN_AFTER, wholeAnswer } from '../../../src/worker/observation-sink.js';
+import { anyText, checkProperty } from '../../support/properties.js';
 
 /** Lets the current turn of the event loop end (the stream sink sends at the end of a turn). */
 const endOfTurn = () => new Promise((r) => setImmediate(r));
@@ -163,5 +165,20 @@ describe('stream sink', () => {
       expect(() => createSink(stream, heldProducer().producer, { id: 'r' }, 5).write('ééé')).toThrow(PayloadTooLargeError);
       expect(() => createSink(stream, heldProducer().producer, { id: 'r' }, 5).write('x'.repeat(50 * 1024 * 1024))).toThrow(PayloadTooLargeError);
     }
+  });
+});
+
+describe('whole answer', () => {
+  it('refuses exactly the texts whose UTF-8 bytes pass the limit, whatever their units', () => {
+    // Limits near 1-3 bytes a unit, where counting the units alone could decide either way.
+    const textAndLimit = anyText(40).chain((text) => fc.tuple(fc.constant(text), fc.integer({ min: 0, max: text.length * 3 + 2 })));
+    checkProperty(
+      'wholeAnswer: the limit in UTF-8 bytes',
+      fc.property(textAndLimit, ([text, max]) => {
+        if (Buffer.byteLength(text, 'utf8') > max) expect(() => wholeAnswer(text, max)).toThrow(PayloadTooLargeError);
+        else expect(decodeResponse(wholeAnswer(text, max))).toEqual({ error: null, response: text, endOfStream: true });
+      }),
+      2_000,
+    );
   });
 });

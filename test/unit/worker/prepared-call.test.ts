@@ -1,19 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import type { ToolService } from '../../../src/catalog/descriptors.js';
+import type { Tool, ToolService } from '../../../src/catalog/descriptors.js';
 import { TimeoutError } from '../../../src/errors.js';
-import { CallAbort } from '../../../src/worker/call-abort.js';
-import { CallLog, PreparedCall } from '../../../src/worker/prepared-call.js';
+import type { CallAbort } from '../../../src/worker/call-abort.js';
+import { PreparedCall } from '../../../src/worker/prepared-call.js';
 import { captureLogger } from '../../support/harness.js';
 
 const service = { id: 'svc' } as ToolService;
 
 function callOf(user?: string): { call: PreparedCall; abort: CallAbort; lines: () => string[] } {
   const { log, lines } = captureLogger();
-  const abort = new CallAbort();
-  const callLog = new CallLog(log, 'req-1');
-  callLog.tool = 'echo';
-  const call = new PreparedCall('req-1', service, undefined, { k: 1 }, { text: 'hi' }, user, false, 5_000, abort, callLog);
-  return { call, abort, lines };
+  const call = new PreparedCall('req-1', service, { name: 'echo' } as Tool, { k: 1 }, { text: 'hi' }, user, false, 5_000, log);
+  return { call, abort: PreparedCall.abortOf(call), lines };
 }
 
 describe('a prepared call', () => {
@@ -32,6 +29,15 @@ describe('a prepared call', () => {
     expect(call.log).toBe(call.log);
     call.log.info('from the plugin');
     expect(JSON.parse(lines()[0]!)).toMatchObject({ requestId: 'req-1', tool: 'echo', msg: 'from the plugin' });
+  });
+
+  it('makes its abort once, whoever asks first', () => {
+    const { call, abort } = callOf();
+    expect(PreparedCall.abortOf(call)).toBe(abort);
+    const fresh = callOf().call;
+    const signal = fresh.signal;
+    PreparedCall.abortOf(fresh).abort(new TimeoutError('too slow'));
+    expect(signal.aborted).toBe(true);
   });
 
   it('gives the signal its abort aborts, also when it is first read after the abort', () => {
