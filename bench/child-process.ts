@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ToolwireError, ErrorCode } from '../src/errors.js';
 
@@ -33,10 +34,19 @@ export interface ChildSpec {
   readonly cwd?: string;
 }
 
+/**
+ * How long after its exit a child's output may still arrive: the pipes can deliver what it
+ * wrote last (a native crash's message) after the exit event, and a grandchild that holds them
+ * open must not hold up the report for ever.
+ */
+const OUTPUT_GRACE_MS = 1_000;
+
 /** A child process the bench or a drill started, with its stderr tail kept for errors. */
 export class ManagedChild {
   readonly process: ChildProcess;
   readonly exited: Promise<number | null>;
+  /** As `exited`, once its output is read to the end (or OUTPUT_GRACE_MS passed): for reports of how it ended. */
+  readonly ended: Promise<number | null>;
   private tail = '';
   private lineListeners: ((line: string) => void)[] = [];
   private partial = '';
@@ -60,6 +70,11 @@ export class ManagedChild {
     this.exited = new Promise((resolve) => {
       this.process.once('exit', (code, signal) => resolve(code ?? (signal ? -1 : null)));
       this.process.once('error', () => resolve(-2));
+    });
+    const read = Promise.all([this.process.stdout, this.process.stderr].map((stream) => stream && new Promise((resolve) => stream.once('close', resolve))));
+    this.ended = this.exited.then(async (code) => {
+      await Promise.race([read, delay(OUTPUT_GRACE_MS)]);
+      return code;
     });
   }
 
@@ -110,7 +125,7 @@ export class ManagedChild {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.lineListeners.push(listener);
       if (this.tail.split('\n').some((l) => pattern.test(l))) done(() => resolve(''));
-      void this.exited.then(() =>
+      void this.ended.then(() =>
         done(() =>
           reject(
             new ToolwireError(ErrorCode.Unavailable, `${this.spec.label} exited (${this.exitText}) before printing ${pattern}:\n${this.tail.slice(-2000)}`),

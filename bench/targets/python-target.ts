@@ -51,7 +51,7 @@ export const pythonTarget: BenchTarget = {
       description: 'TrustGraph DynamicToolService (Python child process, binary protocol)',
       pid: child.pid,
       sampler: new ProcSampler(child.pid!, ctx.sampleIntervalMs),
-      exited: child.exited.then(() => child.exitText),
+      exited: child.ended.then(() => child.exitText),
       output: () => child.output(),
       stop: async () => {
         // SIGINT is what its launch loop treats as "stop" (it unsubscribes on the way out).

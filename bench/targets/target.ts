@@ -64,7 +64,7 @@ export function childTarget(description: string, child: ManagedChild, ctx: Targe
     description,
     pid: child.pid,
     sampler: new ProbeSampler(child.process, ctx.sampleIntervalMs),
-    exited: child.exited.then(() => child.exitText),
+    exited: child.ended.then(() => child.exitText),
     output: () => child.output(),
     stop: async () => {
       await child.stop();
