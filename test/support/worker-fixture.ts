@@ -5,7 +5,7 @@ import { decodeResponse, type ToolResponse } from '../../src/envelope/response.j
 import { MemoryTransport } from '../../src/transport/memory-transport.js';
 import type { Subscription, Transport } from '../../src/transport/transport.js';
 import type { WorkerLimits } from '../../src/worker/limits.js';
-import { Worker } from '../../src/worker/worker.js';
+import { Worker, type WorkerOptions } from '../../src/worker/worker.js';
 import type { ToolService } from '../../src/catalog/descriptors.js';
 import type { Plugin } from '../../src/plugins/plugin.js';
 import { captureLogger, pluginMaker, type Behaviour, testRegistry } from './harness.js';
@@ -70,21 +70,34 @@ export interface Fixture {
   close(): Promise<void>;
 }
 
+export interface FixtureOptions {
+  readonly transport?: MemoryTransport;
+  /** The workers' plugin factory; default: the behaviours' test kind and the shipped kinds. */
+  readonly createPlugin?: (service: ToolService) => Promise<Plugin | undefined>;
+  readonly interceptors?: WorkerOptions['interceptors'];
+}
+
 export async function startFixture(
   catalog: Catalog,
   behaviours: Record<string, Behaviour>,
   responseTopic: string,
   limits: Partial<WorkerLimits> = {},
-  transport = new MemoryTransport(),
-  /** The workers' plugin factory; default: the behaviours' test kind and the shipped kinds. */
-  createPlugin?: (service: ToolService) => Promise<Plugin | undefined>,
+  options: FixtureOptions = {},
 ): Promise<Fixture> {
+  const { transport = new MemoryTransport(), createPlugin, interceptors } = options;
   const { log, lines } = captureLogger();
   const make = createPlugin ?? pluginMaker(testRegistry(behaviours), log);
   const responses = await ResponseCollector.on(transport, responseTopic);
   const workers: Worker[] = [];
   const startWorker = async () => {
-    const w = await Worker.create({ transport, catalog, createPlugin: make, log, limits: { nackDelayMs: 20, shutdownGraceMs: 2000, ...limits } });
+    const w = await Worker.create({
+      transport,
+      catalog,
+      createPlugin: make,
+      log,
+      limits: { nackDelayMs: 20, shutdownGraceMs: 2000, ...limits },
+      ...(interceptors ? { interceptors } : {}),
+    });
     await w.start();
     workers.push(w);
     return w;

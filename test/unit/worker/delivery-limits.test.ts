@@ -98,7 +98,7 @@ describe('a publish that keeps failing', () => {
       })();
     const catalog = await catalogOf([entry('tool-service', 'lim', service('lim', { plugin: { kind: 'test', behaviour: 'ok' } }))], testRegistry({ ok }));
     const dead = await transport.subscribe({ topic: `${REQ}-lim-request-DLQ`, subscription: 'ops' });
-    fx = await startFixture(catalog, { ok }, RES, { maxRedeliveries: 2, nackDelayMs: 10 }, transport);
+    fx = await startFixture(catalog, { ok }, RES, { maxRedeliveries: 2, nackDelayMs: 10 }, { transport });
     const id = await fx.request(REQ, {});
     const m = (await dead[Symbol.asyncIterator]().next()).value!;
     expect(m.properties['id']).toBe(id);

@@ -39,7 +39,7 @@ async function prefetchOf(transportKind: string, requestQueue: string, setting?:
     testRegistry({ ok }),
   );
   const transport = new NamedTransport(transportKind);
-  fx = await startFixture(catalog, { ok }, 'non-persistent://tg/response/p', setting === undefined ? {} : { nonPersistentPrefetch: setting }, transport);
+  fx = await startFixture(catalog, { ok }, 'non-persistent://tg/response/p', setting === undefined ? {} : { nonPersistentPrefetch: setting }, { transport });
   return transport.seen.find((o) => o.topic === requestQueue)?.receiverQueueSize;
 }
 

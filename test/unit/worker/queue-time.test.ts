@@ -5,67 +5,53 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolCall } from '../../../src/plugins/plugin.js';
-import { MemoryTransport } from '../../../src/transport/memory-transport.js';
 import type { CallContext, Interceptor } from '../../../src/worker/interceptor.js';
-import { Worker } from '../../../src/worker/worker.js';
-import { captureLogger, catalogOf, entry, pluginMaker, service, testRegistry, type Behaviour } from '../../support/harness.js';
-import { ResponseCollector } from '../../support/worker-fixture.js';
+import { catalogOf, entry, service, testRegistry, type Behaviour } from '../../support/harness.js';
+import { startFixture, type Fixture } from '../../support/worker-fixture.js';
 
 const RES = 'non-persistent://tg/response/queue-time';
 
-let cleanup: (() => Promise<void>) | undefined;
+let fx: Fixture | undefined;
+let release: (() => void)[] = [];
 afterEach(async () => {
-  await cleanup?.();
-  cleanup = undefined;
+  for (const r of release.splice(0)) r();
+  await fx?.close();
+  fx = undefined;
 });
 
-/** A worker whose plugin holds each call until the test releases it; `seen` has each request's context. */
+/** A worker whose plugin holds each call until the test releases it; `seen` has each request's context by id. */
 async function start(requestQueues: string[], limits: { concurrency?: number; serviceConcurrency: number }) {
-  const held: (() => void)[] = [];
+  release = [];
+  const held = release;
   const behaviour: Behaviour = (call: ToolCall) =>
     (async function* () {
       await new Promise<void>((resolve) => held.push(resolve));
       yield `answer ${call.requestId}`;
     })();
-  const transport = new MemoryTransport();
-  const entries = requestQueues.map((queue, n) =>
+  const services = requestQueues.map((queue, n) =>
     entry(
       'tool-service',
       `s${n}`,
       service(`s${n}`, { 'request-queue': queue, 'response-queue': RES, plugin: { kind: 'test', behaviour: 'b' }, concurrency: limits.serviceConcurrency }),
     ),
   );
-  const catalog = await catalogOf(entries, testRegistry({ b: behaviour }));
-  const { log } = captureLogger();
-  const responses = await ResponseCollector.on(transport, RES);
+  const catalog = await catalogOf(services, testRegistry({ b: behaviour }));
   const seen = new Map<string, CallContext>();
   const record: Interceptor = (ctx, next) => {
     seen.set(ctx.message.properties['id']!, ctx);
     return next(ctx);
   };
-  const worker = await Worker.create({
-    transport,
-    catalog,
-    createPlugin: pluginMaker(testRegistry({ b: behaviour }), log),
-    log,
-    limits: { nackDelayMs: 20, ...(limits.concurrency !== undefined ? { concurrency: limits.concurrency } : {}) },
+  const f = await startFixture(catalog, { b: behaviour }, RES, limits.concurrency === undefined ? {} : { concurrency: limits.concurrency }, {
     interceptors: () => [record],
   });
-  await worker.start();
-  cleanup = async () => {
-    for (const release of held.splice(0)) release();
-    await worker.stop(100);
-    await responses.close();
-    await transport.close();
-  };
-  const send = async (queue: string, id: string) =>
-    (await transport.producer(queue)).send({ data: JSON.stringify({ config: {}, arguments: {} }), properties: { id } });
+  fx = f;
+  const send = (queue: string, id: string) => f.send(queue, JSON.stringify({ config: {}, arguments: {} }), { id });
   /** Let the oldest held call answer once `ready` holds. */
   const releaseWhen = async (ready: () => boolean) => {
-    await responses.waitFor(ready, 5_000);
+    await f.responses.waitFor(ready, 5_000);
     held.shift()!();
   };
-  return { worker, responses, seen, send, releaseWhen, held: () => held.length };
+  return { f, seen, send, releaseWhen, held: () => held.length };
 }
 
 const waited = (ctx: CallContext | undefined): number => ctx!.startedAt - ctx!.receivedAt;
@@ -77,9 +63,9 @@ describe('queue wait', () => {
     await w.send(np, 'first');
     await w.send(np, 'second');
     // The second waits in the backlog while the first runs; it starts when the first answers.
-    await w.releaseWhen(() => w.held() === 1 && w.worker.stats().queued === 1);
+    await w.releaseWhen(() => w.held() === 1 && w.f.worker.stats().queued === 1);
     await w.releaseWhen(() => w.held() === 1 && w.seen.has('second'));
-    await w.responses.final('second');
+    await w.f.responses.final('second');
     expect(waited(w.seen.get('first'))).toBe(0);
     expect(waited(w.seen.get('second'))).toBeGreaterThan(0);
   });
@@ -91,7 +77,7 @@ describe('queue wait', () => {
     await w.send(p, 'second');
     await w.releaseWhen(() => w.held() === 1 && w.seen.size === 1);
     await w.releaseWhen(() => w.held() === 1 && w.seen.has('second'));
-    await w.responses.final('second');
+    await w.f.responses.final('second');
     expect(waited(w.seen.get('first'))).toBe(0);
     expect(waited(w.seen.get('second'))).toBe(0);
   });
@@ -101,12 +87,12 @@ describe('queue wait', () => {
     const b = 'persistent://tg/request/queue-time-b';
     const w = await start([a, b], { concurrency: 1, serviceConcurrency: 1 });
     await w.send(a, 'a1');
-    await w.responses.waitFor(() => w.held() === 1, 5_000);
+    await w.f.responses.waitFor(() => w.held() === 1, 5_000);
     await w.send(b, 'b1');
     // b's intake took b1, and it waits for a1's slot.
-    await w.releaseWhen(() => w.worker.stats().inFlight === 2);
+    await w.releaseWhen(() => w.f.worker.stats().inFlight === 2);
     await w.releaseWhen(() => w.held() === 1 && w.seen.has('b1'));
-    await w.responses.final('b1');
+    await w.f.responses.final('b1');
     expect(waited(w.seen.get('a1'))).toBe(0);
     expect(waited(w.seen.get('b1'))).toBeGreaterThan(0);
   });

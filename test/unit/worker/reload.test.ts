@@ -78,7 +78,7 @@ for (const kind of ['persistent', 'non-persistent'] as const) {
         return { ...p, invoke: p.invoke.bind(p), close: async () => void closed.push(label) };
       };
       const catalog = await catalogOf(entries, registry);
-      fx = await startFixture(catalog, behaviours, RES, {}, undefined, createPlugin);
+      fx = await startFixture(catalog, behaviours, RES, {}, { createPlugin });
       watching = true;
       const apply = async (next: ReturnType<typeof entry>[]): Promise<Catalog> => {
         const c = await catalogOf(next, registry);

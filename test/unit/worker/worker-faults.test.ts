@@ -6,9 +6,8 @@ import type { ToolCall } from '../../../src/plugins/plugin.js';
 import { MemoryTransport } from '../../../src/transport/memory-transport.js';
 import { createSink } from '../../../src/worker/observation-sink.js';
 import type { Interceptor } from '../../../src/worker/interceptor.js';
-import { Worker } from '../../../src/worker/worker.js';
-import { captureLogger, catalogOf, entry, pluginMaker, service, testRegistry, type Behaviour } from '../../support/harness.js';
-import { ResponseCollector, startFixture, type Fixture } from '../../support/worker-fixture.js';
+import { catalogOf, entry, service, testRegistry, type Behaviour } from '../../support/harness.js';
+import { startFixture, type Fixture } from '../../support/worker-fixture.js';
 
 const REQ = 'persistent://tg/flow/f-request';
 const RES = 'non-persistent://tg/response/f';
@@ -138,7 +137,7 @@ describe('Worker under faults', () => {
       },
       'non-persistent://tg/response/np',
       {},
-      transport,
+      { transport },
     );
     const dead = await transport.subscribe({ topic: 'persistent://tg/request/np-np-request-DLQ', subscription: 'ops' });
     await fx.send('non-persistent://tg/request/np', '{}', {});
@@ -181,39 +180,22 @@ describe('a request whose handling throws as it is called', () => {
       (async function* () {
         yield 'done';
       })();
-    const transport = new MemoryTransport();
     const catalog = await catalogOf([entry('tool-service', 'f', service('f', { plugin: { kind: 'test', behaviour: 'b' } }))], testRegistry({ b: behaviour }));
-    const { log, lines } = captureLogger();
-    const responses = await ResponseCollector.on(transport, RES);
     let throws = 1;
     // Not async: it throws before any promise exists (a bug in an interceptor a composition root adds).
     const brittle: Interceptor = (ctx, next) => {
       if (throws-- > 0) throw new Error('interceptor broke');
       return next(ctx);
     };
-    const worker = await Worker.create({
-      transport,
-      catalog,
-      createPlugin: pluginMaker(testRegistry({ b: behaviour }), log),
-      log,
-      limits: { concurrency: 1, nackDelayMs: 20 },
-      interceptors: () => [brittle],
-    });
-    await worker.start();
-    try {
-      const producer = await transport.producer(REQ);
-      await producer.send({ data: JSON.stringify({ config: {}, arguments: {} }), properties: { id: 'first' } });
-      await producer.send({ data: JSON.stringify({ config: {}, arguments: {} }), properties: { id: 'second' } });
-      const [answer] = await responses.final('second');
-      expect(answer!.response).toBe('done');
-      expect(responses.byId.has('first')).toBe(false);
-      const failedLine = (): boolean => lines().some((l) => l.includes('request handler failed') && l.includes('interceptor broke'));
-      await responses.waitFor(failedLine).catch(() => undefined);
-      expect(failedLine()).toBe(true);
-    } finally {
-      await worker.stop(100);
-      await responses.close();
-      await transport.close();
-    }
+    const f = await startFixture(catalog, { b: behaviour }, RES, { concurrency: 1 }, { interceptors: () => [brittle] });
+    fx = f;
+    await f.send(REQ, JSON.stringify({ config: {}, arguments: {} }), { id: 'first' });
+    await f.send(REQ, JSON.stringify({ config: {}, arguments: {} }), { id: 'second' });
+    const [answer] = await f.responses.final('second');
+    expect(answer!.response).toBe('done');
+    expect(f.responses.byId.has('first')).toBe(false);
+    const failedLine = (): boolean => f.lines().some((l) => l.includes('request handler failed') && l.includes('interceptor broke'));
+    await f.responses.waitFor(failedLine).catch(() => undefined);
+    expect(failedLine()).toBe(true);
   });
 });
