@@ -55,6 +55,9 @@ environment (scripts/python-env.sh) when they are missing.
       --answer-timeout S   a request unanswered after S seconds counts as lost (default ${BENCH_DEFAULTS.answerTimeoutMs / 1000})
       --worker-log-level L the worker's LOG_LEVEL (default ${BENCH_DEFAULTS.workerLogLevel}, as in production)
       --cpu-prof           write V8 CPU profiles of the floor and worker processes
+      --perf               on-CPU profiles of the floor and worker processes with Linux perf
+                           (its software clock: no hardware counters needed) over each measured
+                           window; the report splits their main thread's CPU a request by area
       --out DIR            results directory (default ${BENCH_DEFAULTS.outDir})
       --quick              memory transport, 3 s per scenario, no long run: a local smoke check
 `;
@@ -321,6 +324,7 @@ export const benchCommand: Command = {
         'answer-timeout': { type: 'string' },
         'worker-log-level': { type: 'string' },
         'cpu-prof': { type: 'boolean' },
+        perf: { type: 'boolean' },
         out: { type: 'string' },
         quick: { type: 'boolean' },
       },
@@ -400,6 +404,7 @@ export const benchCommand: Command = {
       answerTimeoutMs: (num(values['answer-timeout'], '--answer-timeout', 0.1) ?? BENCH_DEFAULTS.answerTimeoutMs / 1000) * 1000,
       workerLogLevel: values['worker-log-level'] ?? BENCH_DEFAULTS.workerLogLevel,
       cpuProf: values['cpu-prof'] === true,
+      perf: values.perf === true,
       outDir: values.out ?? BENCH_DEFAULTS.outDir,
       python,
       baselineDir,

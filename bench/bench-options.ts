@@ -52,6 +52,8 @@ export interface BenchOptions {
   readonly workerLogLevel: string;
   /** Write V8 CPU profiles of the Node targets under the run's directory. */
   readonly cpuProf: boolean;
+  /** Record on-CPU profiles of the Node targets with Linux perf over each measured window (perf-profile.ts). */
+  readonly perf?: boolean;
   readonly outDir: string;
   /** Python interpreter with trustgraph-base (scripts/python-env.sh), when the peer runs. */
   readonly python: string | undefined;

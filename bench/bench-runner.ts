@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { errorMessage } from '../src/errors.js';
 import { MemoryTransport } from '../src/transport/memory-transport.js';
@@ -14,6 +15,7 @@ import type { BenchTarget, TargetName, TargetTopics } from './targets/target.js'
 import { baselineTarget, toolwireTarget } from './targets/toolwire-target.js';
 import { adminOf, transportFor } from './transport-for.js';
 import { scenarioDrops, type BrokerDrops } from './broker-drops.js';
+import { PerfRecording, summarizeRecording, type PerfSummary } from './perf-profile.js';
 
 const TARGETS: Readonly<Record<TargetName, BenchTarget>> = {
   floor: floorTarget,
@@ -65,6 +67,8 @@ export interface ScenarioResult {
   readonly machine?: MachineShare | undefined;
   /** Over the whole scenario, warm-up included: what the broker dropped on non-persistent topics. */
   readonly drops?: BrokerDrops | undefined;
+  /** The target's on-CPU profile over the measured phase (--perf). */
+  readonly perf?: PerfSummary | undefined;
   readonly error: string | undefined;
 }
 
@@ -235,6 +239,8 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
   let measureTicks: CpuTicks | undefined;
   let machine: MachineShare | undefined;
   let drops: BrokerDrops | undefined;
+  let recording: PerfRecording | undefined;
+  let perf: PerfSummary | undefined;
   progress.note(`${s.id}: starting (${s.purpose})`);
   try {
     const target = await TARGETS[s.target].start(
@@ -248,6 +254,7 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
         sampleIntervalMs: o.sampleIntervalMs,
         workerLogLevel: o.workerLogLevel,
         cpuProfDir: deps.profileDir,
+        perfMap: o.perf === true,
         python: o.python,
         baselineDir: o.baselineDir,
         baselineEnv: o.baselineEnv ?? {},
@@ -277,7 +284,11 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
           log,
           signal,
           onProgress: (p) => {
-            if (p.phase === 'measure') measureTicks ??= readCpuTicks();
+            if (p.phase === 'measure') {
+              measureTicks ??= readCpuTicks();
+              // Over the measured window only: the answers it is divided by are that window's.
+              if (o.perf && target.pid !== undefined && target.pid !== process.pid) recording ??= PerfRecording.start(target.pid, perfFile(o, runId, s));
+            }
             progress.update(s.id, p);
           },
           // Read while both topics still have their subscriptions.
@@ -289,8 +300,14 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
       ]);
       died.catch(() => undefined);
       machine = machineShare(measureTicks, readCpuTicks());
+      if (recording) {
+        await recording.stop();
+        perf = await summarizeRecording(recording.file, target.pid!);
+      }
     } finally {
       progress.clear();
+      // A run that failed leaves no recording running (stop() is idempotent once perf is gone).
+      await recording?.stop().catch((err: unknown) => log.warn({ err }, 'perf record did not end cleanly'));
       target.sampler.stop();
       if (load) series = target.sampler.series(load.startedAtMs);
       await target.stop().catch((err: unknown) => log.warn({ err }, 'target did not stop cleanly'));
@@ -319,5 +336,9 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
   } else {
     progress.note(`${s.id}: FAILED: ${error ?? 'unknown'}`);
   }
-  return { scenario: s, description, topics, load, resources, series, machine, drops, error };
+  return { scenario: s, description, topics, load, resources, series, machine, drops, perf, error };
+}
+
+function perfFile(o: BenchOptions, runId: string, s: Scenario): string {
+  return join(o.outDir, `${runId}-${s.id}.perf.data`);
 }

@@ -26,6 +26,8 @@ export interface WorkerProcessOptions {
   readonly probe: boolean;
   /** Write a V8 CPU profile here when the process exits. */
   readonly cpuProfDir?: string;
+  /** Write `/tmp/perf-PID.map` for perf (--perf-basic-prof). */
+  readonly perfMap?: boolean;
   readonly label: string;
 }
 
@@ -38,7 +40,7 @@ export async function startWorkerProcess(o: WorkerProcessOptions, signal?: Abort
   // The caller's NODE_OPTIONS (a V8 flag measured side by side) adds to the run's, not replaces the probe.
   const nodeOptions = [process.env['NODE_OPTIONS'] ?? '', o.env?.['NODE_OPTIONS'] ?? ''];
   if (o.probe) nodeOptions.push(`--import=${PROBE_MODULE_URL}`);
-  const execArgs = o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [];
+  const execArgs = [...(o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : []), ...(o.perfMap ? ['--perf-basic-prof'] : [])];
   const child = new ManagedChild({
     command: process.execPath,
     args: [...execArgs, ...o.launcher.argv],

@@ -3,6 +3,7 @@ import type { BenchReport } from './bench-report.js';
 import { QUIET_STEAL_PCT, signed, type BaselineFigures } from './target-checks.js';
 import type { MedianInterval } from './median-interval.js';
 import type { ResourceSummary } from '../resource-sample.js';
+import { perfTable } from './perf-table.js';
 
 const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
 const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
@@ -98,6 +99,7 @@ export function markdownReport(r: BenchReport, chartFile: string | undefined): s
   lines.push(
     `- RSS over the long run: ${ra.longRunRssGrowth !== undefined ? `${(ra.longRunRssGrowth * 100).toFixed(1)}%${long ? ` (${mb(long.rssStartBytes)} -> ${mb(long.rssEndBytes)} MB${warm})` : ''}` : 'n/a'}${heap}`,
   );
+  lines.push(...perfTable(r.scenarios.map((s) => ({ id: s.scenario.id, perf: s.perf, answered: s.load?.answered }))));
   if (chartFile) lines.push('', `![latency, throughput and RSS](${chartFile})`);
   lines.push('');
   return lines.join('\n');

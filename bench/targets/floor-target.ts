@@ -20,6 +20,7 @@ export const floorTarget: BenchTarget = {
       command: process.execPath,
       args: [
         ...(ctx.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.cpuProfDir}`] : []),
+        ...(ctx.perfMap ? ['--perf-basic-prof'] : []),
         BENCH_MAIN,
         'serve-floor',
         '--transport',

@@ -27,6 +27,8 @@ export interface TargetContext {
   readonly workerLogLevel: string;
   /** Write a V8 CPU profile of Node targets here. */
   readonly cpuProfDir: string | undefined;
+  /** Node targets write `/tmp/perf-PID.map` (--perf-basic-prof), so that perf names their JavaScript. */
+  readonly perfMap?: boolean;
   /** The Python interpreter of scripts/python-env.sh. */
   readonly python: string | undefined;
   /** Another toolwire checkout, built, that the `baseline` target runs (--baseline). */

@@ -75,6 +75,7 @@ function toolwireBuild(name: 'toolwire' | 'baseline', bin: (ctx: TargetContext) 
             env: { TOOLWIRE_CONCURRENCY: String(ctx.concurrency), ...env },
             probe: true,
             ...(ctx.cpuProfDir ? { cpuProfDir: ctx.cpuProfDir } : {}),
+            ...(ctx.perfMap ? { perfMap: true } : {}),
             label: `${name} worker`,
           },
           signal,
