@@ -15,7 +15,7 @@ import type { BenchTarget, TargetName, TargetTopics } from './targets/target.js'
 import { baselineTarget, toolwireTarget } from './targets/toolwire-target.js';
 import { adminOf, transportFor } from './transport-for.js';
 import { scenarioDrops, type BrokerDrops } from './broker-drops.js';
-import { PerfRecording, summarizeRecording, type PerfSummary } from './perf-profile.js';
+import { PerfRecording, removePerfFiles, summarizeRecording, type PerfSummary } from './perf-profile.js';
 
 const TARGETS: Readonly<Record<TargetName, BenchTarget>> = {
   floor: floorTarget,
@@ -311,6 +311,7 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
       target.sampler.stop();
       if (load) series = target.sampler.series(load.startedAtMs);
       await target.stop().catch((err: unknown) => log.warn({ err }, 'target did not stop cleanly'));
+      if (o.perf) await removePerfFiles(perfFile(o, runId, s), target.pid);
     }
   } catch (err) {
     error = errorMessage(err);

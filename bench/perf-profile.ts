@@ -25,11 +25,14 @@ export interface PerfSummary {
 /** A `perf record` attached to one process until stop(). */
 export class PerfRecording {
   private readonly exited: Promise<number | null>;
+  /** What perf said, for the error when it fails (no perf, no permission). */
+  private stderr = '';
 
   private constructor(
     private readonly child: ChildProcess,
     readonly file: string,
   ) {
+    child.stderr?.on('data', (d: Buffer) => (this.stderr = (this.stderr + d.toString('utf8')).slice(-2000)));
     this.exited = new Promise((resolve, reject) => {
       child.once('exit', (code) => resolve(code));
       child.once('error', reject);
@@ -44,11 +47,16 @@ export class PerfRecording {
     return new PerfRecording(child, file);
   }
 
-  /** Ends the recording; perf writes its file as it leaves. Rejects when perf could not run. */
+  /** Ends the recording; perf writes its file as it leaves. Rejects, saying why, when perf could not run. */
   async stop(): Promise<void> {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGINT');
-    const code = await this.exited;
-    if (code !== 0 && code !== null) throw new Error(`perf record exited with code ${code}`);
+    let code: number | null;
+    try {
+      code = await this.exited;
+    } catch (err) {
+      throw new Error(`--perf needs Linux perf on the PATH (Debian: linux-perf): ${(err as Error).message}`);
+    }
+    if (code !== 0 && code !== null) throw new Error(`perf record exited with code ${code}: ${this.stderr.trim()}`);
   }
 }
 
@@ -61,6 +69,9 @@ export interface PerfStack {
 /** A frame line: address, symbol (which may hold spaces and parentheses), and `(dso)` last. */
 const FRAME = /^\s+[0-9a-f]+\s+(.*)\s+\(([^()]*)\)$/;
 
+/** A sample's first line: its thread id alone, padded to the widest id's width. */
+const SAMPLE = /^\s*(\d+)\s*$/;
+
 /** Stacks of `perf script -F tid,ip,sym,dso` output, one per sample. */
 export async function* perfStacks(lines: AsyncIterable<string>): AsyncGenerator<PerfStack> {
   let tid: number | undefined;
@@ -70,7 +81,7 @@ export async function* perfStacks(lines: AsyncIterable<string>): AsyncGenerator<
       if (tid !== undefined) yield { tid, frames };
       tid = undefined;
       frames = [];
-    } else if (/^\S/.test(line)) {
+    } else if (SAMPLE.test(line)) {
       tid = Number.parseInt(line, 10);
     } else {
       const m = FRAME.exec(line);
@@ -133,10 +144,10 @@ export async function summarizeStacks(stacks: AsyncIterable<PerfStack>, pid: num
   return { frequencyHz: PERF_FREQUENCY_HZ, mainThread, otherThreads };
 }
 
-/**
- * Read a recording of `pid` back (its JavaScript names come from the `/tmp/perf-PID.map` that
- * `--perf-basic-prof` wrote), then remove the recording and the map: both run to megabytes.
- */
+/** Where `--perf-basic-prof` names the JavaScript of process `pid` for perf. */
+export const perfMapOf = (pid: number) => `/tmp/perf-${pid}.map`;
+
+/** Read a recording of `pid` back; its JavaScript names come from the process's perf map. */
 export async function summarizeRecording(file: string, pid: number): Promise<PerfSummary> {
   const script = spawn('perf', ['script', '-i', file, '-F', 'tid,ip,sym,dso'], { stdio: ['ignore', 'pipe', 'ignore'] });
   const exited = new Promise<number | null>((resolve, reject) => {
@@ -150,9 +161,13 @@ export async function summarizeRecording(file: string, pid: number): Promise<Per
     return summary;
   } finally {
     exited.catch(() => undefined);
-    await rm(file, { force: true });
-    await rm(`/tmp/perf-${pid}.map`, { force: true });
   }
+}
+
+/** A recording and the target's perf map run to megabytes: removed once read, or once the run failed. */
+export async function removePerfFiles(file: string, pid: number | undefined): Promise<void> {
+  await rm(file, { force: true });
+  if (pid !== undefined) await rm(perfMapOf(pid), { force: true });
 }
 
 /** µs of CPU a request, from samples over the requests answered while they were taken. */

@@ -5,9 +5,10 @@ import { PERF_FREQUENCY_HZ, microsPerRequest, perfStacks, sourceArea, summarizeS
 import { perfTable } from '../../../bench/report/perf-table.js';
 
 /**
- * Six stacks copied unchanged from `perf script -F tid,ip,sym,dso` of a real bench run
- * (native client, non-persistent topics): toolwire's worker was process 27745, the bench's
- * own process 27729, and 27735 a V8 helper thread.
+ * Stacks copied unchanged from `perf script -F tid,ip,sym,dso`: six of a real bench run
+ * (native client, non-persistent topics; toolwire's worker was process 27745, the bench's own
+ * process 27729, and 27735 a V8 helper thread), then one of a `node -e` loop, process 7344,
+ * whose shorter id perf pads with a space.
  */
 const EXCERPT = new URL('../../fixtures/perf/perf-script-excerpt.txt', import.meta.url);
 
@@ -17,7 +18,7 @@ describe('perf profiles', () => {
   it('reads every stack of perf script, frames from the leaf up', async () => {
     const stacks = [];
     for await (const s of perfStacks(lines())) stacks.push(s);
-    expect(stacks.map((s) => s.tid)).toEqual([27745, 27745, 27745, 27745, 27735, 27729]);
+    expect(stacks.map((s) => s.tid)).toEqual([27745, 27745, 27745, 27745, 27735, 27729, 7344]);
     expect(stacks[0]!.frames[0]).toEqual({ sym: 'Producer::Send', dso: '/work/main/node_modules/pulsar-client/lib/binding/pulsar.node' });
     expect(stacks[0]!.frames.at(-1)!.sym).toBe('__libc_start_call_main');
     // A symbol with spaces and parentheses of its own keeps them; only the last (...) is the object.
@@ -33,10 +34,12 @@ describe('perf profiles', () => {
       'js toolwire envelope/response.js': 1,
       'event loop, kernel and the rest': 1,
     });
-    expect(worker.otherThreads).toBe(2);
+    expect(worker.otherThreads).toBe(3);
     // A CommonJS dependency's script is a path, and a getter's name has a space.
     const bench = await summarizeStacks(perfStacks(lines()), 27729);
     expect(bench.mainThread).toEqual({ 'js hdr-histogram-js': 1 });
+    const loop = await summarizeStacks(perfStacks(lines()), 7344);
+    expect(loop.mainThread).toEqual({ 'js [eval]': 1 });
   });
 
   it('names a script by its package, or by its place in toolwire or the bench', () => {
