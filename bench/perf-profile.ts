@@ -154,14 +154,12 @@ export async function summarizeRecording(file: string, pid: number): Promise<Per
     script.once('exit', resolve);
     script.once('error', reject);
   });
-  try {
-    const summary = await summarizeStacks(perfStacks(createInterface({ input: script.stdout! })), pid);
-    const code = await exited;
-    if (code !== 0) throw new Error(`perf script exited with code ${String(code)}`);
-    return summary;
-  } finally {
-    exited.catch(() => undefined);
-  }
+  // It may fail (no perf) while the stacks are read: handled now, awaited after.
+  exited.catch(() => undefined);
+  const summary = await summarizeStacks(perfStacks(createInterface({ input: script.stdout! })), pid);
+  const code = await exited;
+  if (code !== 0) throw new Error(`perf script exited with code ${String(code)}`);
+  return summary;
 }
 
 /** A recording and the target's perf map run to megabytes: removed once read, or once the run failed. */
