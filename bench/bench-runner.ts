@@ -15,6 +15,7 @@ import type { BenchTarget, TargetName, TargetTopics } from './targets/target.js'
 import { baselineTarget, toolwireTarget } from './targets/toolwire-target.js';
 import { adminOf, transportFor } from './transport-for.js';
 import { scenarioDrops, type BrokerDrops } from './broker-drops.js';
+import { singleId } from './scenario-id.js';
 import { PerfRecording, removePerfFiles, summarizeRecording, type PerfSummary } from './perf-profile.js';
 
 const TARGETS: Readonly<Record<TargetName, BenchTarget>> = {
@@ -94,7 +95,7 @@ export function roundOrder<T>(targets: readonly T[], round: number): T[] {
 export function allScenarios(o: BenchOptions): Scenario[] {
   const bound = { requests: o.requests, durationMs: o.requests === undefined ? o.durationMs : undefined };
   const single = (t: TargetName, round: number): Scenario => ({
-    id: round === 1 ? `${t}-single` : `${t}-single-r${round}`,
+    id: singleId(t, round),
     target: t,
     stream: false,
     chunks: 0,

@@ -1,4 +1,5 @@
 import { microsPerRequest, type PerfSummary } from '../perf-profile.js';
+import { withoutRound } from '../scenario-id.js';
 
 /** What the table reads of a scenario: its id, its profile, and the answers of its measured phase. */
 export interface ProfiledScenario {
@@ -6,9 +7,6 @@ export interface ProfiledScenario {
   readonly perf: PerfSummary | undefined;
   readonly answered: number | undefined;
 }
-
-/** A scenario's rounds pooled: `toolwire-single-r3` counts as `toolwire-single`. */
-const pooledId = (id: string) => id.replace(/-r\d+$/, '');
 
 const OTHER_THREADS = "the process's other threads";
 const MAIN_TOTAL = 'main thread, all';
@@ -22,7 +20,8 @@ export function perfTable(scenarios: readonly ProfiledScenario[]): string[] {
   const pooled = new Map<string, { samples: Map<string, number>; answered: number; frequencyHz: number }>();
   for (const s of scenarios) {
     if (!s.perf || !s.answered) continue;
-    const id = pooledId(s.id);
+    // A scenario's rounds pooled: `toolwire-single-r3` counts as `toolwire-single`.
+    const id = withoutRound(s.id);
     const p = pooled.get(id) ?? { samples: new Map<string, number>(), answered: 0, frequencyHz: s.perf.frequencyHz };
     pooled.set(id, p);
     p.answered += s.answered;

@@ -1,4 +1,5 @@
 import type { ScenarioResult } from '../bench-runner.js';
+import { withoutRound } from '../scenario-id.js';
 
 /**
  * The report's chart as a self-contained SVG (no dependency): throughput per scenario,
@@ -13,7 +14,7 @@ const COLORS: Readonly<Record<string, string>> = {
   'toolwire-long': '#08306b',
 };
 /** Later rounds (`-r2`...) share their scenario's colour. */
-const color = (id: string) => COLORS[id.replace(/-r\d+$/, '')] ?? '#2ca02c';
+const color = (id: string) => COLORS[withoutRound(id)] ?? '#2ca02c';
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 interface Panel {

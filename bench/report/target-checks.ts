@@ -1,4 +1,5 @@
 import { oneCallId, type ScenarioResult } from '../bench-runner.js';
+import { singleId } from '../scenario-id.js';
 import type { LoadResult } from '../load-generator.js';
 import { medianInterval, type MedianInterval } from './median-interval.js';
 
@@ -99,9 +100,8 @@ function pairs(results: readonly ScenarioResult[], ref: 'floor' | 'baseline' | '
   const out: Pair[] = [];
   const calm = (r: ScenarioResult): boolean => r.machine !== undefined && r.machine.stealPct <= QUIET_STEAL_PCT;
   for (let round = 1; ; round++) {
-    const suffix = round === 1 ? '' : `-r${round}`;
-    const f = results.find((r) => r.scenario.id === `${ref}-single${suffix}`);
-    const t = results.find((r) => r.scenario.id === `toolwire-single${suffix}`);
+    const f = results.find((r) => r.scenario.id === singleId(ref, round));
+    const t = results.find((r) => r.scenario.id === singleId('toolwire', round));
     if (!f && !t) return out;
     if (f?.load && t?.load && f.load.answered > 0 && t.load.answered > 0) out.push({ floor: f.load, tw: t.load, quiet: calm(f) && calm(t) });
   }
