@@ -213,7 +213,7 @@ export class RequestHandler {
     const id = msg.properties[ID_PROPERTY];
     if (!id) return this.deadLetter(msg, 'request has no id property; no agent could receive an answer');
     try {
-      return await this.answerError(msg, wireError(err), { id });
+      return await this.answerError(msg, wireError(err), answerProperties(id));
     } catch (publishErr) {
       return this.deadLetter(msg, `${err.message}, and the refusal could not be published: ${errorMessage(publishErr)}`);
     }
