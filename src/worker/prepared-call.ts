@@ -3,6 +3,11 @@ import type { Tool, ToolService } from '../catalog/descriptors.js';
 import type { ToolCall } from '../plugins/plugin.js';
 import { CallAbort } from './call-abort.js';
 
+/** The logger of one request: its id, and its tool once resolved. */
+export function requestLog(base: Logger, requestId: string, tool: Tool | undefined): Logger {
+  return base.child({ requestId, tool: tool?.name });
+}
+
 /**
  * One call as its plugin sees it. A class, with the abort signal and the logger as getters on
  * its prototype, each made on first use: most in-process tools read neither, and an object
@@ -47,6 +52,6 @@ export class PreparedCall implements ToolCall {
   }
 
   get log(): Logger {
-    return (this.#log ??= this.#base.child({ requestId: this.requestId, tool: this.tool?.name }));
+    return (this.#log ??= requestLog(this.#base, this.requestId, this.tool));
   }
 }

@@ -10,7 +10,7 @@ import { persistentTopic } from '../transport/topic-name.js';
 import { defaultDeadLetterTopic, type IncomingMessage, type Producer, type Transport } from '../transport/transport.js';
 import { answerProperties, DEAD_LETTER_REASON_PROPERTY, ID_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY } from '../envelope/properties.js';
 import type { WorkerLimits } from './limits.js';
-import { PreparedCall } from './prepared-call.js';
+import { PreparedCall, requestLog } from './prepared-call.js';
 import { createSink, wholeAnswer, type ObservationSink } from './observation-sink.js';
 import { DeliveryLedger, Handling } from './delivery-ledger.js';
 import { injectTraceContext } from '../tracing/trace-context.js';
@@ -275,7 +275,7 @@ export class RequestHandler {
         // Nothing more of this answer may go out once its final (error) message is decided.
         sink?.abort();
         // A request that failed before it became a call logs as one would.
-        const log = call?.log ?? this.deps.log.child({ requestId: id, tool: ctx.tool?.name });
+        const log = call?.log ?? requestLog(this.deps.log, id, ctx.tool);
         const outcome = await this.fail(ctx, err, properties, sink?.started ?? false, log);
         answered = outcome !== Outcome.Nacked;
         return outcome;
