@@ -73,7 +73,7 @@ export class ManagedChild {
     });
     const read = Promise.all([this.process.stdout, this.process.stderr].map((stream) => stream && new Promise((resolve) => stream.once('close', resolve))));
     this.ended = this.exited.then(async (code) => {
-      await Promise.race([read, delay(OUTPUT_GRACE_MS)]);
+      await Promise.race([read, delay(OUTPUT_GRACE_MS, undefined, { ref: false })]);
       return code;
     });
   }
