@@ -301,6 +301,8 @@ export async function runScenario(o: BenchOptions, runId: string, s: Scenario, d
       ]);
       died.catch(() => undefined);
       machine = machineShare(measureTicks, readCpuTicks());
+      // A target in the bench's own process is counted with its agents: neither part can be told.
+      if (machine && target.pid === process.pid) machine = { busyPct: machine.busyPct, stealPct: machine.stealPct };
       if (recording) {
         await recording.stop();
         perf = await summarizeRecording(recording.file, target.pid!);

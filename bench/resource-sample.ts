@@ -100,6 +100,11 @@ const PROC_TICKS_PER_SEC = 100;
  * field 14 of the line, stime 15.
  */
 export function procStatCpuMs(stat: string): number {
+  return (procStatCpuTicks(stat) * 1000) / PROC_TICKS_PER_SEC;
+}
+
+/** The same, in the clock ticks the line counts in (those of /proc/stat too). */
+export function procStatCpuTicks(stat: string): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 1000) / PROC_TICKS_PER_SEC;
+  return Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
 }

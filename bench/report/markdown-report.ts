@@ -1,4 +1,5 @@
 import type { BrokerDrops } from '../broker-drops.js';
+import type { ScenarioResult } from '../bench-runner.js';
 import type { BenchReport } from './bench-report.js';
 import { QUIET_STEAL_PCT, signed, type BaselineFigures } from './target-checks.js';
 import type { MedianInterval } from './median-interval.js';
@@ -14,6 +15,24 @@ const cpuCell = (res: ResourceSummary | undefined) =>
     ? ''
     : `${int(res.cpuUsPerRequest)}${res.mainThreadCpuUsPerRequest === undefined ? '' : ` (${int(res.mainThreadCpuUsPerRequest)})`}`;
 /** n/a where a topic keeps what it cannot hand out (persistent) or no count was read. */
+/**
+ * The machine's CPU an answer took: all of it, the target's, the agents' (this bench's own
+ * process) and the rest (the broker, mostly). At full use of the machine, 10^6 x CPUs over
+ * the first is the most this run could answer a second, and over the last two, the most any
+ * target could with these agents on this broker. n/a when the round's targets ran together,
+ * sharing the machine and the agents' process, or a figure was not read.
+ */
+function machineCell(s: ScenarioResult, cpus: number, together: boolean): string {
+  const rate = s.load?.throughputPerSec;
+  if (together || !s.machine || !rate) return 'n/a';
+  const perAnswer = (pct: number): number => ((pct / 100) * cpus * 1e6) / rate;
+  const all = perAnswer(s.machine.busyPct);
+  const target = s.resources?.cpuUsPerRequest;
+  const agents = s.machine.ownPct === undefined ? undefined : perAnswer(s.machine.ownPct);
+  const rest = target === undefined || agents === undefined ? undefined : all - target - agents;
+  const cell = (v: number | undefined): string => (v === undefined ? 'n/a' : int(v));
+  return `${cell(all)} / ${cell(target)} / ${cell(agents)} / ${cell(rest)}`;
+}
 const dropped = (d: BrokerDrops | undefined) => `${d?.requests !== undefined ? int(d.requests) : 'n/a'} / ${d?.answers !== undefined ? int(d.answers) : 'n/a'}`;
 
 /** The report as Markdown: machine, scenario table, ratios against the targets. */
@@ -37,19 +56,19 @@ export function markdownReport(r: BenchReport, chartFile: string | undefined): s
   );
   lines.push(`Reproduce: \`${r.command}\``, '');
   lines.push(
-    '| scenario | served by | answered | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | RSS start/end MB | CPU µs/req (main thread) | ELD p99 max ms | machine busy / stolen % | broker dropped: requests / answers |',
+    '| scenario | served by | answered | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | RSS start/end MB | CPU µs/req (main thread) | ELD p99 max ms | machine busy / stolen % | machine CPU µs/req: all / target / agents / rest | broker dropped: requests / answers |',
   );
-  lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const s of r.scenarios) {
     const l = s.load;
     if (!l) {
-      lines.push(`| ${s.scenario.id} | ${s.description} | failed: ${(s.error ?? '').split('\n')[0]} | | | | | | | | | | | | |`);
+      lines.push(`| ${s.scenario.id} | ${s.description} | failed: ${(s.error ?? '').split('\n')[0]} | | | | | | | | | | | | | |`);
       continue;
     }
     const res = s.resources;
     lines.push(
       `| ${s.scenario.id} | ${s.description} | ${int(l.answered)} | ${int(l.throughputPerSec)} | ${ms(l.latency.p50Ms)} | ${ms(l.latency.p90Ms)} | ${ms(l.latency.p99Ms)} | ${ms(l.latency.p999Ms)} | ${ms(l.latency.maxMs)} | ` +
-        `${l.errors + l.timeouts + l.wrongAnswers} | ${res ? `${mb(res.rssStartBytes)} / ${mb(res.rssEndBytes)}` : ''} | ${cpuCell(res)} | ${res?.eldP99MaxMs !== undefined ? ms(res.eldP99MaxMs) : 'n/a'} | ${s.machine ? `${s.machine.busyPct} / ${s.machine.stealPct}` : 'n/a'} | ${dropped(s.drops)} |`,
+        `${l.errors + l.timeouts + l.wrongAnswers} | ${res ? `${mb(res.rssStartBytes)} / ${mb(res.rssEndBytes)}` : ''} | ${cpuCell(res)} | ${res?.eldP99MaxMs !== undefined ? ms(res.eldP99MaxMs) : 'n/a'} | ${s.machine ? `${s.machine.busyPct} / ${s.machine.stealPct}` : 'n/a'} | ${machineCell(s, m.cpus, o.together === true)} | ${dropped(s.drops)} |`,
     );
   }
   lines.push('', '## Targets', '', '| target | measured | met |', '|---|---:|:---:|');

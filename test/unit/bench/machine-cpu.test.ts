@@ -10,6 +10,17 @@ describe('machine CPU shares', () => {
     expect(machineShare(from, to)).toEqual({ busyPct: 66, stealPct: 14 });
   });
 
+  it("gives this process's share of all CPU time beside them when its own stat line was read", () => {
+    // A command name with spaces and a bracket; utime 300 and stime 100 ticks, then 500 and 200.
+    const self = (utime: number, stime: number) => `4242 (node ma) in) S 1 4242 4242 0 -1 4194304 100 0 0 0 ${utime} ${stime} 0 0 20 0 11 0 5 1 1`;
+    const from = parseCpuTicks('cpu  1000 0 200 5000 100 0 50 10 0 0\n', self(300, 100));
+    const to = parseCpuTicks('cpu  1550 0 300 5200 100 0 60 150 0 0\n', self(500, 200));
+    expect(from).toEqual({ total: 6360, idle: 5100, steal: 10, own: 400 });
+    // 300 of the 1,000 ticks were this process's.
+    expect(machineShare(from, to)).toEqual({ busyPct: 66, stealPct: 14, ownPct: 30 });
+    expect(machineShare(parseCpuTicks('cpu  1000 0 200 5000 100 0 50 10 0 0\n'), to)).toEqual({ busyPct: 66, stealPct: 14 });
+  });
+
   it('gives nothing for a missing or unreadable reading', () => {
     expect(parseCpuTicks('intr 1 2 3')).toBeUndefined();
     expect(machineShare(undefined, parseCpuTicks('cpu  1 0 0 1 0 0 0 0'))).toBeUndefined();

@@ -442,6 +442,21 @@ describe('markdown and SVG reports', () => {
     expect(markdownReport(report, undefined)).not.toContain('(988)');
   });
 
+  it("splits the machine's CPU an answer took into the target's, the agents' and the rest, only where the targets ran one after the other", () => {
+    const [first, ...rest] = report.scenarios;
+    // Half of 2 CPUs at 1,000 answers a second: 1,000 µs an answer; 300 the target's, 200 the agents' (10% of the machine).
+    const measured = { ...first!, machine: { busyPct: 50, stealPct: 1, ownPct: 10 }, resources: { ...first!.resources!, cpuUsPerRequest: 300 } };
+    const scenarios = [measured, ...rest];
+    expect(markdownReport({ ...report, scenarios }, undefined)).toMatch(/\| 50 \/ 1 \| 1,000 \/ 300 \/ 200 \/ 500 \|/);
+    // Without the agents' own share (a target in the bench's process), what cannot be split is n/a.
+    const unsplit = [{ ...measured, machine: { busyPct: 50, stealPct: 1 } }, ...rest];
+    expect(markdownReport({ ...report, scenarios: unsplit }, undefined)).toMatch(/\| 50 \/ 1 \| 1,000 \/ 300 \/ n\/a \/ n\/a \|/);
+    // Together, the round's targets shared the machine and the agents' process: no answer of one can be charged all of it.
+    const together = markdownReport({ ...report, scenarios, options: { ...report.options, together: true } }, undefined);
+    expect(together).toMatch(/\| 50 \/ 1 \| n\/a \|/);
+    expect(together).toContain('| machine CPU µs/req: all / target / agents / rest |');
+  });
+
   it('gives the interval of the median ratio beside it once there are five rounds', () => {
     const five = computeRatios(fiveRounds);
     const md = markdownReport({ ...report, scenarios: fiveRounds, ratios: five, checks: checkTargets(five, undefined) }, undefined);
