@@ -14,12 +14,11 @@ const cpuCell = (res: ResourceSummary | undefined) =>
   res?.cpuUsPerRequest === undefined
     ? ''
     : `${int(res.cpuUsPerRequest)}${res.mainThreadCpuUsPerRequest === undefined ? '' : ` (${int(res.mainThreadCpuUsPerRequest)})`}`;
-/** n/a where a topic keeps what it cannot hand out (persistent) or no count was read. */
 /**
  * The machine's CPU an answer took: all of it, the target's, the agents' (this bench's own
  * process) and the rest (the broker, mostly). At full use of the machine, 10^6 x CPUs over
- * the first is the most this run could answer a second, and over the last two, the most any
- * target could with these agents on this broker. n/a when the round's targets ran together,
+ * the first is the most this run could answer a second, and over agents plus rest, the most
+ * any target could with these agents on this broker. n/a when the round's targets ran together,
  * sharing the machine and the agents' process, or a figure was not read.
  */
 function machineCell(s: ScenarioResult, cpus: number, together: boolean): string {
@@ -33,6 +32,7 @@ function machineCell(s: ScenarioResult, cpus: number, together: boolean): string
   const cell = (v: number | undefined): string => (v === undefined ? 'n/a' : int(v));
   return `${cell(all)} / ${cell(target)} / ${cell(agents)} / ${cell(rest)}`;
 }
+/** n/a where a topic keeps what it cannot hand out (persistent) or no count was read. */
 const dropped = (d: BrokerDrops | undefined) => `${d?.requests !== undefined ? int(d.requests) : 'n/a'} / ${d?.answers !== undefined ? int(d.answers) : 'n/a'}`;
 
 /** The report as Markdown: machine, scenario table, ratios against the targets. */
