@@ -107,7 +107,9 @@ The worker's own cost per request with no broker (the real Worker on the in-memo
 transport, every answer counted): wall and CPU microseconds per request. Requests are
 queued up front on a persistent request topic; on a non-persistent one K are kept in
 flight (what finds no room is dropped, as on a broker). Use it to compare a hot-path
-change before and after; each figure is the median of --rounds rounds.
+change before and after; each figure is the median of --rounds rounds. It measures the
+source it was built with (build/src, not dist): to compare two builds, run each checkout's
+own build/bench/main.js, alternated.
 --target floor answers the same load with the bench's floor (a bare echo on the same
 transport): the worker's figure less the floor's is what toolwire itself costs a request.
 --tracing switches OpenTelemetry on, exporting every span over OTLP/HTTP to a receiver in
