@@ -38,7 +38,16 @@ export function parseCpuTicks(stat: string, selfStat?: string): CpuTicks | undef
 
 export function readCpuTicks(): CpuTicks | undefined {
   try {
-    return parseCpuTicks(readFileSync('/proc/stat', 'utf8'), readFileSync('/proc/self/stat', 'utf8'));
+    return parseCpuTicks(readFileSync('/proc/stat', 'utf8'), readSelfStat());
+  } catch {
+    return undefined;
+  }
+}
+
+/** This process's stat line; without it the machine's shares are still read. */
+function readSelfStat(): string | undefined {
+  try {
+    return readFileSync('/proc/self/stat', 'utf8');
   } catch {
     return undefined;
   }
