@@ -1,12 +1,13 @@
 /**
  * Loaded into a benchmarked Node process with `--import` (the bench sets NODE_OPTIONS), so
  * the process itself — `toolwire run` or the floor — needs no code for it. When its parent
- * says `start` over the IPC channel, it reports RSS, heap, CPU time and event-loop delay once
- * per interval, and on Linux the main thread's CPU apart from the process's. Everything is
- * unref'd: the probe never keeps a finished process alive.
+ * says `start` over the IPC channel, it reports RSS, heap, CPU time, event-loop delay and the
+ * collector's pauses once per interval, and on Linux the main thread's CPU apart from the
+ * process's. Everything is unref'd: the probe never keeps a finished process alive.
  */
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { GcPauses } from './gc-pauses.js';
 import { PROBE_SAMPLE, PROBE_START, procStatCpuMs, type ProbeSample } from './resource-sample.js';
 
 /** The main thread's own CPU (its task id is the process id), where Linux tells it: what JavaScript and the event loop spend. */
@@ -27,6 +28,7 @@ if (typeof process.send === 'function') {
     const intervalMs = typeof msg.intervalMs === 'number' && msg.intervalMs >= 100 ? msg.intervalMs : 1000;
     const eld = monitorEventLoopDelay({ resolution: 10 });
     eld.enable();
+    const gc = new GcPauses();
     timer = setInterval(() => {
       const mem = process.memoryUsage();
       const cpu = process.cpuUsage();
@@ -43,6 +45,7 @@ if (typeof process.send === 'function') {
         eldP50Ms: eld.percentile(50) / 1e6,
         eldP99Ms: eld.percentile(99) / 1e6,
         eldMaxMs: eld.max / 1e6,
+        gc: gc.take(),
       };
       eld.reset();
       if (process.connected) process.send?.(sample);

@@ -1,3 +1,5 @@
+import type { GcPauseWindow } from './gc-pauses.js';
+
 /** IPC message types between the bench and process-probe.ts. */
 export const PROBE_START = 'toolwire-bench-probe-start';
 export const PROBE_SAMPLE = 'toolwire-bench-probe-sample';
@@ -17,6 +19,8 @@ export interface ProbeSample {
   readonly eldP50Ms: number;
   readonly eldP99Ms: number;
   readonly eldMaxMs: number;
+  /** The collector's pauses over the last interval. */
+  readonly gc?: GcPauseWindow;
 }
 
 /** One point of a target's resource time series, whatever its runtime. */
@@ -33,6 +37,8 @@ export interface ResourceSample {
   /** Event-loop delay p99 over the interval (Node targets only). */
   readonly eldP99Ms: number | undefined;
   readonly eldMaxMs: number | undefined;
+  /** The collector's pauses over the interval (Node targets only). */
+  readonly gc?: GcPauseWindow | undefined;
 }
 
 export interface ResourceSummary {
@@ -54,6 +60,8 @@ export interface ResourceSummary {
   readonly mainThreadCpuUsPerRequest: number | undefined;
   readonly eldP99MaxMs: number | undefined;
   readonly eldMaxMs: number | undefined;
+  /** The collector's pauses over the measured phase, when known: in all, per answered request; the full collections, and the longest. */
+  readonly gc?: { readonly pauseUsPerRequest: number; readonly majorCount: number; readonly majorMaxMs: number } | undefined;
 }
 
 export function summarizeResources(samples: readonly ResourceSample[], answered: number): ResourceSummary | undefined {
@@ -70,6 +78,7 @@ export function summarizeResources(samples: readonly ResourceSample[], answered:
     from !== undefined && to !== undefined && answered > 0 ? ((to - from) * 1000) / answered : undefined;
   const eld = measured.map((s) => s.eldP99Ms).filter((v): v is number => v !== undefined);
   const eldMax = measured.map((s) => s.eldMaxMs).filter((v): v is number => v !== undefined);
+  const gc = measured.map((s) => s.gc).filter((v): v is GcPauseWindow => v !== undefined);
   return {
     samples: measured.length,
     rssStartBytes: rssStart,
@@ -83,6 +92,14 @@ export function summarizeResources(samples: readonly ResourceSample[], answered:
     mainThreadCpuUsPerRequest: perRequest(before.mainThreadCpuMs, last.mainThreadCpuMs),
     eldP99MaxMs: eld.length > 0 ? Math.max(...eld) : undefined,
     eldMaxMs: eldMax.length > 0 ? Math.max(...eldMax) : undefined,
+    gc:
+      gc.length > 0 && answered > 0
+        ? {
+            pauseUsPerRequest: (gc.reduce((a, w) => a + w.pauseMs, 0) * 1000) / answered,
+            majorCount: gc.reduce((a, w) => a + w.majorCount, 0),
+            majorMaxMs: Math.max(...gc.map((w) => w.majorMaxMs)),
+          }
+        : undefined,
   };
 }
 

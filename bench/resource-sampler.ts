@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { GcPauses, type GcPauseWindow } from './gc-pauses.js';
 import { PROBE_SAMPLE, PROBE_START, procStatCpuMs, type ProbeSample, type ResourceSample } from './resource-sample.js';
 
 interface RawSample {
@@ -11,6 +12,7 @@ interface RawSample {
   readonly mainThreadCpuMs?: number | undefined;
   readonly eldP99Ms: number | undefined;
   readonly eldMaxMs: number | undefined;
+  readonly gc?: GcPauseWindow | undefined;
 }
 
 /** A target's resource time series, however it is obtained. */
@@ -32,6 +34,7 @@ abstract class BaseSampler implements ResourceSampler {
       mainThreadCpuMs: r.mainThreadCpuMs,
       eldP99Ms: r.eldP99Ms,
       eldMaxMs: r.eldMaxMs,
+      gc: r.gc,
     }));
   }
 }
@@ -49,6 +52,7 @@ export class ProbeSampler extends BaseSampler {
       mainThreadCpuMs: s.mainThreadCpuUs === undefined ? undefined : s.mainThreadCpuUs / 1000,
       eldP99Ms: s.eldP99Ms,
       eldMaxMs: s.eldMaxMs,
+      gc: s.gc,
     });
   };
 
@@ -97,6 +101,7 @@ export class ProcSampler extends BaseSampler {
 export class SelfSampler extends BaseSampler {
   private readonly timer: NodeJS.Timeout;
   private readonly eld = monitorEventLoopDelay({ resolution: 10 });
+  private readonly gc = new GcPauses();
 
   constructor(intervalMs: number) {
     super();
@@ -111,6 +116,7 @@ export class SelfSampler extends BaseSampler {
         cpuMs: (cpu.user + cpu.system) / 1000,
         eldP99Ms: this.eld.percentile(99) / 1e6,
         eldMaxMs: this.eld.max / 1e6,
+        gc: this.gc.take(),
       });
       this.eld.reset();
     }, intervalMs);
@@ -120,5 +126,6 @@ export class SelfSampler extends BaseSampler {
   stop(): void {
     clearInterval(this.timer);
     this.eld.disable();
+    this.gc.stop();
   }
 }

@@ -9,6 +9,9 @@ import { perfTable } from './perf-table.js';
 const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
 const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 const int = (v: number) => Math.round(v).toLocaleString('en-US');
+/** The collector's pauses: µs a request in all, then how many full collections and the longest, ms. */
+const gcCell = (res: ResourceSummary | undefined) =>
+  res?.gc ? `${int(res.gc.pauseUsPerRequest)} · ${res.gc.majorCount} · ${res.gc.majorCount > 0 ? ms(res.gc.majorMaxMs) : '-'}` : 'n/a';
 /** The process's CPU a request, and its main thread's part in brackets where it was read. */
 const cpuCell = (res: ResourceSummary | undefined) =>
   res?.cpuUsPerRequest === undefined
@@ -56,19 +59,19 @@ export function markdownReport(r: BenchReport, chartFile: string | undefined): s
   );
   lines.push(`Reproduce: \`${r.command}\``, '');
   lines.push(
-    '| scenario | served by | answered | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | RSS start/end MB | CPU µs/req (main thread) | ELD p99 max ms | machine busy / stolen % | machine CPU µs/req: all / target / agents / rest | broker dropped: requests / answers |',
+    '| scenario | served by | answered | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | RSS start/end MB | CPU µs/req (main thread) | ELD p99 max ms | GC pause µs/req · full GCs · longest ms | machine busy / stolen % | machine CPU µs/req: all / target / agents / rest | broker dropped: requests / answers |',
   );
-  lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const s of r.scenarios) {
     const l = s.load;
     if (!l) {
-      lines.push(`| ${s.scenario.id} | ${s.description} | failed: ${(s.error ?? '').split('\n')[0]} | | | | | | | | | | | | | |`);
+      lines.push(`| ${s.scenario.id} | ${s.description} | failed: ${(s.error ?? '').split('\n')[0]} | | | | | | | | | | | | | | |`);
       continue;
     }
     const res = s.resources;
     lines.push(
       `| ${s.scenario.id} | ${s.description} | ${int(l.answered)} | ${int(l.throughputPerSec)} | ${ms(l.latency.p50Ms)} | ${ms(l.latency.p90Ms)} | ${ms(l.latency.p99Ms)} | ${ms(l.latency.p999Ms)} | ${ms(l.latency.maxMs)} | ` +
-        `${l.errors + l.timeouts + l.wrongAnswers} | ${res ? `${mb(res.rssStartBytes)} / ${mb(res.rssEndBytes)}` : ''} | ${cpuCell(res)} | ${res?.eldP99MaxMs !== undefined ? ms(res.eldP99MaxMs) : 'n/a'} | ${s.machine ? `${s.machine.busyPct} / ${s.machine.stealPct}` : 'n/a'} | ${machineCell(s, m.cpus, o.together === true)} | ${dropped(s.drops)} |`,
+        `${l.errors + l.timeouts + l.wrongAnswers} | ${res ? `${mb(res.rssStartBytes)} / ${mb(res.rssEndBytes)}` : ''} | ${cpuCell(res)} | ${res?.eldP99MaxMs !== undefined ? ms(res.eldP99MaxMs) : 'n/a'} | ${gcCell(res)} | ${s.machine ? `${s.machine.busyPct} / ${s.machine.stealPct}` : 'n/a'} | ${machineCell(s, m.cpus, o.together === true)} | ${dropped(s.drops)} |`,
     );
   }
   lines.push('', '## Targets', '', '| target | measured | met |', '|---|---:|:---:|');

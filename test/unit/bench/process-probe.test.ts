@@ -39,4 +39,32 @@ describe('the process probe', () => {
       sampler.stop();
     }
   });
+
+  it("reports the collector's full collections and their pauses", async () => {
+    // A full collection every 20 ms, each over a heap kept big enough to take measurable time.
+    const script = 'const keep = Array.from({ length: 200_000 }, (_, i) => ({ i })); setInterval(() => globalThis.gc() ?? keep, 20);';
+    child = spawn(process.execPath, ['--expose-gc', '--import', PROBE_MODULE_URL, '-e', script], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const sampler = new ProbeSampler(child, 100);
+    try {
+      const s = await sampleWhere(sampler, (x) => (x.gc?.majorCount ?? 0) >= 2, 10_000);
+      expect(s.gc!.majorMaxMs).toBeGreaterThan(0);
+      // The pauses in all hold the longest full one.
+      expect(s.gc!.pauseMs).toBeGreaterThanOrEqual(s.gc!.majorMaxMs);
+    } finally {
+      sampler.stop();
+    }
+  });
+
+  it('counts a scavenge among the pauses but not among the full collections', async () => {
+    // Garbage that dies young: scavenges only, nothing promoted for a full collection to find.
+    const script = 'setInterval(() => { for (let i = 0; i < 100_000; i++) ({ i }); }, 10);';
+    child = spawn(process.execPath, ['--import', PROBE_MODULE_URL, '-e', script], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const sampler = new ProbeSampler(child, 100);
+    try {
+      await sampleWhere(sampler, (x) => (x.gc?.pauseMs ?? 0) > 0, 10_000);
+      expect(sampler.series(0).reduce((n, x) => n + (x.gc?.majorCount ?? 0), 0)).toBe(0);
+    } finally {
+      sampler.stop();
+    }
+  });
 });

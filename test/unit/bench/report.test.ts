@@ -230,6 +230,15 @@ describe('summarizeResources', () => {
     ).toBeUndefined();
   });
 
+  it("sums the collector's pauses of the measured phase only, per answered request, with its full collections and the longest", () => {
+    const gc = (majorCount: number, majorMaxMs: number, pauseMs: number) => ({ majorCount, majorMaxMs, pauseMs });
+    const sample = (tMs: number, w: ReturnType<typeof gc> | undefined) => ({ tMs, rssBytes: 1, cpuMs: 0, eldP99Ms: undefined, eldMaxMs: undefined, gc: w });
+    // The warm-up's 40 ms full collection is not the run's; 30 ms of pauses over 600 answers is 50 µs each.
+    const s = summarizeResources([sample(-1000, gc(1, 40, 45)), sample(0, gc(0, 0, 5)), sample(1000, gc(2, 12.5, 20)), sample(2000, gc(1, 3, 5))], 600)!;
+    expect(s.gc).toEqual({ pauseUsPerRequest: 50, majorCount: 3, majorMaxMs: 12.5 });
+    expect(summarizeResources([sample(0, undefined), sample(1000, undefined)], 600)!.gc).toBeUndefined();
+  });
+
   it('reads user and system time from a /proc stat line whose command name holds spaces and brackets', () => {
     // utime 250 and stime 50 ticks, at Linux's 100 a second: 3 s.
     const rest = ['S', '1', '2', '3', '0', '-1', '4194560', '10', '0', '0', '0', '250', '50', '0', '0', '20', '0', '12'];
