@@ -1,6 +1,5 @@
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { checkName, type ConfigEntry, type ConfigItem, type ConfigStore } from './config-store.js';
 
 const EXTENSIONS = ['.json', '.yaml', '.yml'] as const;
@@ -21,7 +20,8 @@ export class DirectoryConfigStore implements ConfigStore {
     const source = this.display(path);
     const text = await readFile(path, 'utf8');
     try {
-      const value: unknown = ext === '.json' ? JSON.parse(text) : parseYaml(text);
+      // Imported on use: a worker on JSON descriptors never holds it (docs/benchmarks-rationale.md).
+      const value: unknown = ext === '.json' ? JSON.parse(text) : (await import('yaml')).parse(text);
       return { type, key, value, source };
     } catch (err) {
       return { type, key, value: undefined, error: `not valid ${ext === '.json' ? 'JSON' : 'YAML'}: ${(err as Error).message}`, source };

@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import { isAbsolute, join, resolve } from 'node:path';
-import { resolve as resolveImport } from 'import-meta-resolve';
 import { realpath } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { UnknownToolError } from '../../errors.js';
@@ -28,6 +27,8 @@ export async function moduleFile(module: string, configDir: string): Promise<str
   if (module.startsWith('.') || isAbsolute(module)) {
     path = resolve(configDir, module);
   } else {
+    // Imported on use: a worker whose modules are builtin or paths never holds it (docs/benchmarks-rationale.md).
+    const { resolve: resolveImport } = await import('import-meta-resolve');
     try {
       path = fileURLToPath(resolveImport(module, pathToFileURL(join(resolve(configDir), 'descriptors.js')).href));
     } catch (err) {

@@ -1,7 +1,6 @@
 import { dirname, join } from 'node:path';
 import { realpath } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { resolve as resolveImport } from 'import-meta-resolve';
 
 type TypeScript = typeof import('typescript');
 
@@ -25,6 +24,8 @@ export const PROJECT_COMPILER_OPTIONS = {
 export async function typeErrors(file: string, mayImport: (file: string) => Promise<boolean> = () => Promise.resolve(true)): Promise<string[] | undefined> {
   let ts: TypeScript;
   try {
+    // Imported on use, as in moduleFile: a worker that checks no module never holds it.
+    const { resolve: resolveImport } = await import('import-meta-resolve');
     const url = resolveImport('typescript', pathToFileURL(join(dirname(file), 'module.js')).href);
     // Importing it runs its code: a typescript the module roots do not hold is not imported.
     if (!(await mayImport(await realpath(fileURLToPath(url))))) return undefined;

@@ -4,6 +4,9 @@
  * kinds need are imported with their kinds (undici alone is 5 MB of heap).
  */
 import { execFile } from 'node:child_process';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
@@ -32,5 +35,20 @@ describe('a started worker', () => {
     // The listing sees what is loaded: the logger and the metrics are.
     expect(loaded).toEqual(expect.arrayContaining(['pino', 'prom-client']));
     expect(loaded).not.toContain('undici');
+  });
+
+  it('reads YAML descriptors with the YAML reader, and JSON ones without loading it', async () => {
+    // The example config holds one YAML tool (current-time.yaml).
+    expect(await packagesLoadedServing('config')).toContain('yaml');
+    const dir = await mkdtemp(join(tmpdir(), 'toolwire-json-config-'));
+    try {
+      await cp('config/tool-service/echo-service.json', join(dir, 'tool-service', 'echo-service.json'), { recursive: true });
+      await cp('config/tool/echo.json', join(dir, 'tool', 'echo.json'), { recursive: true });
+      const loaded = await packagesLoadedServing(dir);
+      expect(loaded).toContain('pino');
+      expect(loaded).not.toContain('yaml');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
