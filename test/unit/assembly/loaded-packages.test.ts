@@ -42,8 +42,9 @@ describe('a started worker', () => {
     expect(await packagesLoadedServing('config')).toContain('yaml');
     const dir = await mkdtemp(join(tmpdir(), 'toolwire-json-config-'));
     try {
-      await cp('config/tool-service/echo-service.json', join(dir, 'tool-service', 'echo-service.json'), { recursive: true });
-      await cp('config/tool/echo.json', join(dir, 'tool', 'echo.json'), { recursive: true });
+      // cp makes the type folders a file is copied into.
+      await cp('config/tool-service/echo-service.json', join(dir, 'tool-service', 'echo-service.json'));
+      await cp('config/tool/echo.json', join(dir, 'tool', 'echo.json'));
       const loaded = await packagesLoadedServing(dir);
       expect(loaded).toContain('pino');
       expect(loaded).not.toContain('yaml');

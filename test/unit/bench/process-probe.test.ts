@@ -42,7 +42,7 @@ describe('the process probe', () => {
 
   it("reports the collector's full collections and their pauses", async () => {
     // A full collection every 20 ms, each over a heap kept big enough to take measurable time.
-    const script = 'const keep = Array.from({ length: 200_000 }, (_, i) => ({ i })); setInterval(() => globalThis.gc() ?? keep, 20);';
+    const script = 'const keep = Array.from({ length: 200_000 }, (_, i) => ({ i })); setInterval(() => { globalThis.gc(); return keep.length; }, 20);';
     child = spawn(process.execPath, ['--expose-gc', '--import', PROBE_MODULE_URL, '-e', script], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     const sampler = new ProbeSampler(child, 100);
     try {
