@@ -57,10 +57,12 @@ const TSCONFIG = {
   include: ['tools', 'test'],
 };
 
-function readme(name: string, service: string): string {
+function readme(name: string, service: string, toolwire: string): string {
   return `# ${name}
 
-Tools for AI agents, served by [toolwire](https://www.npmjs.com/package/toolwire).
+Tools for AI agents, served by toolwire, which \`npm install\` takes from \`${toolwire}\`: where
+the \`toolwire init\` that made this project came from (package.json's \`toolwire\` dependency;
+point it elsewhere there).
 
 \`\`\`sh
 npm install
@@ -113,7 +115,7 @@ export function projectFiles(project: {
     'package.json': json(pkg),
     'tsconfig.json': json(TSCONFIG),
     '.gitignore': 'node_modules/\n',
-    'README.md': readme(project.name, project.service),
+    'README.md': readme(project.name, project.service, project.toolwire),
     'tools/greet.ts': GREET_SOURCE,
     'test/greet.test.ts': GREET_TEST,
     [`config/tool-service/${project.service}.json`]: json(service),

@@ -3,34 +3,9 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCommand as run, until } from '../support/run-process.js';
 
 const REPO = resolve('.');
-
-/** A command to its end: exit code and output. */
-function run(cmd: string, args: string[], cwd: string, timeoutMs = 180_000): Promise<{ code: number | null; out: string }> {
-  return new Promise((done, fail) => {
-    const c = spawn(cmd, args, { cwd, env: { ...process.env, NO_COLOR: '1', npm_config_update_notifier: 'false' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    c.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    c.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const timer = setTimeout(() => {
-      c.kill('SIGKILL');
-      fail(new Error(`${cmd} ${args.join(' ')} took over ${timeoutMs} ms:\n${out}`));
-    }, timeoutMs);
-    c.on('exit', (code) => {
-      clearTimeout(timer);
-      done({ code, out });
-    });
-  });
-}
-
-async function until(what: string, cond: () => boolean | Promise<boolean>, log: () => string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`not in time: ${what}; the log ends:\n${log().slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe("a newcomer's first tool: init, install, start, call, edit, test", () => {
   let tmp: string;

@@ -31,3 +31,64 @@ export function startRun(configDir: string, options: { readonly args?: readonly 
     child.once('exit', (code) => reject(new Error(`toolwire run exited (${code}) before serving:\n${err}`)));
   });
 }
+
+/** A command to its end: its exit code and its stdout and stderr together; killed, and rejected, past `timeoutMs`. */
+export function runCommand(
+  cmd: string,
+  args: readonly string[],
+  cwd: string,
+  timeoutMs = 180_000,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; out: string }> {
+  return new Promise((done, fail) => {
+    const c = spawn(cmd, [...args], {
+      cwd,
+      env: { ...process.env, NO_COLOR: '1', npm_config_update_notifier: 'false', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    c.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    c.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const timer = setTimeout(() => {
+      c.kill('SIGKILL');
+      fail(new Error(`${cmd} ${args.join(' ')} took over ${timeoutMs} ms:\n${out}`));
+    }, timeoutMs);
+    c.on('exit', (code) => {
+      clearTimeout(timer);
+      done({ code, out });
+    });
+  });
+}
+
+/** Polls `cond` every 200 ms until it holds; past `timeoutMs`, throws with the end of `log()`. */
+export async function until(what: string, cond: () => boolean | Promise<boolean>, log: () => string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`not in time: ${what}; the log ends:\n${log().slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/**
+ * Ends a process started with `detached: true` and everything in its group (`npm start` and
+ * the worker under it): SIGTERM, then SIGKILL to whatever of the group is left after `graceMs`.
+ * Resolves once the leader has exited and the group is empty (or, past the grace, was killed).
+ */
+export async function stopGroup(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  const pid = child.pid;
+  if (pid === undefined) return;
+  const exited = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const signal = (s: NodeJS.Signals | 0): boolean => {
+    try {
+      process.kill(-pid, s);
+      return true;
+    } catch {
+      return false; // the group is gone
+    }
+  };
+  signal('SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (signal(0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  signal('SIGKILL');
+  await exited;
+}

@@ -4,6 +4,7 @@ import { VERSION } from '../../version.js';
 import { UsageError } from '../args.js';
 import { defineCommand, type Command } from '../command.js';
 import { projectFiles } from '../init-project.js';
+import { ownPackageRoot, toolwireDependency } from '../toolwire-dependency.js';
 
 const HELP = `Usage: toolwire init [DIR] [options]
 
@@ -15,8 +16,11 @@ Makes a new tool project in DIR (default: here; it must be empty or new): one ty
   npm test
 
       --service ID      the tool-service id (default: DIR's name)
-      --toolwire SPEC   the toolwire dependency as npm takes it (default ^${VERSION}):
-                        a version range, or file:PATH for a checkout or a packed tarball
+      --toolwire SPEC   the toolwire dependency as npm takes it: a version range, or
+                        file:PATH for a checkout or a packed tarball. Default: where this
+                        toolwire came from: file: its checkout, the tarball (or directory)
+                        its project installed it from, ^${VERSION} when that was a registry,
+                        else file: its installed directory
 `;
 
 /** An npm package name and a service id from a directory name: lower case, [a-z0-9-]. */
@@ -45,12 +49,16 @@ export const initCommand: Command = defineCommand({
     const name = slug(basename(dir));
     const service = values.service ?? name;
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(service)) throw new UsageError(`--service ${JSON.stringify(service)}: use letters, digits, . _ and -`);
-    const files = projectFiles({ name, service, toolwire: values.toolwire ?? `^${VERSION}`, vitest: '^4.1.0', typescript: '~5.9.3' });
+    const root = values.toolwire === undefined ? await ownPackageRoot() : undefined;
+    const toolwire = values.toolwire ?? (root !== undefined ? await toolwireDependency(root, VERSION) : `^${VERSION}`);
+    const files = projectFiles({ name, service, toolwire, vitest: '^4.1.0', typescript: '~5.9.3' });
     for (const [path, text] of Object.entries(files)) {
       await mkdir(dirname(join(dir, path)), { recursive: true });
       await writeFile(join(dir, path), text);
     }
-    io.stdout.write(`A tool project in ${dir}:\n  cd ${dir}\n  npm install\n  npm start\n  npx toolwire call greet --args '{"name":"Ada"}'\n  npm test\n`);
+    io.stdout.write(
+      `A tool project in ${dir} (toolwire from ${toolwire}):\n  cd ${dir}\n  npm install\n  npm start\n  npx toolwire call greet --args '{"name":"Ada"}'\n  npm test\n`,
+    );
     return 0;
   },
 });

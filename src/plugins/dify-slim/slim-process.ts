@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { TimeoutError, ToolFailedError } from '../../errors.js';
 import { abortError } from '../../async/abort-error.js';
 import { parsePluginJson } from '../dify-common/plugin-json.js';
+import { accessDenial, childUser } from '../access-denial.js';
 
 /** One line of slim's stdout, parsed; or, last, how the process ended. */
 export type SlimOutput =
@@ -51,7 +52,10 @@ export async function* runSlim(options: SlimRunOptions): AsyncGenerator<SlimOutp
     for await (const value of jsonLines(child.stdout)) yield { kind: 'line', value };
     const exit = await ended;
     if (exit.spawnError) {
-      options.log.error({ err: exit.spawnError, path: options.path }, 'cannot start the slim binary');
+      // Run as DIFY_SLIM_UID/GID, the usual cause is a binary (or a directory above it) that user may not enter or execute.
+      const user = childUser(options.uid, options.gid);
+      const denied = user && (await accessDenial(options.path, user, 'execute'));
+      options.log.error({ err: exit.spawnError, path: options.path, ...user, ...(denied ? { denied } : {}) }, 'cannot start the slim binary');
       throw new ToolFailedError('tool invoke error: the plugin runner could not be started');
     }
     if (stopper.stoppedBy === 'abort') throw abortError(options.signal);

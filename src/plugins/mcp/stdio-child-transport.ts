@@ -3,6 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { childUser, commandDenial } from '../access-denial.js';
 
 export interface StdioChildOptions {
   readonly command: string;
@@ -20,6 +21,19 @@ export interface StdioChildOptions {
 /** How long close() waits for the server to exit once its stdin ends, and again after SIGTERM. */
 const EXIT_GRACE_MS = 2_000;
 
+/** How long endedEarly() waits for a server that may be exiting to be seen gone. */
+const END_WAIT_MS = 1_000;
+
+/** A line of stderr that says a file could not be reached (Node's, a shell's, a loader's). */
+const FILE_TROUBLE = /EACCES|EPERM|Permission denied|Cannot find (?:module|package)|No such file/;
+
+/** How the child process ended: its code or signal, or the error that kept it from starting. */
+interface ChildEnd {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly spawnError?: Error;
+}
+
 /**
  * An MCP server as a child process, spoken to over its stdin and stdout (newline-delimited
  * JSON-RPC, the SDK's own framing). The SDK's StdioClientTransport adds SHELL, TERM, USER
@@ -33,6 +47,11 @@ export class StdioChildTransport implements Transport {
   onmessage?: ((message: JSONRPCMessage) => void) | undefined;
   private child: ChildProcessWithoutNullStreams | undefined;
   private readonly buffer = new ReadBuffer();
+  private ended: Promise<ChildEnd> | undefined;
+  /** The server wrote a message; close() signalled it; its first stderr line about a file it could not reach. */
+  private heard = false;
+  private signalled = false;
+  private fileTrouble: string | undefined;
 
   constructor(private readonly options: StdioChildOptions) {}
 
@@ -47,8 +66,11 @@ export class StdioChildTransport implements Transport {
         ...(this.options.gid !== undefined ? { gid: this.options.gid } : {}),
       });
       this.child = child;
+      let spawnError: Error | undefined;
+      this.ended = new Promise((settle) => child.once('close', (code, signal) => settle({ code, signal, ...(spawnError ? { spawnError } : {}) })));
       child.once('spawn', () => resolve());
       child.on('error', (err) => {
+        spawnError ??= err;
         reject(err);
         this.onerror?.(err);
       });
@@ -59,11 +81,42 @@ export class StdioChildTransport implements Transport {
       child.stdin.on('error', (err) => this.onerror?.(err));
       child.stdout.on('error', (err) => this.onerror?.(err));
       child.stdout.on('data', (chunk: Buffer) => this.received(chunk));
-      child.stderr.on('data', (chunk: Buffer) => this.options.onStderr?.(chunk.toString('utf8')));
+      child.stderr.on('data', (chunk: Buffer) => {
+        const text = chunk.toString('utf8');
+        this.fileTrouble ??= text
+          .split('\n')
+          .find((line) => FILE_TROUBLE.test(line))
+          ?.trim()
+          .slice(0, 300);
+        this.options.onStderr?.(text);
+      });
     });
   }
 
+  /**
+   * For a connection that failed: why the server ended before it wrote a message, or undefined
+   * when it wrote one, is still running or was stopped by close(). Its exit code or signal (or
+   * the spawn error), the first stderr line that says a file could not be reached, and, when it
+   * runs as another user, the file of its command (the program, or a script given as an
+   * argument) or a directory above it that this user may not read or execute: the usual cause
+   * when the worker's own user can run the command and the switched one cannot.
+   */
+  async endedEarly(): Promise<string | undefined> {
+    const ended = this.ended;
+    if (!ended || this.heard) return undefined;
+    const end = await Promise.race([ended, delay(END_WAIT_MS, undefined, { ref: false })]);
+    if (!end || this.signalled) return undefined;
+    const o = this.options;
+    const how = end.spawnError
+      ? 'the MCP server could not be started'
+      : `the MCP server exited ${end.signal ? `on ${end.signal}` : `with code ${String(end.code)}`} before it answered`;
+    const user = childUser(o.uid, o.gid);
+    const denied = user && (await commandDenial(o.command, o.args, { cwd: o.cwd, path: o.env['PATH'] }, user));
+    return [how, denied, this.fileTrouble && `its stderr: ${this.fileTrouble}`].filter(Boolean).join('; ');
+  }
+
   private received(chunk: Buffer): void {
+    this.heard = true;
     try {
       this.buffer.append(chunk);
     } catch (err) {
@@ -119,6 +172,7 @@ export class StdioChildTransport implements Transport {
       child.stdin.end();
       if (running()) await exitOrGrace();
       if (running()) {
+        this.signalled = true;
         child.kill('SIGTERM');
         await exitOrGrace();
       }

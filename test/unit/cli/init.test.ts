@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../support/cli.js';
 
@@ -22,6 +23,17 @@ describe('toolwire init', () => {
     expect(service.plugin).toEqual({ kind: 'module', module: '../tools/greet.ts' });
     const tool = JSON.parse(await readFile(join(dir, 'My Tools', 'config', 'tool', 'greet.json'), 'utf8')) as { arguments: { name: string }[] };
     expect(tool.arguments.map((a) => a.name)).toEqual(['name', 'language']);
+  });
+
+  it('by default depends on the checkout it runs from, and its README links to no registry page', async () => {
+    const r = await runCli(['init', join(dir, 'p')]);
+    expect(r.code).toBe(0);
+    const repo = fileURLToPath(new URL('../../..', import.meta.url)).replace(/\/$/, '');
+    const pkg = JSON.parse(await readFile(join(dir, 'p', 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
+    expect(pkg['dependencies']).toEqual({ toolwire: `file:${repo}` });
+    const readme = await readFile(join(dir, 'p', 'README.md'), 'utf8');
+    expect(readme).toContain(`takes from \`file:${repo}\``);
+    expect(readme).not.toMatch(/npmjs|\]\(https?:/);
   });
 
   it('refuses a directory that is not empty, and writes nothing', async () => {

@@ -1,4 +1,4 @@
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { chmod, copyFile, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,7 +16,10 @@ import {
   UnknownToolError,
 } from '../../../../src/errors.js';
 import { DAEMON_KEY_TEXT } from '../../../../src/plugins/dify-common/agent-error.js';
-import { alive, CREDENTIAL, DAEMON_KEY, slimHarness, type SlimHarness } from './setup.js';
+import { alive, CREDENTIAL, DAEMON_KEY, FAKE_SLIM, slimHarness, type SlimHarness } from './setup.js';
+
+const NOBODY = 65534;
+const asRoot = process.getuid?.() === 0;
 
 describe('dify-slim', () => {
   let h: SlimHarness | undefined;
@@ -229,6 +232,41 @@ describe('dify-slim: where and as whom slim runs', () => {
       expect(await realpath(rec!.cwd)).toBe(await realpath(dir));
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  // The fake slim is copied out of the checkout, which may sit where only its owner can enter (a `mktemp -d`, /root).
+  async function slimIn(mode: number): Promise<{ dir: string; path: string }> {
+    const dir = await mkdtemp(join(tmpdir(), 'tw-slim-bin-'));
+    await chmod(dir, mode);
+    const path = join(dir, 'slim');
+    await copyFile(FAKE_SLIM, path);
+    await chmod(path, 0o755);
+    return { dir, path };
+  }
+  const asNobody = { DIFY_SLIM_UID: String(NOBODY), DIFY_SLIM_GID: String(NOBODY) };
+
+  it.runIf(asRoot)('runs slim as DIFY_SLIM_UID/GID', async () => {
+    const slim = await slimIn(0o755);
+    try {
+      h = await slimHarness({ mode: 'local', tools: ['echo'], settings: { DIFY_SLIM_PATH: slim.path, ...asNobody } });
+      await h.call('echo');
+      const [rec] = await h.records();
+      expect(rec?.uid).toBe(NOBODY);
+    } finally {
+      await rm(slim.dir, { recursive: true, force: true });
+    }
+  });
+
+  it.runIf(asRoot)('logs the binary and the user when DIFY_SLIM_UID may not run it, and tells the agent only that it could not start', async () => {
+    const slim = await slimIn(0o700);
+    try {
+      h = await slimHarness({ mode: 'local', tools: ['echo'], settings: { DIFY_SLIM_PATH: slim.path, ...asNobody } });
+      const err = await h.call('echo').catch((e: unknown) => e);
+      expect((err as Error).message).toBe('tool invoke error: the plugin runner could not be started');
+      expect(h.logs.text()).toContain(`uid ${NOBODY} (gid ${NOBODY}) cannot enter ${slim.dir} (mode 700, owner 0:0) on the way to ${slim.path}`);
+    } finally {
+      await rm(slim.dir, { recursive: true, force: true });
     }
   });
 

@@ -2,9 +2,12 @@
  * What an MCP server run over stdio gets from the worker: exactly the environment
  * docs/plugins/mcp.md names, and, when the operator sets MCP_STDIO_UID/GID, a user of its own
  * that cannot read the worker's environment through /proc. The server is a real one (the SDK's McpServer over
- * stdio, test/support/mcp-whoami-server.mjs) that reports what it sees.
+ * stdio, test/support/mcp-whoami-server.mjs) that reports what it sees. It runs bundled into
+ * one file in a directory of its own that every user can read: the checkout may sit where
+ * only its owner can enter (a `mktemp -d`, /root), and the server's other user must still read it.
  */
-import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { build } from 'esbuild';
+import { chmod, chown, copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +19,7 @@ import { loadSecrets } from '../../../../src/secrets.js';
 import { directPlugins, type DirectPlugins } from '../../../support/direct-plugins.js';
 import { captureLogger, entry } from '../../../support/harness.js';
 
-const WHOAMI = fileURLToPath(new URL('../../../support/mcp-whoami-server.mjs', import.meta.url));
+const WHOAMI_SOURCE = fileURLToPath(new URL('../../../support/mcp-whoami-server.mjs', import.meta.url));
 const NOBODY = 65534;
 const asRoot = process.getuid?.() === 0;
 
@@ -35,6 +38,9 @@ const SDK_DEFAULTS = ['SHELL', 'TERM', 'USER', 'LOGNAME'];
 const saved: Record<string, string | undefined> = {};
 const basics = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: '/root', TMPDIR: tmpdir(), LANG: 'C.UTF-8' };
 let dir: string;
+/** The bundled server, in a directory every user may enter. */
+let serverDir: string;
+let whoamiServer: string;
 const opened: DirectPlugins[] = [];
 
 function services(plugin: Record<string, unknown>) {
@@ -44,7 +50,7 @@ function services(plugin: Record<string, unknown>) {
       'config-params': ['op'],
       'request-queue': 'non-persistent://tg/request/who',
       'response-queue': 'non-persistent://tg/response/mcp',
-      plugin: { kind: 'mcp', transport: 'stdio', command: process.execPath, args: [WHOAMI], ...plugin },
+      plugin: { kind: 'mcp', transport: 'stdio', command: process.execPath, args: [whoamiServer], ...plugin },
     }),
     entry('tool', 'whoami', { name: 'whoami', service: 'who', op: 'whoami' }),
   ];
@@ -74,6 +80,21 @@ beforeAll(async () => {
   }
   dir = await mkdtemp(join(tmpdir(), 'toolwire-mcp-who-'));
   if (asRoot) await chown(dir, NOBODY, NOBODY);
+  serverDir = await mkdtemp(join(tmpdir(), 'toolwire-mcp-who-server-'));
+  await chmod(serverDir, 0o755);
+  whoamiServer = join(serverDir, 'whoami.mjs');
+  await build({
+    entryPoints: [WHOAMI_SOURCE],
+    outfile: whoamiServer,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    logLevel: 'warning',
+    // The SDK's CommonJS dependencies require Node's modules: give the bundle a require.
+    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+  });
+  await chmod(whoamiServer, 0o644);
 });
 
 afterAll(async () => {
@@ -83,6 +104,7 @@ afterAll(async () => {
     else process.env[k] = saved[k];
   }
   await rm(dir, { recursive: true, force: true });
+  await rm(serverDir, { recursive: true, force: true });
 });
 
 describe('a stdio MCP server', () => {
@@ -109,6 +131,24 @@ describe('a stdio MCP server', () => {
     // The worker's supplementary groups (root's) are dropped.
     expect(me.groups).not.toContain(0);
     expect(Object.keys(me.env).sort()).toEqual(['HOME', 'LANG', 'PATH', 'TMPDIR']);
+  });
+
+  it.runIf(asRoot)('names the file and the user when MCP_STDIO_UID may not read the server', async () => {
+    // A directory only root may enter, as a checkout in /root or a `mktemp -d` is.
+    const closed = await mkdtemp(join(tmpdir(), 'toolwire-mcp-who-closed-'));
+    try {
+      const server = join(closed, 'whoami.mjs');
+      await copyFile(whoamiServer, server);
+      const err = await start({ args: [server] }, { MCP_STDIO_UID: String(NOBODY), MCP_STDIO_GID: String(NOBODY), MCP_STDIO_CWD: dir }).then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+      expect(err?.message).toContain('the MCP server exited with code 1 before it answered');
+      expect(err?.message).toContain(`uid ${NOBODY} (gid ${NOBODY}) cannot enter ${closed} (mode 700, owner 0:0) on the way to ${server}`);
+      expect(err?.message).toContain(`its stderr: Error: Cannot find module '${server}'`);
+    } finally {
+      await rm(closed, { recursive: true, force: true });
+    }
   });
 
   it('refuses a user without its group, or a uid that is not a number, before anything runs', async () => {
