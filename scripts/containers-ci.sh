@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # The container half of CI (npm run test:containers; .ci/run runs it after npm test):
+#   0. the product and the bench built (two tsc runs, about 15 s, even when npm test just did;
+#      right after `npm ci` only dist/ exists, and the drills run from build/bench);
 #   1. a Docker engine: Debian's docker.io, debootstrap and docker-compose installed when
 #      missing (as root), dockerd started when none answers;
 #   2. the images (scripts/docker-images.sh: pulled, or offline stand-ins under the same names);
@@ -8,8 +10,9 @@
 #      files that start brokers of their own (bench/own-broker.ts): they never touch the shared
 #      one, ran in npm test, and were a third of this pass's time;
 #   4. the project's image (docker build), then the compose stack driven from the host
-#      (test/containers/stack.test.ts): tool calls through the gateway and over the broker, and
-#      `docker stop` with requests in flight.
+#      (test/containers/stack.test.ts): the worker's privileges, tool calls through the gateway
+#      and over the broker (tokens from the stack's volumes), anonymous broker clients refused,
+#      a stdio MCP server kept from the worker's secrets, and `docker stop` with requests in flight.
 # Environment: TOOLWIRE_CACHE (~/.cache/toolwire), NODE_EXTRA_CA_CERTS (copied into the build
 # context as build-ca.pem, for a TLS-inspecting proxy in front of the npm registry).
 set -euo pipefail
@@ -19,6 +22,10 @@ mkdir -p "$CACHE"
 log() { echo "[containers-ci] $*" >&2; }
 die() { log "$*"; exit 1; }
 start=$SECONDS
+
+log "building dist/ and build/bench/"
+npm run build --silent
+npm run build:bench --silent
 
 need=()
 command -v dockerd >/dev/null || need+=(docker.io)
