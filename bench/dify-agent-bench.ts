@@ -26,13 +26,16 @@ import { REPO_ROOT } from './child-process.js';
 import { InnerApiServer } from '../src/plugins/dify-agent/inner-api-server.js';
 import { request as httpRequest } from 'node:http';
 
+/** The bare hop's inner-API key: any 16 characters or more. */
+const BARE_HOP_KEY = 'bench-bare-hop-key';
+
 /**
  * The bare hop the daemon makes to toolwire: an inner API whose call scope answers at once,
  * posted to with node's http like the fake's relay. Subtracted, it separates toolwire's own
  * work on a round from the loopback HTTP exchange any inner API (Dify's included) costs.
  */
 async function bareHopMs(n: number): Promise<number> {
-  const server = new InnerApiServer({ host: '127.0.0.1', port: 0, key: 'k', log: pino({ level: 'silent' }) });
+  const server = new InnerApiServer({ host: '127.0.0.1', port: 0, key: BARE_HOP_KEY, log: pino({ level: 'silent' }) });
   const { port } = await server.start();
   server.register({
     token: 'u',
@@ -49,7 +52,13 @@ async function bareHopMs(n: number): Promise<number> {
       const t0 = performance.now();
       await new Promise<void>((resolve, reject) => {
         const req = httpRequest(
-          { host: '127.0.0.1', port, path: '/inner/api/invoke/tool', method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Inner-Api-Key': 'k' } },
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/inner/api/invoke/tool',
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json', 'X-Inner-Api-Key': BARE_HOP_KEY },
+          },
           (res) => {
             res.on('data', () => undefined);
             res.on('end', () => resolve());
@@ -107,7 +116,7 @@ export async function runDifyAgentBench(calls: number): Promise<Record<string, n
     tenant: 'bench',
     plugins: [],
     agentPlugins: { 'toolwire/test_agent': { python, dir: join(REPO_ROOT, 'test/interop/dify-agent/plugin') } },
-    innerApi: { url: `http://127.0.0.1:${innerPort}`, key: 'bench-inner-key' },
+    innerApi: { url: `http://127.0.0.1:${innerPort}`, key: 'bench-inner-api-key' },
   });
   const { mkdtemp, mkdir, rm } = await import('node:fs/promises');
   const { tmpdir } = await import('node:os');
@@ -159,7 +168,7 @@ export async function runDifyAgentBench(calls: number): Promise<Record<string, n
       DIFY_AGENT_DAEMON_KEY: 'bench-daemon-key',
       DIFY_AGENT_TENANT_ID: 'bench',
       DIFY_INNER_API_PORT: String(innerPort),
-      DIFY_INNER_API_KEY: 'bench-inner-key',
+      DIFY_INNER_API_KEY: 'bench-inner-api-key',
       DIFY_AGENT_MODEL_URL: model.url,
     };
     app = await startApp({ settings: { ...settings, pluginSettings }, transport: new MemoryTransport(), secrets: loadSecrets({}), log });

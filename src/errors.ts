@@ -27,6 +27,8 @@ export const ErrorCode = {
   Config: 'config-error',
   /** A transport (broker) failure. */
   Transport: 'transport-error',
+  /** The request is nested in more agent calls than a worker takes (an agent reaching itself through tools). */
+  HopLimit: 'hop-limit',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -114,6 +116,13 @@ export class ConfigError extends ToolwireError {
   constructor(problems: readonly string[], options?: ToolwireErrorOptions) {
     super(ErrorCode.Config, problems.join('\n'), options);
     this.problems = problems;
+  }
+}
+
+/** Not retriable: the same request would be as deep again. */
+export class HopLimitError extends ToolwireError {
+  constructor(message: string, options?: ToolwireErrorOptions) {
+    super(ErrorCode.HopLimit, message, options);
   }
 }
 

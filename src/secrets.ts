@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from './errors.js';
+import { ORIGIN_TEXT, type ConfigOrigin } from './policy/config-origin.js';
 import { nameMatcher, splitList } from './policy/name-patterns.js';
 
 /**
@@ -9,8 +10,9 @@ import { nameMatcher, splitList } from './policy/name-patterns.js';
  *
  * Which ones a descriptor may name is the operator's call, since whoever writes config can
  * send what a reference resolves to wherever its descriptor points:
- * - `TOOLWIRE_SECRET_ENV` lists the variables (`NAME`, `PREFIX*`, comma-separated); unset, any.
- * - `TOOLWIRE_SECRET_FILE_KEYS` lists the keys of the secrets file the same way; unset, any.
+ * - `TOOLWIRE_SECRET_ENV` lists the variables (`NAME`, `PREFIX*`, comma-separated); unset,
+ *   any for the config directory, none for a config service others write (`forOrigin`).
+ * - `TOOLWIRE_SECRET_FILE_KEYS` lists the keys of the secrets file the same way.
  * Either way the worker's own (WORKER_OWN_ENV, the names DIFY_SLIM_ENV hands to slim, and
  * whatever one of its own settings refers to, as TOOLWIRE_HTTP_TOKEN=file:http-token does)
  * resolve for a descriptor only when the list names them in full, not through a pattern.
@@ -20,10 +22,17 @@ export interface Secrets {
   resolve(ref: string): string | undefined;
   /** True when `ref` names a variable or key descriptors may not name. */
   refused(ref: string): boolean;
+  /** Why descriptors may not name `ref`, with the setting that would allow it; undefined when they may. */
+  refusal(ref: string): string | undefined;
   /** One of the worker's own settings (TOOLWIRE_HTTP_TOKEN): not limited by the lists. */
   resolveOwn(ref: string): string | undefined;
   /** Every value known, for redaction. */
   values(): readonly string[];
+  /**
+   * The same secrets as descriptors from `origin` may name them (what `loadSecrets` returns is
+   * the config directory's). What each resolves is known to every view, for redaction.
+   */
+  forOrigin(origin: ConfigOrigin): Secrets;
 }
 
 /**
@@ -70,19 +79,36 @@ export function secretSetting(ref: string): 'TOOLWIRE_SECRET_ENV' | 'TOOLWIRE_SE
   return ref.startsWith('file:') ? 'TOOLWIRE_SECRET_FILE_KEYS' : 'TOOLWIRE_SECRET_ENV';
 }
 
-/** May a descriptor name it? The list when set (else anything), and the worker's own only by full name. */
-function namePolicy(setting: string | undefined, own: (name: string) => boolean): (name: string) => boolean {
-  const listed = setting === undefined || setting.trim() === '' ? undefined : splitList(setting);
+/** Whether a list setting is unset (blank counts as unset), so its origin's default applies. */
+const unset = (setting: string | undefined): boolean => setting === undefined || setting.trim() === '';
+
+/**
+ * May a descriptor name it? The list when set; unset, anything from the config directory and
+ * nothing from a config service, whose writers are not the operator (as for commands). The
+ * worker's own only by full name.
+ */
+function namePolicy(setting: string | undefined, origin: ConfigOrigin, own: (name: string) => boolean): (name: string) => boolean {
+  const listed = unset(setting) ? undefined : splitList(setting ?? '');
+  if (!listed && origin !== 'directory') return () => false;
   const inList = listed ? nameMatcher(listed) : () => true;
   const named = new Set(listed?.filter((pattern) => !pattern.endsWith('*')));
   return (name) => inList(name) && (!own(name) || named.has(name));
 }
 
-/** Whether a descriptor may name environment variable `name`, by TOOLWIRE_SECRET_ENV and the worker's own names in `env`. */
-export function envNamePolicy(env: Readonly<Record<string, string | undefined>>): (name: string) => boolean {
+/** Whether a descriptor from `origin` may name environment variable `name`, by TOOLWIRE_SECRET_ENV and the worker's own names in `env`. */
+export function envNamePolicy(env: Readonly<Record<string, string | undefined>>, origin: ConfigOrigin): (name: string) => boolean {
   const { envNames } = ownReferences(env);
   const own = nameMatcher([...WORKER_OWN_ENV, ...splitList(env['DIFY_SLIM_ENV'] ?? '')]);
-  return namePolicy(env['TOOLWIRE_SECRET_ENV'], (name) => own(name) || envNames.has(name));
+  return namePolicy(env['TOOLWIRE_SECRET_ENV'], origin, (name) => own(name) || envNames.has(name));
+}
+
+/** Why a descriptor from `origin` may not name `ref`, which its policy refused. */
+function refusalText(ref: string, origin: ConfigOrigin, env: Readonly<Record<string, string | undefined>>): string {
+  const setting = secretSetting(ref);
+  const what = ref.startsWith('file:') ? 'key' : 'variable';
+  if (origin === 'directory' || !unset(env[setting])) return `${ref} names a ${what} ${setting} does not allow descriptors to name`;
+  const name = ref.slice(ref.indexOf(':') + 1);
+  return `${ref} names a ${what} descriptors from ${ORIGIN_TEXT[origin]} may not name: ${setting} is unset, which allows none for this source; add ${name} to ${setting} to allow it`;
 }
 
 /** What the worker's own variables refer to (TOOLWIRE_HTTP_TOKEN=env:GATEWAY_TOKEN, DIFY_DAEMON_KEY=file:daemon): its own too. */
@@ -106,39 +132,49 @@ export function loadSecrets(env: NodeJS.ProcessEnv, secretsFile?: string): Secre
     const parsed = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, unknown>;
     for (const [k, v] of Object.entries(parsed)) if (typeof v === 'string') fromFile[k] = v;
   }
-  const envAllowed = envNamePolicy(env);
   const { fileKeys } = ownReferences(env);
-  const keyAllowed = namePolicy(env['TOOLWIRE_SECRET_FILE_KEYS'], (key) => fileKeys.has(key));
-  const allowed = (ref: string): boolean => {
-    const name = ref.slice(ref.indexOf(':') + 1);
-    return ref.startsWith('env:') ? envAllowed(name) : ref.startsWith('file:') ? keyAllowed(name) : false;
-  };
   const used = new Set<string>();
-  const lookup = (ref: string, limited: boolean): string | undefined => {
+  const lookup = (ref: string, allowed: ((ref: string) => boolean) | undefined): string | undefined => {
     let v: string | undefined;
     // Names come from descriptors: `constructor` must not find Object's.
     const name = ref.slice(ref.indexOf(':') + 1);
-    if (limited && !allowed(ref)) v = undefined;
+    if (allowed && !allowed(ref)) v = undefined;
     else if (ref.startsWith('env:')) v = Object.hasOwn(env, name) ? env[name] : undefined;
     else if (ref.startsWith('file:')) v = Object.hasOwn(fromFile, name) ? fromFile[name] : undefined;
     if (v) used.add(v);
     return v;
   };
-  return {
-    resolve: (ref) => lookup(ref, true),
-    refused: (ref) => (ref.startsWith('env:') || ref.startsWith('file:')) && !allowed(ref),
-    resolveOwn: (ref) => lookup(ref, false),
-    values: () => [...used, ...Object.values(fromFile)],
+  const view = (origin: ConfigOrigin): Secrets => {
+    const envAllowed = envNamePolicy(env, origin);
+    const keyAllowed = namePolicy(env['TOOLWIRE_SECRET_FILE_KEYS'], origin, (key) => fileKeys.has(key));
+    const allowed = (ref: string): boolean => {
+      const name = ref.slice(ref.indexOf(':') + 1);
+      return ref.startsWith('env:') ? envAllowed(name) : ref.startsWith('file:') ? keyAllowed(name) : false;
+    };
+    const refused = (ref: string): boolean => (ref.startsWith('env:') || ref.startsWith('file:')) && !allowed(ref);
+    return {
+      resolve: (ref) => lookup(ref, allowed),
+      refused,
+      refusal: (ref) => (refused(ref) ? refusalText(ref, origin, env) : undefined),
+      resolveOwn: (ref) => lookup(ref, undefined),
+      values: () => [...used, ...Object.values(fromFile)],
+      forOrigin: view,
+    };
   };
+  return view('directory');
 }
 
 /** Why a descriptor's reference gave nothing, for its error message. */
 export function unresolvedReason(ref: string, secrets: Secrets): string {
-  if (!secrets.refused(ref)) return `${ref} does not resolve on this worker`;
-  return `${ref} names a ${ref.startsWith('file:') ? 'key' : 'variable'} ${secretSetting(ref)} does not allow descriptors to name`;
+  return secrets.refusal(ref) ?? `${ref} does not resolve on this worker`;
 }
 
 const REF = /^(env|file):/;
+
+/** Whether `value` is a secret reference (`env:NAME`, `file:key`) rather than literal text. */
+export function isSecretRef(value: string): boolean {
+  return REF.test(value);
+}
 
 /** A descriptor value that may be a secret reference: resolved on this worker, else taken as literal text. */
 export function resolveDescriptorValue(value: string, what: string, secrets: Secrets): string {

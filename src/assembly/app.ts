@@ -138,7 +138,8 @@ function makeParts(deps: AppDeps, live: Live): Parts {
   const ctx: PluginContext = {
     log: log.child({ component: 'plugins' }),
     configDir: settings.configDir,
-    secrets,
+    // Which secrets descriptors may name: bounded by where they come from, as what they execute is.
+    secrets: secrets.forOrigin(settings.configSource),
     settings: settings.pluginSettings,
     faults,
     policy,

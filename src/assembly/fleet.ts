@@ -25,6 +25,7 @@ export function fleetOn(client: ToolClient, catalog: () => Catalog | undefined):
         signal: options.signal,
         ...(options.user ? { user: options.user } : {}),
         ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+        ...(options.hops !== undefined ? { hops: options.hops } : {}),
       })) {
         if (r.error) throw new ToolResponseError(r.error.type, r.error.message);
         if (r.response) yield r.response;

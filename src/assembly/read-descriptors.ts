@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { missingRuntimeParameters } from '../arguments/prepare-arguments.js';
-import { ConfigType, toolSchema, toolServiceSchema, type Tool, type ToolService } from '../catalog/descriptors.js';
+import { ConfigType, defaultSubscription, toolSchema, toolServiceSchema, type Tool, type ToolService } from '../catalog/descriptors.js';
 import type { ConfigEntry } from '../config/config-store.js';
 import { ownValue } from '../plain-object.js';
 import type { PluginRegistry } from '../plugins/registry.js';
@@ -27,13 +27,33 @@ function topic(source: string, field: string, value: string, problems: string[])
   return t.full;
 }
 
+/** What `policy` refuses of where a service binds the worker: its topics' namespaces and its subscription. */
+function bindingRefusals(service: ToolService, written: { readonly 'request-queue': string; readonly 'response-queue': string }, policy: ExecPolicy): string[] {
+  const found: string[] = [];
+  for (const [role, field] of [
+    ['request', 'request-queue'],
+    ['response', 'response-queue'],
+  ] as const) {
+    const t = parseTopic(written[field]);
+    // A malformed topic is a problem already.
+    const refused = 'error' in t ? undefined : policy.refuseTopic(`${service.source}: ${field}`, role, t.full, `${t.tenant}/${t.namespace}`);
+    if (refused) found.push(refused);
+  }
+  const refused = policy.refuseSubscription(`${service.source}: subscription`, service.subscription, defaultSubscription(service.id));
+  if (refused) found.push(refused);
+  return found;
+}
+
 /**
- * The tool-service descriptors, validated against their schema and against the plugin kind
- * each names (known here, allowed by `policy`, its options parsed by the kind's own schema).
+ * The tool-service descriptors, validated against their schema, against the plugin kind
+ * each names (known here, allowed by `policy`, its options parsed by the kind's own schema),
+ * against where `policy` lets them bind the worker, and against each other's subscriptions.
  * Problems are added to `problems`; a service that has some may still be returned.
  */
 export function readServices(entries: readonly ConfigEntry[], registry: PluginRegistry, policy: ExecPolicy | undefined, problems: string[]): ToolService[] {
   const services: ToolService[] = [];
+  // Each request topic and subscription, by the service consuming it: two on one would each take part of the other's requests.
+  const consumers = new Map<string, ToolService>();
   for (const e of entries.filter((entry) => entry.type === ConfigType.ToolService)) {
     if (e.error) {
       problems.push(`${e.source}: ${e.error}`);
@@ -46,8 +66,9 @@ export function readServices(entries: readonly ConfigEntry[], registry: PluginRe
     }
     const declared = parsed.data;
     const plugin = declared.plugin ? pluginOf(e.source, declared.plugin, registry, policy, problems) : undefined;
-    if (services.some((known) => known.id === declared.id)) problems.push(`${e.source}: id: duplicate tool-service id "${declared.id}"`);
-    services.push({
+    const duplicate = services.some((known) => known.id === declared.id);
+    if (duplicate) problems.push(`${e.source}: id: duplicate tool-service id "${declared.id}"`);
+    const service: ToolService = {
       id: declared.id,
       requestQueue: topic(e.source, 'request-queue', declared['request-queue'], problems),
       responseQueue: topic(e.source, 'response-queue', declared['response-queue'], problems),
@@ -56,11 +77,21 @@ export function readServices(entries: readonly ConfigEntry[], registry: PluginRe
       concurrency: declared.concurrency,
       timeoutMs: declared['timeout-ms'],
       stream: declared.stream,
-      subscription: declared.subscription ?? `${declared.id}-request`,
+      subscription: declared.subscription ?? defaultSubscription(declared.id),
       maxRedeliveries: declared['max-redeliveries'],
       raw: e.value as Record<string, unknown>,
       source: e.source,
-    });
+    };
+    if (policy) problems.push(...bindingRefusals(service, declared, policy));
+    const binding = `${service.requestQueue}\u0000${service.subscription}`;
+    const twin = consumers.get(binding);
+    if (twin && !duplicate) {
+      problems.push(
+        `${e.source}: subscription: service "${service.id}" would consume ${service.requestQueue} as ${JSON.stringify(service.subscription)}, as service "${twin.id}" (${twin.source}) does: each would take part of the other's requests`,
+      );
+    }
+    if (!twin) consumers.set(binding, service);
+    services.push(service);
   }
   return services;
 }

@@ -55,6 +55,15 @@ export const toolSchema = z.looseObject({
   'timeout-ms': positiveInt.optional(),
 });
 
+/**
+ * The Shared subscription a service consumes its request topic with unless its descriptor
+ * names one: TrustGraph's DynamicToolService's name (`<id>-request`), so a toolwire worker
+ * and a Python service of the same id share the requests.
+ */
+export function defaultSubscription(serviceId: string): string {
+  return `${serviceId}-request`;
+}
+
 /** A validated tool-service, with full topic names. */
 export interface ToolService {
   readonly id: string;

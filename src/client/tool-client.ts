@@ -5,7 +5,7 @@ import { ErrorCode, ToolwireError } from '../errors.js';
 import type { Transport } from '../transport/transport.js';
 import { cancelTopic } from '../transport/topic-name.js';
 import { injectTraceContext } from '../tracing/trace-context.js';
-import { CANCEL_PROPERTY, SEQ_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY } from '../envelope/properties.js';
+import { CANCEL_PROPERTY, HOPS_PROPERTY, SEQ_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY } from '../envelope/properties.js';
 import { BrokerExchange } from './broker-exchange.js';
 
 export interface CallOptions extends ToolRequest {
@@ -17,6 +17,8 @@ export interface CallOptions extends ToolRequest {
   readonly tool?: string;
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
+  /** Agent calls the request is nested in (the `toolwire-hops` property); an agent's own request has none. */
+  readonly hops?: number;
 }
 
 /** An error response, as the agent receives it. */
@@ -66,6 +68,7 @@ export class ToolClient {
     const properties: Record<string, string> = {};
     if (options.stream) properties[STREAM_PROPERTY] = 'true';
     if (options.tool) properties[TOOL_PROPERTY] = options.tool;
+    if (options.hops !== undefined) properties[HOPS_PROPERTY] = String(options.hops);
     // The caller's span, if it has one, becomes the parent of the worker's.
     injectTraceContext(properties);
     let sentId: string | undefined;

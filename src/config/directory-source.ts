@@ -38,8 +38,27 @@ export class DirectorySource implements ConfigSource {
     this.changed = changed;
     await this.arm();
     if (this.pollMs > 0) {
-      this.poll = setInterval(() => void this.arm().then(() => this.changed?.()), this.pollMs);
+      this.poll = setInterval(() => void this.pollOnce(), this.pollMs);
       this.poll.unref();
+    }
+  }
+
+  /** One poll: re-arm, then tell the listener. Never rejects: a timer's promise has nobody to catch it. */
+  private async pollOnce(): Promise<void> {
+    try {
+      await this.arm();
+    } catch (err) {
+      this.log.warn({ err }, 're-arming watches failed; the next poll tries again');
+    }
+    this.notify();
+  }
+
+  /** Tell the listener; called from a timer or a watcher's event, where a throw would end the process. */
+  private notify(): void {
+    try {
+      this.changed?.();
+    } catch (err) {
+      this.log.warn({ err }, 'config change listener failed');
     }
   }
 
@@ -67,7 +86,7 @@ export class DirectorySource implements ConfigSource {
   }
 
   private onEvent(): void {
-    this.changed?.();
+    this.notify();
     // A swapped symlink moves the type directories: watch them where they are now.
     void this.arm().catch((err: unknown) => this.log.debug({ err }, 're-arming watches failed'));
   }

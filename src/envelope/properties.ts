@@ -31,5 +31,10 @@ export const TOOL_PROPERTY = 'toolwire-tool';
  * no longer waits. Every worker reads that topic; the one running the request aborts it.
  */
 export const CANCEL_PROPERTY = 'toolwire-cancel';
+/**
+ * On a tool request an agent strategy makes (dify-agent): how many agent calls it is nested
+ * in, counted up by one at each. Absent on an agent's own request: 0. See envelope/hops.ts.
+ */
+export const HOPS_PROPERTY = 'toolwire-hops';
 /** Set on a dead-lettered request, saying why it could not be answered. */
 export const DEAD_LETTER_REASON_PROPERTY = 'toolwire-dead-letter-reason';

@@ -4,7 +4,8 @@ import { tracingEnabled } from '../tracing/trace-context.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ToolClient } from '../client/tool-client.js';
-import { InvalidArgumentsError } from '../errors.js';
+import { HopLimitError, InvalidArgumentsError, InvalidRequestError } from '../errors.js';
+import { HOPS_HEADER, readHops } from '../envelope/hops.js';
 import { prepareArguments } from '../arguments/prepare-arguments.js';
 import { json, readBody } from './http-io.js';
 
@@ -33,6 +34,15 @@ export async function invokeTool(name: string, req: IncomingMessage, res: Server
   const tool = catalog.tools.get(name);
   const service = tool ? catalog.services.get(tool.service) : undefined;
   if (!tool || !service) return json(res, 404, { error: `there is no tool named ${JSON.stringify(name)}` });
+  let hops: number | undefined;
+  try {
+    // A call an agent's tool made back through this gateway: counted on, and refused past the limit (508 Loop Detected).
+    hops = readHops(req.headers[HOPS_HEADER]);
+  } catch (err) {
+    if (err instanceof HopLimitError) return json(res, 508, { error: err.message });
+    if (err instanceof InvalidRequestError) return json(res, 400, { error: err.message });
+    throw err;
+  }
   const text = await readBody(req, sources.maxBodyBytes ?? 1024 * 1024);
   let parsed: unknown;
   try {
@@ -70,6 +80,7 @@ export async function invokeTool(name: string, req: IncomingMessage, res: Server
         stream: body.stream === true,
         tool: tool.name,
         signal: abort.signal,
+        ...(hops !== undefined ? { hops } : {}),
       })) {
         res.write(`data: ${JSON.stringify({ error: r.error, response: r.response, end_of_stream: r.endOfStream })}\n\n`);
       }

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import ipaddr from 'ipaddr.js';
-import { isLoopback } from './bearer.js';
+import { isLoopback } from '../net/loopback.js';
 
 /** Beyond what a server listens as: the names a proxy in front forwards, the pages allowed to call. */
 export interface BrowserPolicy {
@@ -19,6 +19,13 @@ function urlHostname(host: string): string {
 }
 
 const isAddress = (hostname: string): boolean => ipaddr.isValid(hostname.startsWith('[') ? hostname.slice(1, -1) : hostname);
+
+/**
+ * What a Host header may be (RFC 9110 7.2): a name or IPv4 address, or an IPv6 address in
+ * brackets, then an optional port. Nothing else: the URL parser would read `evil@127.0.0.1`
+ * as user info and a loopback host, `127.0.0.1/x` or `127.0.0.1?x` as a path or query.
+ */
+const HOST_HEADER = /^(?:\[[0-9a-f:.]+\]|[a-z0-9._-]+)(?::\d{1,5})?$/i;
 
 /**
  * Keeps web pages from driving a local HTTP server. A page elsewhere can send a "simple"
@@ -50,6 +57,7 @@ export class RequestGuard {
   refusal(req: IncomingMessage): string | undefined {
     const host = req.headers.host;
     if (!host) return 'a Host header is required';
+    if (!HOST_HEADER.test(host)) return `the Host header ${JSON.stringify(host)} is not a host[:port]`;
     let hostname: string;
     try {
       hostname = new URL(`http://${host}`).hostname;

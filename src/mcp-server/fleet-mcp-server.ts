@@ -6,7 +6,8 @@ import type { Logger } from 'pino';
 import { tracingEnabled } from '../tracing/trace-context.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ToolClient } from '../client/tool-client.js';
-import { TimeoutError, errorMessage } from '../errors.js';
+import { TimeoutError, ToolwireError, errorMessage } from '../errors.js';
+import { HOPS_HEADER, readHops } from '../envelope/hops.js';
 import { toolInputSchema } from '../arguments/json-schema.js';
 
 export interface FleetDeps {
@@ -51,6 +52,14 @@ export function fleetMcpServer(deps: FleetDeps, inFlight: InFlight): { server: S
     const tool = catalog.tools.get(req.params.name);
     const service = tool && catalog.services.get(tool.service);
     if (!tool || !service) return failed(`unknown-tool: there is no tool named ${JSON.stringify(req.params.name)}`);
+    let hops: number | undefined;
+    try {
+      // Over HTTP, a call an agent's tool made back through this server: counted on, refused past the limit.
+      hops = readHops(extra.requestInfo?.headers[HOPS_HEADER]);
+    } catch (err) {
+      if (err instanceof ToolwireError) return failed(`${err.code}: ${err.message}`);
+      throw err;
+    }
     if (inFlight.count >= deps.maxInFlight) return failed(`unavailable: ${inFlight.count} calls are in flight, the most this server takes; try again`);
     inFlight.count++;
     const progressToken = req.params._meta?.progressToken;
@@ -72,6 +81,7 @@ export function fleetMcpServer(deps: FleetDeps, inFlight: InFlight): { server: S
           stream: progressToken !== undefined,
           timeoutMs: deps.callTimeoutMs,
           signal,
+          ...(hops !== undefined ? { hops } : {}),
         })) {
           if (r.error) return failed(`${r.error.type}: ${r.error.message}`);
           if (r.response === '') continue;

@@ -3,11 +3,13 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { hasBearer, isLoopback } from '../http/bearer.js';
+import { hasBearer } from '../http/bearer.js';
+import { isLoopback } from '../net/loopback.js';
 import { isJsonBody, RequestGuard, type BrowserPolicy } from '../http/request-guard.js';
 import { ConfigError } from '../errors.js';
 import { fleetMcpServer, InFlight, type FleetDeps } from './fleet-mcp-server.js';
-import { DEFAULT_SESSION_LIMITS, McpSession, McpSessions, type SessionLimits } from './mcp-sessions.js';
+import { DEFAULT_SESSION_LIMITS, McpSession, McpSessions, type SessionLimits, type SessionRefusal } from './mcp-sessions.js';
+import { clientKey } from './client-key.js';
 
 export interface McpHttpOptions extends Partial<SessionLimits> {
   readonly host: string;
@@ -17,6 +19,15 @@ export interface McpHttpOptions extends Partial<SessionLimits> {
   /** Names and pages allowed beyond the listening address's own (default: none). */
   readonly browser?: BrowserPolicy;
   readonly maxBodyBytes?: number;
+}
+
+/** What a refused initialize is told: which cap, and that every session in the way is busy. */
+function refusalText(refused: SessionRefusal, client: string): string {
+  const what =
+    refused.full === 'client'
+      ? `this client (${client}) has ${refused.open} MCP sessions open, the most one client keeps (TOOLWIRE_MCP_MAX_SESSIONS_PER_CLIENT)`
+      : `${refused.open} MCP sessions are open, the most this server keeps (TOOLWIRE_MCP_MAX_SESSIONS)`;
+  return `${what}, each with a request or stream open; close one (DELETE) or try again in ${refused.retryAfterSeconds} s`;
 }
 
 /** The ids of the requests (not notifications) in a POST body, one message or a batch. */
@@ -51,6 +62,7 @@ export class McpHttpServer {
     this.guard = new RequestGuard(options.host, options.browser ?? { allowedHosts: [], allowedOrigins: [] });
     this.sessions = new McpSessions({
       maxSessions: options.maxSessions ?? DEFAULT_SESSION_LIMITS.maxSessions,
+      maxSessionsPerClient: options.maxSessionsPerClient ?? DEFAULT_SESSION_LIMITS.maxSessionsPerClient,
       idleMs: options.idleMs ?? DEFAULT_SESSION_LIMITS.idleMs,
     });
   }
@@ -92,23 +104,23 @@ export class McpHttpServer {
     if (url.pathname !== '/mcp') return reply(404, `no route ${url.pathname}; MCP is served on /mcp`);
     if (this.options.token && !hasBearer(req, this.options.token)) return void res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
     const sessionId = req.headers['mcp-session-id'];
-    const known = typeof sessionId === 'string' ? this.sessions.get(sessionId) : undefined;
+    // Looked up after the body is in: an idle session may have given way to a new one meanwhile.
+    const session = (): McpSession | undefined => (typeof sessionId === 'string' ? this.sessions.get(sessionId) : undefined);
     if (req.method === 'POST') {
       if (!isJsonBody(req)) return reply(415, 'the body must be JSON, sent as content-type: application/json');
       const body = await this.body(req);
       if (body === undefined) return reply(413, 'request body too large');
+      const known = session();
       if (known) return this.post(known, req, res, body);
       if (sessionId !== undefined) return reply(404, 'unknown MCP session; initialize again');
       if (!isInitializeRequest(body)) return reply(400, 'no session: the first request must be initialize');
-      if (this.sessions.full()) {
-        const retry = this.sessions.retryAfterSeconds();
-        return reply(503, `${this.sessions.size} MCP sessions are open, the most this server keeps (TOOLWIRE_MCP_MAX_SESSIONS); try again in ${retry} s`, {
-          'retry-after': String(retry),
-        });
-      }
-      return this.initialize(req, res, body);
+      const client = clientKey(req.socket.remoteAddress);
+      const refused = this.sessions.admit(client);
+      if (refused) return reply(503, refusalText(refused, client), { 'retry-after': String(refused.retryAfterSeconds) });
+      return this.initialize(req, res, body, client);
     }
     if (req.method === 'GET' || req.method === 'DELETE') {
+      const known = session();
       if (!known) return reply(404, 'unknown MCP session');
       known.hold(res);
       return known.transport.handleRequest(req, res);
@@ -116,14 +128,14 @@ export class McpHttpServer {
     reply(405, 'use POST, GET or DELETE');
   }
 
-  private async initialize(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    this.sessions.starts();
+  /** A new session for `client`, admitted already (it counts until initialized or abandoned). */
+  private async initialize(req: IncomingMessage, res: ServerResponse, body: unknown, client: string): Promise<void> {
     const { server, dispose } = fleetMcpServer(this.deps, this.inFlight);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => this.sessions.initialized(id, session),
     });
-    const session = new McpSession(transport, () => server.close(), this.sessions.limits.idleMs);
+    const session = new McpSession(transport, () => server.close(), this.sessions.limits.idleMs, client);
     transport.onclose = () => {
       if (transport.sessionId) this.sessions.forget(transport.sessionId);
       dispose();
@@ -134,7 +146,7 @@ export class McpHttpServer {
     } finally {
       // Refused by the SDK (a malformed initialize) or failed: no session, nothing may stay, and it takes no room.
       if (transport.sessionId === undefined) {
-        this.sessions.abandoned();
+        this.sessions.abandoned(client);
         session.stop();
         await server.close();
       }

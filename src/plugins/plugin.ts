@@ -31,6 +31,12 @@ export interface ToolCall<T = unknown> {
   /** Prepared and coerced against the tool's declared parameters. */
   readonly arguments: Readonly<Record<string, unknown>>;
   readonly user?: string;
+  /**
+   * How many agent calls this call is nested in, as the request said (envelope/hops.ts);
+   * undefined when it said nothing. An agent's own tool calls go out with one more, and a
+   * plugin that calls HTTP sends it on (HOPS_HEADER), so a loop back to the fleet is counted.
+   */
+  readonly hops?: number;
   /** The agent reads the answer as a stream: chunks are worth sending as they come. */
   readonly stream: boolean;
   /**
@@ -91,7 +97,7 @@ export interface Fleet {
   call(
     target: { readonly tool: Tool; readonly service: ToolService },
     args: Record<string, unknown>,
-    options: { readonly signal: AbortSignal; readonly user?: string; readonly timeoutMs?: number },
+    options: { readonly signal: AbortSignal; readonly user?: string; readonly timeoutMs?: number; readonly hops?: number },
   ): AsyncIterable<string>;
   /**
    * One request to a TrustGraph service that is not a tool (text-completion, say), correlated

@@ -4,10 +4,10 @@ import { isAbsolute, relative } from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { AddressGuard } from '../net/address-guard.js';
 import { ExecSetting, type Allowance, type ExecRules } from './exec-rules.js';
+import { ORIGIN_TEXT, type ConfigOrigin } from './config-origin.js';
 import { nameMatcher } from './name-patterns.js';
 
-/** Where a worker's descriptors come from: its operator's own files, or a config service others write to. */
-export type ConfigOrigin = 'directory' | 'trustgraph';
+export type { ConfigOrigin } from './config-origin.js';
 
 /**
  * Something a service would make this machine execute, found without executing it. Each
@@ -47,12 +47,38 @@ const ANYTHING: Allowance = { any: true };
  * always could. A config service is written through a gateway and the broker by others:
  * nothing of theirs executes on the worker unless the operator lists it.
  */
-const DEFAULTS: Record<ConfigOrigin, Required<ExecRules>> = {
+const DEFAULTS: Record<ConfigOrigin, Required<Omit<ExecRules, 'namespaces'>>> = {
   directory: { plugins: ANYTHING, commands: ANYTHING, moduleRoots: ANYTHING, slimPlugins: ANYTHING, commandEnv: ANYTHING, privateNetworks: ANYTHING },
   trustgraph: { plugins: ANYTHING, commands: NOTHING, moduleRoots: NOTHING, slimPlugins: NOTHING, commandEnv: NOTHING, privateNetworks: NOTHING },
 };
 
-const ORIGIN_TEXT: Record<ConfigOrigin, string> = { directory: 'the config directory', trustgraph: 'the TrustGraph config service' };
+/** What a service does on a topic: take requests from it, or answer on it. */
+export type TopicRole = 'request' | 'response';
+
+/**
+ * The namespaces a service's topics may lie in when TOOLWIRE_ALLOW_NAMESPACES is unset. A
+ * config service's descriptors stay in TrustGraph's own (tenant `tg`, as its bootstrap makes
+ * them): requests where its services take them, answers where its clients read them; `flow`
+ * for persistent queues. Elsewhere the worker's broker credentials may reach other services.
+ */
+const NAMESPACE_DEFAULTS: Record<ConfigOrigin, Record<TopicRole, Allowance>> = {
+  directory: { request: ANYTHING, response: ANYTHING },
+  trustgraph: { request: { any: false, items: ['tg/request', 'tg/flow'] }, response: { any: false, items: ['tg/response', 'tg/flow'] } },
+};
+
+/** The default namespaces of a source, by role, in words. */
+function defaultNamespacesText(origin: ConfigOrigin): string {
+  const { request, response } = NAMESPACE_DEFAULTS[origin];
+  const words = (a: Allowance) => (a.any ? 'any namespace' : a.items.join(' and '));
+  return `requests in ${words(request)} and answers in ${words(response)}`;
+}
+
+/** The default namespaces of a source as one list, and `namespace`. */
+function defaultNamespacesWith(origin: ConfigOrigin, namespace: string): string {
+  const { request, response } = NAMESPACE_DEFAULTS[origin];
+  const items = [request, response].flatMap((a) => (a.any ? [] : a.items));
+  return [...new Set([...items, namespace])].join(',');
+}
 
 function isWithin(root: string, file: string): boolean {
   const rel = relative(root, file);
@@ -81,7 +107,7 @@ function realOrSame(path: string): string {
  * the change, which is then refused whole.
  */
 export class ExecPolicy {
-  private readonly rules: Required<ExecRules>;
+  private readonly rules: Required<Omit<ExecRules, 'namespaces'>>;
   private readonly slimMatch: (id: string) => boolean;
   private readonly envMatch: (name: string) => boolean;
 
@@ -135,6 +161,33 @@ export class ExecPolicy {
     if (!isIP(host)) return undefined;
     const kind = new AddressGuard({ allowPrivate: [...allowed] }).refusedKind(host);
     return kind && `${reach.where}: the worker does not connect to ${host}, ${kind}, for ${origin}: ${how}`;
+  }
+
+  /**
+   * Why a service may not take requests from (`request`) or answer on (`response`) `topic`,
+   * which lies in `namespace` (`tenant/namespace`); undefined when it may.
+   */
+  refuseTopic(where: string, role: TopicRole, topic: string, namespace: string): string | undefined {
+    const given = this.given.namespaces;
+    const allowance = given ?? NAMESPACE_DEFAULTS[this.origin][role];
+    if (allowance.any || nameMatcher(allowance.items)(namespace)) return undefined;
+    const done = role === 'request' ? `take requests from ${topic}` : `answer on ${topic}`;
+    // Setting it replaces the default for both roles: say what it must then hold.
+    const how =
+      given === undefined
+        ? `${ExecSetting.Namespaces} is unset, which allows ${defaultNamespacesText(this.origin)} for this source; set it to the namespaces services may use (${defaultNamespacesWith(this.origin, namespace)}) to allow it`
+        : `add ${namespace} to ${ExecSetting.Namespaces} to allow it`;
+    return `${where}: the worker does not ${done} for ${ORIGIN_TEXT[this.origin]}: ${how}`;
+  }
+
+  /**
+   * Why a service may not consume its request topic as `subscription`, its id's own being
+   * `own`; undefined when it may. From a config service only its own: a Shared subscription
+   * of another name may be another service's, whose requests the worker would then take.
+   */
+  refuseSubscription(where: string, subscription: string, own: string): string | undefined {
+    if (this.origin === 'directory' || subscription === own) return undefined;
+    return `${where}: the worker consumes as ${JSON.stringify(own)} for ${ORIGIN_TEXT[this.origin]}, as TrustGraph's own tool services do, not as ${JSON.stringify(subscription)}, which may be another service's: leave subscription out`;
   }
 
   /** Why descriptors may not use plugin `kind` here, or undefined when they may. */

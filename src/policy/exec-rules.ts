@@ -24,6 +24,11 @@ export const ExecSetting = {
   CommandEnv: 'TOOLWIRE_ALLOW_COMMAND_ENV',
   /** CIDRs beyond the public internet (loopback, private, link-local...) descriptors may make the worker connect to. */
   PrivateNetworks: 'TOOLWIRE_ALLOW_PRIVATE',
+  /**
+   * Broker namespaces (`tenant/namespace`, `tenant/*`) a service's request and response topics
+   * may lie in: a descriptor makes the worker consume and publish there with its own credentials.
+   */
+  Namespaces: 'TOOLWIRE_ALLOW_NAMESPACES',
 } as const;
 export type ExecSetting = (typeof ExecSetting)[keyof typeof ExecSetting];
 
@@ -38,6 +43,7 @@ export interface ExecRules {
   readonly slimPlugins?: Allowance | undefined;
   readonly commandEnv?: Allowance | undefined;
   readonly privateNetworks?: Allowance | undefined;
+  readonly namespaces?: Allowance | undefined;
 }
 
 /** A comma-separated list; `*` for anything; empty or `none` for nothing. */
@@ -89,6 +95,12 @@ export function readExecRules(env: Readonly<Record<string, string | undefined>>)
       env[ExecSetting.PrivateNetworks],
       (cidr) => (isCidr(cidr) ? undefined : 'is not a CIDR, such as 10.0.0.0/8 or 127.0.0.1/32'),
       ExecSetting.PrivateNetworks,
+      problems,
+    ),
+    namespaces: allowance(
+      env[ExecSetting.Namespaces],
+      (namespace) => (/^[A-Za-z0-9_.=-]+\/(\*|[A-Za-z0-9_.=-]+\*?)$/.test(namespace) ? undefined : 'is not a namespace (tenant/namespace, or tenant/*)'),
+      ExecSetting.Namespaces,
       problems,
     ),
   };

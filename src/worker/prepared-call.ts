@@ -18,6 +18,7 @@ export function requestLog(base: Logger, requestId: string, tool: Tool | undefin
 export class PreparedCall implements ToolCall {
   readonly arguments: Readonly<Record<string, unknown>>;
   declare readonly user?: string;
+  declare readonly hops?: number;
   readonly #base: Logger;
   #log: Logger | undefined;
   #abort: CallAbort | undefined;
@@ -32,9 +33,11 @@ export class PreparedCall implements ToolCall {
     readonly stream: boolean,
     readonly timeoutMs: number,
     log: Logger,
+    hops?: number,
   ) {
     this.arguments = args;
     if (user !== undefined) (this as { user?: string }).user = user;
+    if (hops !== undefined) (this as { hops?: number }).hops = hops;
     this.#base = log;
   }
 

@@ -8,7 +8,8 @@ import { isAsyncIterable, type Plugin } from '../plugins/plugin.js';
 import { prepareArguments } from '../arguments/prepare-arguments.js';
 import { persistentTopic } from '../transport/topic-name.js';
 import { defaultDeadLetterTopic, type IncomingMessage, type Producer, type Transport } from '../transport/transport.js';
-import { answerProperties, DEAD_LETTER_REASON_PROPERTY, ID_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY } from '../envelope/properties.js';
+import { answerProperties, DEAD_LETTER_REASON_PROPERTY, HOPS_PROPERTY, ID_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY } from '../envelope/properties.js';
+import { readHops } from '../envelope/hops.js';
 import type { WorkerLimits } from './limits.js';
 import { PreparedCall, requestLog } from './prepared-call.js';
 import { createSink, wholeAnswer, type ObservationSink } from './observation-sink.js';
@@ -236,6 +237,8 @@ export class RequestHandler {
       let call: PreparedCall | undefined;
       try {
         const request = decodeRequest(msg.data, limits.maxPayloadBytes);
+        // Past the limit, refused before anything runs: an agent reaching the fleet again and again.
+        const hops = readHops(msg.properties[HOPS_PROPERTY]);
         const { tool, config } = this.deps.catalog().resolve(service, request.config, msg.properties[TOOL_PROPERTY]);
         ctx.tool = tool;
         const args = prepareArguments(tool?.parameters ?? [], tool?.runtimeParameters ?? {}, request.arguments);
@@ -244,7 +247,7 @@ export class RequestHandler {
         const producer = this.ready ?? (await this.producer());
         // The one deadline of the call: the tool's, else its service's, else the worker's.
         const timeoutMs = tool?.timeoutMs ?? service.timeoutMs ?? limits.timeoutMs;
-        call = new PreparedCall(id, service, tool, config, args, request.user, stream, timeoutMs, this.deps.log);
+        call = new PreparedCall(id, service, tool, config, args, request.user, stream, timeoutMs, this.deps.log, hops);
         if (this.debug) call.log.debug({ stream, redelivery: msg.redeliveryCount }, 'invoking tool');
         this.running.admit();
         ctx.pluginStartedAt = performance.now();

@@ -119,8 +119,10 @@ On the embedded transport (no broker named) it runs the worker in this process t
                         Over HTTP: a request naming a foreign Host or sent by a web page
                         of another origin is refused (TOOLWIRE_HTTP_ALLOWED_HOSTS and
                         TOOLWIRE_HTTP_ALLOWED_ORIGINS name more); at most
-                        TOOLWIRE_MCP_MAX_SESSIONS sessions (1000), each closed after
-                        TOOLWIRE_MCP_SESSION_IDLE_MS (15 min) with nothing open
+                        TOOLWIRE_MCP_MAX_SESSIONS sessions (1000), and
+                        TOOLWIRE_MCP_MAX_SESSIONS_PER_CLIENT (100) of one address, each
+                        closed after TOOLWIRE_MCP_SESSION_IDLE_MS (15 min) with nothing
+                        open, or sooner to make room for a new one
       --max-in-flight N calls at once, over all clients (default 64)
       --timeout-ms N    a call's time (default TOOLWIRE_TIMEOUT_MS)
   -d, --config-dir DIR, --config-source S, -w, --workspace W, -T, --transport KIND,
@@ -171,6 +173,7 @@ async function serveHttp(
       token,
       browser: { allowedHosts: settings.httpAllowedHosts, allowedOrigins: settings.httpAllowedOrigins },
       maxSessions: settings.mcpMaxSessions,
+      maxSessionsPerClient: settings.mcpMaxSessionsPerClient,
       idleMs: settings.mcpSessionIdleMs,
     });
   } catch (err) {

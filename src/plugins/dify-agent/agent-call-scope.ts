@@ -8,12 +8,16 @@ import { DIFY_AGENT_KIND } from './agent-options.js';
 import type { AgentCallScope } from './inner-api-server.js';
 import type { AgentModel } from './agent-model.js';
 import { FLEET_PROVIDER } from './tool-entities.js';
+import { withClampedParams } from './completion-params.js';
+import { MAX_HOPS } from '../../envelope/hops.js';
 
 type Json = Record<string, unknown>;
 
 export interface CallScopeOptions {
   readonly model: AgentModel;
   readonly modelName: string;
+  /** The descriptor's model_parameters: what every model round gets, whatever the strategy asks (completion-params.ts). */
+  readonly modelParameters: Readonly<Record<string, unknown>>;
   readonly fleet: Fleet;
   /** The tools this call may use, by name. */
   readonly tools: ReadonlySet<string>;
@@ -24,6 +28,8 @@ export interface CallScopeOptions {
   /** The agent call's signal: its end, timeout or cancellation stops every model and tool call it started. */
   readonly signal: AbortSignal;
   readonly user: string | undefined;
+  /** Agent calls this one is nested in (0 for an agent's own request); its tool calls go out with one more. */
+  readonly hops: number;
   readonly log: Logger;
   readonly span: Span;
   readonly events: PluginEvents | undefined;
@@ -55,12 +61,17 @@ export class CallScope implements AgentCallScope {
     );
     const started = performance.now();
     try {
-      yield* this.options.model.invoke(body, this.options.modelName, AbortSignal.any([this.options.signal, signal]), (usage) => {
-        this.options.events?.tokens?.(this.options.modelName, 'prompt', usage.promptTokens);
-        this.options.events?.tokens?.(this.options.modelName, 'completion', usage.completionTokens);
-        span.setAttributes({ 'gen_ai.usage.input_tokens': usage.promptTokens, 'gen_ai.usage.output_tokens': usage.completionTokens });
-        this.options.log.debug({ round, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens }, 'agent model round');
-      });
+      yield* this.options.model.invoke(
+        withClampedParams(body, this.options.modelParameters),
+        this.options.modelName,
+        AbortSignal.any([this.options.signal, signal]),
+        (usage) => {
+          this.options.events?.tokens?.(this.options.modelName, 'prompt', usage.promptTokens);
+          this.options.events?.tokens?.(this.options.modelName, 'completion', usage.completionTokens);
+          span.setAttributes({ 'gen_ai.usage.input_tokens': usage.promptTokens, 'gen_ai.usage.output_tokens': usage.completionTokens });
+          this.options.log.debug({ round, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens }, 'agent model round');
+        },
+      );
     } catch (err) {
       this.options.log.warn({ err, round }, 'agent model round failed');
       throw err;
@@ -95,6 +106,7 @@ export class CallScope implements AgentCallScope {
         signal: AbortSignal.any([this.options.signal, signal]),
         user: this.options.user,
         timeoutMs,
+        hops: this.options.hops + 1,
       })) {
         yield { type: 'text', message: { text }, meta: null };
       }
@@ -112,6 +124,9 @@ export class CallScope implements AgentCallScope {
   private refusal(service: ToolService): string | undefined {
     // An agent calling an agent (itself included) holds a worker slot while waiting for another: enough of them deadlock the fleet.
     if (service.plugin?.kind === DIFY_AGENT_KIND) return `${service.id} is a dify-agent service; an agent may not call an agent`;
+    // Indirectly it can (a tool leading back to the fleet): the hop count bounds how deep.
+    if (this.options.hops + 1 > MAX_HOPS)
+      return `hop-limit: this agent call is nested in ${this.options.hops} agent calls; a tool call from it would pass the limit of ${MAX_HOPS} (an agent reached the fleet again through its tools)`;
     if (this.toolCalls >= this.options.maximumToolCalls)
       return `maximum_tool_calls (${this.options.maximumToolCalls}) reached: no more tool calls for this agent call`;
     return undefined;

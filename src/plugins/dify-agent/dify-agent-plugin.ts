@@ -95,6 +95,7 @@ export class DifyAgentPlugin implements Plugin {
     const scope = new CallScope({
       model: this.model,
       modelName: target.model,
+      modelParameters: target.modelParameters,
       fleet: this.fleet,
       tools: new Set(target.tools),
       maximumIterations: target.maximumIterations,
@@ -102,6 +103,7 @@ export class DifyAgentPlugin implements Plugin {
       deadlineAt,
       signal,
       user: call.user,
+      hops: call.hops ?? 0,
       log: call.log,
       span,
       events: this.events,

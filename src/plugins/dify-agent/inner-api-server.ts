@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { sameSecret } from '../../net/same-secret.js';
 import type { AddressInfo } from 'node:net';
-import { timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
+import { ConfigError } from '../../errors.js';
 import { innerFrame } from './length-prefixed.js';
 
 type Json = Record<string, unknown>;
@@ -37,11 +38,14 @@ const UNSERVED: Readonly<Record<string, { streamed: boolean; what: string }>> = 
 
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
-function sameKey(given: string | string[] | undefined, key: string): boolean {
-  if (typeof given !== 'string') return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(key);
-  return a.length === b.length && timingSafeEqual(a, b);
+/** The shortest inner-API key the worker takes: anything shorter is a password a caller could guess. */
+export const MIN_INNER_API_KEY_CHARS = 16;
+
+/** Why `key` will not do as the inner API's key, or undefined when it will. */
+export function innerApiKeyProblem(key: string): string | undefined {
+  return key.length < MIN_INNER_API_KEY_CHARS
+    ? `setting DIFY_INNER_API_KEY: must be at least ${MIN_INNER_API_KEY_CHARS} characters (a random string, e.g. openssl rand -hex 32); a shorter key can be guessed`
+    : undefined;
 }
 
 function readBody(req: IncomingMessage): Promise<string | undefined> {
@@ -76,8 +80,13 @@ export interface InnerApiOptions {
 export class InnerApiServer {
   private readonly calls = new Map<string, AgentCallScope>();
   private server: Server | undefined;
+  private readonly key: string;
 
-  constructor(private readonly options: InnerApiOptions) {}
+  constructor(private readonly options: InnerApiOptions) {
+    const problem = innerApiKeyProblem(options.key);
+    if (problem) throw new ConfigError([problem]);
+    this.key = options.key;
+  }
 
   register(scope: AgentCallScope): () => void {
     this.calls.set(scope.token, scope);
@@ -111,7 +120,8 @@ export class InnerApiServer {
     const log = this.options.log.child({ route });
     try {
       if (req.method !== 'POST' || !req.url?.startsWith('/inner/api/')) return json(res, 404, { message: 'not found' });
-      if (!sameKey(req.headers['x-inner-api-key'], this.options.key)) {
+      const given = req.headers['x-inner-api-key'];
+      if (typeof given !== 'string' || !sameSecret(given, this.key)) {
         log.warn('inner API call without the daemon key refused');
         return json(res, 401, { message: 'the X-Inner-Api-Key is not the key this worker gave its plugin daemon' });
       }

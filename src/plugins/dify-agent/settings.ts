@@ -2,6 +2,7 @@ import type { Secrets } from '../../secrets.js';
 import { parseTopic } from '../../transport/topic-name.js';
 import { SettingsReader } from '../settings-reader.js';
 import { blobSinkFor, type BlobSink } from '../blob-sink.js';
+import { innerApiKeyProblem } from './inner-api-server.js';
 
 /**
  * Worker settings of the dify-agent plugin (never taken from a request):
@@ -12,7 +13,8 @@ import { blobSinkFor, type BlobSink } from '../blob-sink.js';
  *                           strategy's callbacks, and its remote mode is the daemon again.
  * - `DIFY_INNER_API_HOST`   where the inner API listens (default 127.0.0.1)
  * - `DIFY_INNER_API_PORT`   its port (default 5001, Dify's API port)
- * - `DIFY_INNER_API_KEY`    the key the daemon was given as DIFY_INNER_API_KEY; value or `env:`/`file:` (required)
+ * - `DIFY_INNER_API_KEY`    the key the daemon was given as DIFY_INNER_API_KEY; value or `env:`/`file:` (required,
+ *                           at least 16 characters)
  * - `DIFY_AGENT_MODEL`      `openai` (default): an OpenAI-compatible endpoint; `text-completion`:
  *                           TrustGraph's text-completion service on the broker (text-only strategies)
  * - `DIFY_AGENT_MODEL_URL`  an OpenAI-compatible base URL (…/v1); value or `env:`/`file:` (required with `openai`)
@@ -95,12 +97,20 @@ export function readDifyAgentSettings(
     innerApi: {
       host: r.optional(DifyAgentSetting.InnerHost) ?? '127.0.0.1',
       port: r.int(DifyAgentSetting.InnerPort, 5001, 0),
-      key: r.secret(DifyAgentSetting.InnerKey, why),
+      key: innerApiKey(r, why),
     },
     model,
     blobSink: blobSinkFor(r.optional('DIFY_BLOB_DIR'), settings),
   };
   return { settings: out, problems: r.problems };
+}
+
+/** The inner API's key, refused when short enough to guess (an unset one is already a problem). */
+function innerApiKey(reader: SettingsReader, why: string): string {
+  const key = reader.secret(DifyAgentSetting.InnerKey, why);
+  const problem = key === '' ? undefined : innerApiKeyProblem(key);
+  if (problem) reader.problems.push(problem);
+  return key;
 }
 
 function readModel(reader: SettingsReader, why: string): AgentModelSettings {

@@ -74,15 +74,15 @@ export class McpPlugin implements Plugin<McpToolOptions> {
   invoke(call: ToolCall<McpToolOptions>): Observation {
     const name = call.tool?.pluginOptions.tool ?? call.tool?.name;
     if (!name) return Promise.reject(new ConfigError([`service ${call.service.id}: an mcp service answers only the tools it declares`]));
-    const { timeoutMs } = call;
+    const { timeoutMs, hops } = call;
     const args = call.arguments as Record<string, unknown>;
     if (!call.stream) {
-      return this.session.call(name, args, { signal: call.signal, timeoutMs }).then((result) => resultText(result, this.blobs, call.signal));
+      return this.session.call(name, args, { signal: call.signal, timeoutMs, hops }).then((result) => resultText(result, this.blobs, call.signal));
     }
     // Streamed: the server's progress notifications are the chunks, its result the last one.
     const chunks = new AsyncQueue<string>();
     const done = this.session
-      .call(name, args, { signal: call.signal, timeoutMs, onProgress: (update) => chunks.push(progressText(update)) })
+      .call(name, args, { signal: call.signal, timeoutMs, hops, onProgress: (update) => chunks.push(progressText(update)) })
       .then((result) => resultText(result, this.blobs, call.signal))
       .finally(() => chunks.finish());
     // Read after the chunks; until then a failure must not count as unhandled.

@@ -13,6 +13,7 @@ import { injectTraceContext } from '../../tracing/trace-context.js';
 import { Backoff } from '../../async/backoff.js';
 import { sleep } from '../../async/sleep.js';
 import { isolatingFetch } from './isolating-fetch.js';
+import { hopsFetch, withHops } from './hops-fetch.js';
 import type { McpServiceOptions } from './mcp-options.js';
 import { ProgressRoutingTransport, type ProgressListeners } from './progress-routing-transport.js';
 import { StdioChildTransport } from './stdio-child-transport.js';
@@ -56,7 +57,11 @@ export function mcpTransport(options: McpServiceOptions, ctx: McpSessionContext)
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(options.headers)) headers[k] = resolveDescriptorValue(v, `plugin.headers.${k}`, ctx.secrets);
   if (options.token) headers['authorization'] = `Bearer ${resolveDescriptorValue(options.token, 'plugin.token', ctx.secrets)}`;
-  return new StreamableHTTPClientTransport(new URL(options.url), { requestInit: { headers, redirect: 'error' }, fetch: isolatingFetch(ctx.fetch) });
+  return new StreamableHTTPClientTransport(new URL(options.url), {
+    requestInit: { headers, redirect: 'error' },
+    // A call's hop count goes on, so a server that leads back to the fleet (mcp serve) counts it.
+    fetch: hopsFetch(isolatingFetch(ctx.fetch)),
+  });
 }
 
 /** The server's whole tool list, page by page. */
@@ -75,7 +80,14 @@ export async function listAllTools(client: Client, signal?: AbortSignal): Promis
 export async function connectMcp(options: McpServiceOptions, ctx: McpSessionContext, signal?: AbortSignal, progress?: ProgressListeners): Promise<Client> {
   const client = new Client({ name: 'toolwire', version: '1' });
   const transport = mcpTransport(options, ctx);
-  await client.connect(progress ? new ProgressRoutingTransport(transport, progress) : transport, { signal });
+  try {
+    await client.connect(progress ? new ProgressRoutingTransport(transport, progress) : transport, { signal });
+  } catch (err) {
+    // The SDK says only "Connection closed" (or the write that failed) of a server that died at start.
+    const why = transport instanceof StdioChildTransport && !(err instanceof AbortedError) && !signal?.aborted ? await transport.endedEarly() : undefined;
+    if (why === undefined) throw err;
+    throw new UnavailableError(`${errorMessage(err)}: ${why}`, { cause: err });
+  }
   return client;
 }
 
@@ -158,7 +170,7 @@ export class McpSession {
   async call(
     name: string,
     args: Record<string, unknown>,
-    options: { signal: AbortSignal; timeoutMs: number; onProgress?: (progress: Progress) => void },
+    options: { signal: AbortSignal; timeoutMs: number; onProgress?: (progress: Progress) => void; hops?: number },
   ): Promise<CallToolResult> {
     const client = await this.ready(options.signal);
     // The worker's span travels in `_meta` under the W3C names, as `mcp serve` reads it; the
@@ -171,10 +183,12 @@ export class McpSession {
       this.progress.set(token, options.onProgress!);
     }
     try {
-      return (await client.callTool({ name, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) }, undefined, {
-        signal: options.signal,
-        timeout: options.timeoutMs + 1000,
-      })) as CallToolResult;
+      return (await withHops(options.hops, () =>
+        client.callTool({ name, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) }, undefined, {
+          signal: options.signal,
+          timeout: options.timeoutMs + 1000,
+        }),
+      )) as CallToolResult;
     } catch (err) {
       if (options.signal.aborted) throw options.signal.reason instanceof Error ? options.signal.reason : new AbortedError('call aborted');
       throw new UnavailableError(`the MCP server failed the call: ${errorMessage(err)}`, { cause: err });

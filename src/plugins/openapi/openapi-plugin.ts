@@ -3,6 +3,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { ConfigError, ToolFailedError, ToolwireError, UnavailableError, TimeoutError, errorMessage } from '../../errors.js';
 import { resolveDescriptorValue } from '../../secrets.js';
 import { injectTraceContext } from '../../tracing/trace-context.js';
+import { HOPS_HEADER } from '../../envelope/hops.js';
 import { AddressGuard, AddressRefusedError, type Resolver } from '../../net/address-guard.js';
 import { guardedConnector } from '../../net/guarded-connector.js';
 import { abortError } from '../../async/abort-error.js';
@@ -115,7 +116,7 @@ export class OpenApiPlugin implements Plugin<OpenApiToolOptions> {
     let oauthRetried = false;
     for (let attempt = 0; ; attempt++) {
       const credentials = await this.auth.credentials(call.signal);
-      const r = await this.send(this.withCredentials(request, credentials), call.signal);
+      const r = await this.send(this.withCredentials(request, credentials), call.signal, call.hops);
       if (r.status >= 200 && r.status < 300) return responseText(r, this.blobs, call.signal);
       if (r.status === 401 && !oauthRetried && this.auth.refused(credentials)) {
         oauthRetried = true;
@@ -149,9 +150,11 @@ export class OpenApiPlugin implements Plugin<OpenApiToolOptions> {
    * One exchange, following redirects to the same origin only (redirectRefusal; the guard
    * checks the host and its addresses again at every connection). The body is read whole, bounded by the agent.
    */
-  private async send(request: HttpRequest, signal: AbortSignal): Promise<ReadResponse & { retryAfter: string | null }> {
+  private async send(request: HttpRequest, signal: AbortSignal, hops?: number): Promise<ReadResponse & { retryAfter: string | null }> {
     let { method, url, body } = request;
     const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.8', ...request.headers };
+    // The call's hop count goes on, last, so that an API leading back to the fleet (the gateway) counts it.
+    if (hops !== undefined) headers[HOPS_HEADER] = String(hops);
     // The request's span goes on to the API (no-op while tracing is off).
     injectTraceContext(headers);
     for (let hop = 0; ; hop++) {

@@ -83,4 +83,26 @@ describe('DirectorySource', () => {
     await writeFile(join(late, 'tool', 'x.json'), '{"name":"x"}');
     await until(async () => changes > 0 && (await source!.read()).entries.length === 1, 'the late directory read');
   });
+
+  it('leaves no rejection unhandled when its listener throws on a poll, and keeps polling', async () => {
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      const logger = captureLogger();
+      source = new DirectorySource(dir, logger.log, 20);
+      let calls = 0;
+      await source.watch(() => {
+        calls++;
+        throw new Error('listener broke');
+      });
+      await until(() => calls >= 3, 'three polls');
+      // A rejection is reported after the microtasks of its turn: give the last poll's a turn.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+      expect(logger.lines().some((line) => line.includes('config change listener failed'))).toBe(true);
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+  });
 });

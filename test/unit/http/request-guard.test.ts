@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { isLoopback } from '../../../src/http/bearer.js';
+import { isLoopback } from '../../../src/net/loopback.js';
 import { isJsonBody, RequestGuard } from '../../../src/http/request-guard.js';
 
 const req = (headers: Record<string, string>): IncomingMessage => ({ headers }) as unknown as IncomingMessage;
@@ -31,6 +31,22 @@ describe('RequestGuard', () => {
     expect(local.refusal(req({ host: '10.0.0.1:8787' }))).toMatch(/does not answer/);
     expect(local.refusal(req({}))).toMatch(/Host header is required/);
     expect(local.refusal(req({ host: 'a b' }))).toMatch(/is not a host/);
+  });
+
+  it('refuses a Host that is more than host[:port]: user info, a path, a query, a fragment', () => {
+    // The URL parser reads each of these as a loopback host, with the rest as something else.
+    for (const host of [
+      'evil@127.0.0.1',
+      'evil@127.0.0.1:8787',
+      'user:pw@localhost',
+      '127.0.0.1/x',
+      '127.0.0.1?x',
+      '127.0.0.1#x',
+      '127.0.0.1\\x',
+      '127.0.0.1:80:80',
+    ])
+      expect(local.refusal(req({ host })), host).toMatch(/is not a host\[:port\]/);
+    for (const host of ['127.0.0.1:8787', 'LOCALHOST', '[::1]:8787']) expect(local.refusal(req({ host })), host).toBeUndefined();
   });
 
   it('refuses a page of another origin, and takes its own and the allowed ones', () => {

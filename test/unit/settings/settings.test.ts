@@ -29,14 +29,16 @@ describe('HTTP caller settings', () => {
         TOOLWIRE_HTTP_ALLOWED_HOSTS: ' tools.example.com, worker.svc ,',
         TOOLWIRE_HTTP_ALLOWED_ORIGINS: 'https://ui.example.com,http://127.0.0.1:3000',
         TOOLWIRE_MCP_MAX_SESSIONS: '10',
+        TOOLWIRE_MCP_MAX_SESSIONS_PER_CLIENT: '3',
       }),
     ).toMatchObject({
       httpAllowedHosts: ['tools.example.com', 'worker.svc'],
       httpAllowedOrigins: ['https://ui.example.com', 'http://127.0.0.1:3000'],
       mcpMaxSessions: 10,
+      mcpMaxSessionsPerClient: 3,
       mcpSessionIdleMs: 900_000,
     });
-    expect(readSettings({})).toMatchObject({ httpAllowedHosts: [], httpAllowedOrigins: [], mcpMaxSessions: 1000 });
+    expect(readSettings({})).toMatchObject({ httpAllowedHosts: [], httpAllowedOrigins: [], mcpMaxSessions: 1000, mcpMaxSessionsPerClient: 100 });
   });
 
   it.each(['ui.example.com', 'https://ui.example.com/app', 'https://user@ui.example.com', '*'])('refuse the origin %j', (origin) => {

@@ -24,11 +24,16 @@ describe('one agent call on the inner API', () => {
     await server.close();
   });
 
-  const scope = (fleet: Partial<Fleet>, maximumIterations = 3, more: { maximumToolCalls?: number; deadlineAt?: number } = {}) => {
+  const scope = (
+    fleet: Partial<Fleet>,
+    maximumIterations = 3,
+    more: { maximumToolCalls?: number; deadlineAt?: number; modelParameters?: Record<string, unknown>; hops?: number } = {},
+  ) => {
     const tokens: [string, string, number][] = [];
     const s = new CallScope({
       model,
       modelName: 'scripted',
+      modelParameters: more.modelParameters ?? {},
       fleet: { tool: (n) => (n === 'known' || n === 'failing' ? tool(n) : undefined), call: async function* () {}, ...fleet } as Fleet,
       tools: new Set(['known', 'failing', 'agent']),
       maximumIterations,
@@ -36,6 +41,7 @@ describe('one agent call on the inner API', () => {
       deadlineAt: more.deadlineAt ?? Date.now() + 60_000,
       signal: new AbortController().signal,
       user: undefined,
+      hops: more.hops ?? 0,
       log: captureLogger().log,
       span: trace.getTracer('test').startSpan('t'),
       events: { count: () => undefined, tokens: (m, k, n) => tokens.push([m, k, n]) },
@@ -58,6 +64,31 @@ describe('one agent call on the inner API', () => {
       ['scripted', 'completion', 7],
     ]);
     expect(server.requests.at(-1)!.headers['authorization']).toBe('Bearer model-key');
+  });
+
+  it("sends the model the descriptor's model_parameters, whatever the strategy asks (a lower max_tokens only)", async () => {
+    const modelParameters = { max_tokens: 512, temperature: 0.2 };
+    const sent = async (asked: Record<string, unknown>, key: 'completion_params' | 'model_parameters' = 'completion_params') => {
+      const { s } = scope({}, 3, { modelParameters });
+      await all(s.llm({ ...llmBody, [key]: asked }, new AbortController().signal));
+      const body = JSON.parse(server.requests.at(-1)!.body) as Record<string, unknown>;
+      return { max_tokens: body['max_tokens'], temperature: body['temperature'], top_p: body['top_p'], seed: body['seed'] };
+    };
+    expect(await sent({ max_tokens: 1_000_000, temperature: 2, top_p: 0.1, seed: 7 })).toEqual({
+      max_tokens: 512,
+      temperature: 0.2,
+      top_p: undefined,
+      seed: undefined,
+    });
+    expect(await sent({ max_tokens: 1_000_000, temperature: 2 }, 'model_parameters')).toMatchObject({ max_tokens: 512, temperature: 0.2 });
+    // Dify's strategies shrink max_tokens to fit the context: less is theirs to ask.
+    expect(await sent({ max_tokens: 100, temperature: 0.2 })).toMatchObject({ max_tokens: 100 });
+    expect(await sent({ max_tokens: 'lots' })).toMatchObject({ max_tokens: 512, temperature: 0.2 });
+    // A descriptor that names none leaves every parameter to the endpoint's defaults.
+    const { s } = scope({});
+    await all(s.llm({ ...llmBody, completion_params: { max_tokens: 1_000_000, temperature: 2 } }, new AbortController().signal));
+    expect(JSON.parse(server.requests.at(-1)!.body)).not.toHaveProperty('max_tokens');
+    expect(JSON.parse(server.requests.at(-1)!.body)).not.toHaveProperty('temperature');
   });
 
   it('refuses a model round past maximum_iterations, whatever the strategy does', async () => {
@@ -134,6 +165,33 @@ describe('one agent call on the inner API', () => {
     expect(timeouts[0]).toBeGreaterThan(0);
     expect(timeouts[0]).toBeLessThanOrEqual(30_000);
     expect(timeouts[1]).toBe(2_000);
+  });
+
+  it('sends each tool call one hop deeper than the agent call, and refuses one past the limit', async () => {
+    const hops: (number | undefined)[] = [];
+    const fleet = {
+      call: async function* (_t: unknown, _a: unknown, o: { hops?: number }) {
+        hops.push(o.hops);
+        yield 'ok';
+      },
+    } as Partial<Fleet>;
+    const call = (s: CallScope) => all(s.tool({ provider: 'toolwire', tool: 'known', tool_parameters: {} }, new AbortController().signal));
+    expect(await call(scope(fleet).s)).toEqual([{ type: 'text', message: { text: 'ok' }, meta: null }]);
+    expect(await call(scope(fleet, 3, { hops: 3 }).s)).toEqual([{ type: 'text', message: { text: 'ok' }, meta: null }]);
+    expect(hops).toEqual([1, 4]);
+    // An agent call four deep (an agent that reached the fleet again through its tools, four times).
+    expect(await call(scope(fleet, 3, { hops: 4 }).s)).toEqual([
+      {
+        type: 'text',
+        message: {
+          text: expect.stringMatching(
+            /^tool invoke error: hop-limit: this agent call is nested in 4 agent calls; a tool call from it would pass the limit of 4/,
+          ),
+        },
+        meta: null,
+      },
+    ]);
+    expect(hops).toEqual([1, 4]);
   });
 
   it('refuses tool calls past maximum_tool_calls', async () => {

@@ -20,7 +20,7 @@ describe('dify-agent validation', () => {
     DIFY_AGENT_DAEMON_URL: 'http://127.0.0.1:5002',
     DIFY_AGENT_DAEMON_KEY: 'k',
     DIFY_AGENT_TENANT_ID: 't',
-    DIFY_INNER_API_KEY: 'i',
+    DIFY_INNER_API_KEY: 'inner-key-0123456789',
     DIFY_AGENT_MODEL: 'text-completion',
   };
   const check = (strategy: string, model?: string) => {

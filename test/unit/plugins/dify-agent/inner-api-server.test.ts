@@ -18,7 +18,7 @@ function readFrames(buf: Buffer): unknown[] {
 }
 
 describe('the inner API a strategy plugin daemon calls back', () => {
-  const KEY = 'inner-key-1234';
+  const KEY = 'inner-key-0123456789';
   let server: InnerApiServer | undefined;
   afterEach(async () => server?.close());
 
