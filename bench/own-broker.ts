@@ -20,8 +20,12 @@ export class OwnBroker {
     private readonly onStderr: (s: string) => void,
   ) {}
 
-  /** A fresh broker with TrustGraph's tenant and namespaces; resolves once it answers. `confExtra`: standalone.conf lines of its own. */
-  static async start(signal: AbortSignal, onStderr: (s: string) => void = () => undefined, confExtra?: string): Promise<OwnBroker> {
+  /**
+   * A fresh broker with TrustGraph's tenant and namespaces; resolves once it answers.
+   * `confExtra`: standalone.conf lines of its own; `adminToken`: a superuser's token, for a
+   * broker with authentication on (its readiness check and the bootstrap send it).
+   */
+  static async start(signal: AbortSignal, onStderr: (s: string) => void = () => undefined, confExtra?: string, adminToken?: string): Promise<OwnBroker> {
     const runDir = await mkdtemp(join(tmpdir(), 'toolwire-own-broker-'));
     const port = await freePort();
     let webPort = await freePort();
@@ -33,13 +37,15 @@ export class OwnBroker {
       TOOLWIRE_PULSAR_WEB_PORT: String(webPort),
     };
     delete env['TOOLWIRE_PULSAR_KEEP_DATA'];
+    if (adminToken === undefined) delete env['PULSAR_ADMIN_TOKEN'];
+    else env['PULSAR_ADMIN_TOKEN'] = adminToken;
     // standalone.conf lines of this broker's own (a limit a test needs), or none.
     if (confExtra === undefined) delete env['TOOLWIRE_PULSAR_CONF_EXTRA'];
     else env['TOOLWIRE_PULSAR_CONF_EXTRA'] = confExtra;
     const b = new OwnBroker(runDir, env, { pulsarUrl: `pulsar://127.0.0.1:${port}`, adminUrl: `http://127.0.0.1:${webPort}` }, onStderr);
     try {
       await b.run(['start'], signal);
-      await bootstrapTrustGraph(b.endpoints.adminUrl, { signal });
+      await bootstrapTrustGraph(b.endpoints.adminUrl, { signal, token: adminToken });
     } catch (err) {
       await b.destroy();
       throw err;

@@ -1,3 +1,4 @@
+import { tokenAccess } from '../src/assembly/broker-access.js';
 import type { Logger } from 'pino';
 import { createTransport } from '../src/assembly/create-transport.js';
 import type { Transport } from '../src/transport/transport.js';
@@ -20,13 +21,13 @@ export interface BrokerEndpoints {
 export type BenchTransportKind = 'pulsar-ws' | 'pulsar' | 'memory';
 
 /** A transport of the asked kind for the bench's and the drills' agents, patient through broker restarts. */
-export function transportFor(kind: BenchTransportKind, broker: BrokerEndpoints | undefined, log: Logger): Promise<Transport> {
+export async function transportFor(kind: BenchTransportKind, broker: BrokerEndpoints | undefined, log: Logger): Promise<Transport> {
   if (kind === 'memory') return createTransport({ kind: 'memory', log });
   return createTransport({
     kind,
     serviceUrl: broker?.pulsarUrl,
     adminUrl: broker?.adminUrl,
-    token: broker?.token,
+    ...(broker?.token ? { access: await tokenAccess(broker.token, log) } : {}),
     log,
     // A broker restart takes tens of seconds on small machines: sends wait it out rather than fail.
     ws: { sendTimeoutMs: 180_000, connectTimeoutMs: 60_000 },

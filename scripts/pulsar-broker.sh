@@ -24,7 +24,8 @@
 # data, logs, pid), TOOLWIRE_PULSAR_PORT (6650), TOOLWIRE_PULSAR_WEB_PORT (8080),
 # TOOLWIRE_PULSAR_KEEP_DATA (0; 1 = start --keep-data), TOOLWIRE_PULSAR_CONF_EXTRA (standalone.conf
 # lines appended last, for an experiment), PULSAR_START_TIMEOUT (seconds, 180), PULSAR_JAVA_HOME, PULSAR_MEM, PULSAR_GC,
-# MAVEN_CENTRAL_URL (for the curl fallback).
+# MAVEN_CENTRAL_URL (for the curl fallback), PULSAR_ADMIN_TOKEN (sent by the readiness check, for
+# a broker with authentication on).
 set -euo pipefail
 
 PULSAR_VERSION="${PULSAR_VERSION:-3.3.6}"
@@ -41,7 +42,12 @@ KEEP_DATA="${TOOLWIRE_PULSAR_KEEP_DATA:-0}"
 log() { echo "[pulsar-broker] $*" >&2; }
 die() { log "$*"; exit 1; }
 
-ready() { curl -fsS --max-time 2 "$ADMIN/admin/v2/clusters" 2>/dev/null | grep -q '"'; }
+# A broker with authentication on answers the check only with a token: PULSAR_ADMIN_TOKEN.
+ready() {
+  local auth=()
+  if [ -n "${PULSAR_ADMIN_TOKEN:-}" ]; then auth=(-H "Authorization: Bearer $PULSAR_ADMIN_TOKEN"); fi
+  curl -fsS --max-time 2 "${auth[@]}" "$ADMIN/admin/v2/clusters" 2>/dev/null | grep -q '"'
+}
 
 # Hold an exclusive lock on the run dir for the rest of the calling command.
 lock() {

@@ -6,6 +6,9 @@ import { ExecSetting, readExecRules, type ExecRules } from './policy/exec-rules.
 import { DEFAULT_LIMITS, type WorkerLimits } from './worker/limits.js';
 import { DEFAULT_SESSION_LIMITS } from './mcp-server/mcp-sessions.js';
 import { CHILD_BASICS, slimEnvNames } from './plugins/dify-slim/child-env.js';
+import type { BrokerTls } from './transport/broker-tls.js';
+import { isSecretRef, loadSecrets } from './secrets.js';
+import { errorMessage } from './errors.js';
 
 /**
  * A whole number given as digits. Not z.coerce.number(): it reads an empty variable as 0, so
@@ -13,6 +16,14 @@ import { CHILD_BASICS, slimEnvNames } from './plugins/dify-slim/child-env.js';
  */
 const digits = z.string().regex(/^\d+$/, 'must be a whole number (digits only)').transform(Number);
 const int = (def: number) => digits.default(def);
+/** An optional setting that an empty variable leaves unset, as `PULSAR_TOKEN=` always has. */
+const unsetWhenBlank = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+/** true/false or 1/0. */
+const flag = (def: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0'])
+    .optional()
+    .transform((v) => (v === undefined ? def : v === 'true' || v === '1'));
 /** A comma-separated list; blanks dropped. */
 const list = z
   .string()
@@ -39,7 +50,18 @@ const envSchema = z.object({
   TOOLWIRE_TRANSPORT: z.enum(['memory', 'pulsar', 'pulsar-ws', 'auto']).optional(),
   PULSAR_URL: z.string().optional(),
   PULSAR_ADMIN_URL: z.string().optional(),
+  // The broker credentials (docs/pulsar.md, "Secured brokers"): one of a token, a token file, OAuth2.
   PULSAR_TOKEN: z.string().optional(),
+  PULSAR_TOKEN_FILE: unsetWhenBlank(z.string()),
+  PULSAR_OAUTH2_ISSUER_URL: unsetWhenBlank(z.url()),
+  PULSAR_OAUTH2_AUDIENCE: unsetWhenBlank(z.string()),
+  PULSAR_OAUTH2_SCOPE: unsetWhenBlank(z.string()),
+  PULSAR_OAUTH2_CREDENTIALS_FILE: unsetWhenBlank(z.string()),
+  PULSAR_TLS_TRUST_CERTS: unsetWhenBlank(z.string()),
+  PULSAR_TLS_CERT_FILE: unsetWhenBlank(z.string()),
+  PULSAR_TLS_KEY_FILE: unsetWhenBlank(z.string()),
+  PULSAR_TLS_ALLOW_INSECURE: flag(false),
+  PULSAR_TLS_VALIDATE_HOSTNAME: flag(true),
   TOOLWIRE_BOOTSTRAP: z.enum(['0', '1', 'true', 'false']).optional(),
   TOOLWIRE_HTTP_HOST: z.string().default('127.0.0.1'),
   TOOLWIRE_HTTP_PORT: z.union([z.literal('off'), digits.pipe(z.number().max(65535))], { error: 'must be a port number (0-65535) or off' }).default(8787),
@@ -54,9 +76,11 @@ const envSchema = z.object({
   [ExecSetting.SlimPlugins]: z.string().optional(),
   [ExecSetting.CommandEnv]: z.string().optional(),
   [ExecSetting.PrivateNetworks]: z.string().optional(),
+  [ExecSetting.Namespaces]: z.string().optional(),
   TOOLWIRE_HTTP_ALLOWED_HOSTS: list,
   TOOLWIRE_HTTP_ALLOWED_ORIGINS: origins,
   TOOLWIRE_MCP_MAX_SESSIONS: int(DEFAULT_SESSION_LIMITS.maxSessions),
+  TOOLWIRE_MCP_MAX_SESSIONS_PER_CLIENT: int(DEFAULT_SESSION_LIMITS.maxSessionsPerClient),
   TOOLWIRE_MCP_SESSION_IDLE_MS: int(DEFAULT_SESSION_LIMITS.idleMs),
   TOOLWIRE_HTTP_TOKEN: z
     .string()
@@ -95,7 +119,8 @@ export interface Settings {
   readonly transport: TransportKind;
   readonly pulsarUrl: string | undefined;
   readonly pulsarAdminUrl: string | undefined;
-  readonly pulsarToken: string | undefined;
+  /** How the worker proves who it is to the broker and checks the broker's certificate. */
+  readonly pulsarAuth: PulsarAuth;
   /** Native client: non-persistent sends in flight on its broker connection at once (see PulsarNativeTransportSettings). */
   readonly nonPersistentInFlight: number;
   /** Native client: broker connections a non-persistent Shared subscription is spread over (see PulsarNativeTransportSettings). */
@@ -113,6 +138,8 @@ export interface Settings {
   readonly httpAllowedOrigins: readonly string[];
   /** `mcp serve --http`: sessions at once; past it an initialize is answered 503. */
   readonly mcpMaxSessions: number;
+  /** `mcp serve --http`: sessions one client (remote address) may hold at once; past it an initialize is answered 503. */
+  readonly mcpMaxSessionsPerClient: number;
   /** `mcp serve --http`: a session with no request or stream open this long is closed. */
   readonly mcpSessionIdleMs: number;
   readonly limits: WorkerLimits;
@@ -122,6 +149,70 @@ export interface Settings {
   readonly logFormat: 'json' | 'pretty' | undefined;
   /** Plugin-level settings (DIFY_*, SLIM_*...), passed to plugin factories as they are. */
   readonly pluginSettings: Readonly<Record<string, string | undefined>>;
+}
+
+/** OAuth2 client credentials, Pulsar's standard form. */
+export interface PulsarOAuth2 {
+  readonly issuerUrl: string;
+  readonly audience: string | undefined;
+  readonly scope: string | undefined;
+  /** JSON: client_id, client_secret (and optionally issuer_url), read again at each fetch. */
+  readonly credentialsFile: string;
+}
+
+/** At most one way to get a token is set; TLS goes with any of them. */
+export interface PulsarAuth {
+  /** PULSAR_TOKEN, its reference resolved. */
+  readonly token: string | undefined;
+  /** PULSAR_TOKEN_FILE: read again whenever it changes. */
+  readonly tokenFile: string | undefined;
+  readonly oauth2: PulsarOAuth2 | undefined;
+  readonly tls: BrokerTls;
+}
+
+type Parsed = z.infer<typeof envSchema>;
+
+function pulsarAuth(e: Parsed, env: NodeJS.ProcessEnv): PulsarAuth {
+  const ways = [e.PULSAR_TOKEN && 'PULSAR_TOKEN', e.PULSAR_TOKEN_FILE && 'PULSAR_TOKEN_FILE', e.PULSAR_OAUTH2_ISSUER_URL && 'PULSAR_OAUTH2_ISSUER_URL'].filter(
+    Boolean,
+  );
+  if (ways.length > 1) throw new Error(`invalid environment: ${ways.join(' and ')} are set; the broker takes one kind of credential, so set one`);
+  if ((e.PULSAR_OAUTH2_ISSUER_URL === undefined) !== (e.PULSAR_OAUTH2_CREDENTIALS_FILE === undefined)) {
+    throw new Error('invalid environment: PULSAR_OAUTH2_ISSUER_URL and PULSAR_OAUTH2_CREDENTIALS_FILE go together');
+  }
+  return {
+    token: e.PULSAR_TOKEN ? pulsarToken(e.PULSAR_TOKEN, env, e.TOOLWIRE_SECRETS_FILE) : undefined,
+    tokenFile: e.PULSAR_TOKEN_FILE,
+    oauth2:
+      e.PULSAR_OAUTH2_ISSUER_URL && e.PULSAR_OAUTH2_CREDENTIALS_FILE
+        ? {
+            issuerUrl: e.PULSAR_OAUTH2_ISSUER_URL,
+            audience: e.PULSAR_OAUTH2_AUDIENCE,
+            scope: e.PULSAR_OAUTH2_SCOPE,
+            credentialsFile: e.PULSAR_OAUTH2_CREDENTIALS_FILE,
+          }
+        : undefined,
+    tls: {
+      trustCertsFile: e.PULSAR_TLS_TRUST_CERTS,
+      certFile: e.PULSAR_TLS_CERT_FILE,
+      keyFile: e.PULSAR_TLS_KEY_FILE,
+      allowInsecure: e.PULSAR_TLS_ALLOW_INSECURE,
+      validateHostname: e.PULSAR_TLS_VALIDATE_HOSTNAME,
+    },
+  };
+}
+
+/** PULSAR_TOKEN as given, or what its reference (env:NAME, file:key of the secrets file) names. */
+function pulsarToken(value: string, env: NodeJS.ProcessEnv, secretsFile: string | undefined): string {
+  if (!isSecretRef(value)) return value;
+  let resolved: string | undefined;
+  try {
+    resolved = loadSecrets(env, secretsFile).resolveOwn(value);
+  } catch (err) {
+    throw new Error(`invalid environment: PULSAR_TOKEN: cannot read the secrets file: ${errorMessage(err)}`, { cause: err });
+  }
+  if (!resolved) throw new Error(`invalid environment: PULSAR_TOKEN: ${value} does not resolve`);
+  return resolved;
 }
 
 const PLUGIN_PREFIXES = ['DIFY_', 'SLIM_', 'MCP_', 'OPENAPI_', 'TOOLWIRE_PLUGIN_'];
@@ -157,7 +248,7 @@ export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings
     transport: e.TOOLWIRE_TRANSPORT ?? (pulsarUrl || e.PULSAR_ADMIN_URL ? 'auto' : 'memory'),
     pulsarUrl,
     pulsarAdminUrl: e.PULSAR_ADMIN_URL,
-    pulsarToken: e.PULSAR_TOKEN,
+    pulsarAuth: pulsarAuth(e, env),
     nonPersistentInFlight: e.TOOLWIRE_NON_PERSISTENT_IN_FLIGHT || 500,
     nonPersistentConnections: e.TOOLWIRE_NON_PERSISTENT_CONNECTIONS || 2,
     bootstrap: e.TOOLWIRE_BOOTSTRAP === '1' || e.TOOLWIRE_BOOTSTRAP === 'true',
@@ -168,6 +259,7 @@ export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings
     httpAllowedHosts: e.TOOLWIRE_HTTP_ALLOWED_HOSTS,
     httpAllowedOrigins: e.TOOLWIRE_HTTP_ALLOWED_ORIGINS,
     mcpMaxSessions: e.TOOLWIRE_MCP_MAX_SESSIONS || DEFAULT_SESSION_LIMITS.maxSessions,
+    mcpMaxSessionsPerClient: e.TOOLWIRE_MCP_MAX_SESSIONS_PER_CLIENT || DEFAULT_SESSION_LIMITS.maxSessionsPerClient,
     mcpSessionIdleMs: e.TOOLWIRE_MCP_SESSION_IDLE_MS || DEFAULT_SESSION_LIMITS.idleMs,
     limits: {
       concurrency: e.TOOLWIRE_CONCURRENCY || DEFAULT_LIMITS.concurrency,
@@ -195,6 +287,6 @@ export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings
 
 /** Secret values held in settings themselves (not references), for the logger to mask. */
 export function settingSecrets(settings: Settings): string[] {
-  const values = [settings.pulsarToken, settings.pluginSettings['DIFY_DAEMON_KEY'], settings.pluginSettings['DIFY_SLIM_DAEMON_KEY']];
+  const values = [settings.pulsarAuth.token, settings.pluginSettings['DIFY_DAEMON_KEY'], settings.pluginSettings['DIFY_SLIM_DAEMON_KEY']];
   return values.filter((value): value is string => typeof value === 'string' && value !== '' && !value.startsWith('env:') && !value.startsWith('file:'));
 }

@@ -9,10 +9,11 @@ import { adminUrlOf, resolveBrokerUrls, serviceUrlOf } from '../transport/broker
 import type { SubscriptionAdmin } from '../transport/pulsar-ws-consumer.js';
 import { webSocketBase } from '../transport/pulsar-ws-endpoint.js';
 import { PulsarAdminClient } from '../pulsar/admin-client.js';
+import type { BrokerAccess } from './broker-access.js';
 
 /** Tuning passed through to the transport that is chosen (see each settings type). */
-export type PulsarWsOptions = Omit<PulsarWsTransportSettings, 'kind' | 'url' | 'token' | 'log' | 'admin'>;
-export type PulsarNativeOptions = Omit<PulsarNativeTransportSettings, 'kind' | 'serviceUrl' | 'token' | 'log' | 'importer'>;
+export type PulsarWsOptions = Omit<PulsarWsTransportSettings, 'kind' | 'url' | 'tokens' | 'tls' | 'log' | 'admin'>;
+export type PulsarNativeOptions = Omit<PulsarNativeTransportSettings, 'kind' | 'serviceUrl' | 'tokens' | 'tls' | 'log' | 'importer'>;
 
 export interface PulsarSettings {
   readonly kind: 'pulsar' | 'pulsar-ws' | 'auto';
@@ -20,7 +21,8 @@ export interface PulsarSettings {
   readonly serviceUrl?: string;
   /** Web port: `http://host:8080` or `https://host:8443` (WebSocket API and admin REST). */
   readonly adminUrl?: string;
-  readonly token?: string;
+  /** Credentials and TLS (assembly/broker-access.ts); none: an open broker. */
+  readonly access?: BrokerAccess;
   readonly log: Logger;
   readonly ws?: PulsarWsOptions;
   readonly native?: PulsarNativeOptions;
@@ -64,11 +66,20 @@ export async function createTransport(settings: TransportSettings): Promise<Tran
 }
 
 function nativeSettings(pulsar: PulsarSettings, serviceUrl: string): PulsarNativeTransportSettings {
-  return { ...pulsar.native, kind: 'pulsar', serviceUrl, token: pulsar.token, log: pulsar.log, importer: pulsar.importer };
+  return { ...pulsar.native, kind: 'pulsar', serviceUrl, tokens: pulsar.access?.tokens, tls: pulsar.access?.tls, log: pulsar.log, importer: pulsar.importer };
 }
 
 function wsSettings(pulsar: PulsarSettings, adminUrl: string): PulsarWsTransportSettings {
-  return { ...pulsar.ws, kind: 'pulsar-ws', url: adminUrl, token: pulsar.token, log: pulsar.log, admin: subscriptionAdmin(adminUrl, pulsar.token) };
+  const access = pulsar.access;
+  return {
+    ...pulsar.ws,
+    kind: 'pulsar-ws',
+    url: adminUrl,
+    tokens: access?.tokens,
+    tls: access?.wsTls,
+    log: pulsar.log,
+    admin: subscriptionAdmin(adminUrl, access),
+  };
 }
 
 /**
@@ -76,11 +87,11 @@ function wsSettings(pulsar: PulsarSettings, adminUrl: string): PulsarWsTransport
  * API answers there: ws(s)://h:p is http(s)://h:p). The client is made at the call, so a
  * transport that never subscribes at earliest never parses the URL for it.
  */
-export function subscriptionAdmin(url: string, token: string | undefined): SubscriptionAdmin {
+export function subscriptionAdmin(url: string, access: BrokerAccess | undefined): SubscriptionAdmin {
   return {
-    createSubscriptionAtEarliest(topic, subscription, signal) {
+    async createSubscriptionAtEarliest(topic, subscription, signal) {
       const http = webSocketBase(url).replace(/^ws(s?):\/\//, 'http$1://');
-      return new PulsarAdminClient(http, { token }).createSubscriptionAtEarliest(topic, subscription, signal);
+      return new PulsarAdminClient(http, access ? await access.admin() : {}).createSubscriptionAtEarliest(topic, subscription, signal);
     },
   };
 }

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { bootstrapTrustGraph } from '../pulsar/trustgraph-bootstrap.js';
 import type { Settings } from '../settings.js';
 import { adminUrlOf } from '../transport/broker-urls.js';
+import { openBrokerAccess } from './broker-access.js';
 import { createTransport } from './create-transport.js';
 import type { Transport } from '../transport/transport.js';
 
@@ -11,16 +12,17 @@ import type { Transport } from '../transport/transport.js';
  */
 export async function openTransport(settings: Settings, log: Logger, signal?: AbortSignal): Promise<Transport> {
   if (settings.transport === 'memory') return createTransport({ kind: 'memory' });
+  const access = await openBrokerAccess(settings.pulsarAuth, log);
   if (settings.bootstrap) {
     const adminUrl = adminUrlOf(settings.pulsarUrl, settings.pulsarAdminUrl);
-    const report = await bootstrapTrustGraph(adminUrl, { ...(settings.pulsarToken ? { token: settings.pulsarToken } : {}), ...(signal ? { signal } : {}) });
+    const report = await bootstrapTrustGraph(adminUrl, { ...(await access.admin()), ...(signal ? { signal } : {}) });
     log.info({ tenant: report.tenant, namespaces: report.namespaces.map((ns) => `${ns.namespace}:${ns.outcome}`) }, 'pulsar bootstrapped');
   }
   return createTransport({
     kind: settings.transport,
     ...(settings.pulsarUrl ? { serviceUrl: settings.pulsarUrl } : {}),
     ...(settings.pulsarAdminUrl ? { adminUrl: settings.pulsarAdminUrl } : {}),
-    ...(settings.pulsarToken ? { token: settings.pulsarToken } : {}),
+    access,
     native: { nonPersistentInFlight: settings.nonPersistentInFlight, nonPersistentConnections: settings.nonPersistentConnections },
     ws: { nonPersistentInFlight: settings.nonPersistentInFlight },
     // Each transport names itself (component, transport) on its own child logger.

@@ -37,6 +37,11 @@ export interface ConfigFollowerDeps {
   readonly settleMs?: number;
   /** Delays between attempts to read again after a failed read; default 500 ms growing to 10 s. */
   readonly retry?: BackoffOptions;
+  /**
+   * Delays between attempts to apply a valid change that could not be applied (the broker
+   * refused a subscription: a permission not granted yet); default 2 s growing to 60 s.
+   */
+  readonly applyRetry?: BackoffOptions;
 }
 
 /**
@@ -61,11 +66,16 @@ export class ConfigFollower {
   private readonly retryBackoff: Backoff;
   /** When reads began to fail; undefined while they succeed. */
   private failingSince: number | undefined;
+  /** A valid change whose apply failed: tried again on its own backoff, not at every read. */
+  private failedApply: { readonly print: string; readonly since: number; attempts: number; retryAt: number } | undefined;
+  private applyTimer: NodeJS.Timeout | undefined;
+  private readonly applyBackoff: Backoff;
   private readonly closing = new AbortController();
   private readonly listeners = new Set<() => void>();
 
   constructor(private readonly deps: ConfigFollowerDeps) {
     this.retryBackoff = new Backoff(deps.retry ?? { initialDelayMs: 500, maxDelayMs: 10_000 });
+    this.applyBackoff = new Backoff(deps.applyRetry ?? { initialDelayMs: 2_000, maxDelayMs: 60_000 });
   }
 
   status(): ConfigStatus {
@@ -181,9 +191,14 @@ export class ConfigFollower {
       this.version = snap.version;
       this.rejected = undefined;
       this.refusedPrint = undefined;
+      if (this.failedApply !== undefined) this.deps.log.info({ version: snap.version }, 'the change that could not be applied was taken back');
+      this.clearFailedApply();
       return;
     }
     if (print === this.refusedPrint) return;
+    // The same change failed to apply and its backoff has not run out: a read in between (a
+    // poll, a push for another type) does not try it again.
+    if (print === this.failedApply?.print && Date.now() < this.failedApply.retryAt) return;
     let catalog: Catalog;
     try {
       catalog = await this.deps.build(snap.entries, this.served);
@@ -201,14 +216,52 @@ export class ConfigFollower {
     try {
       await this.apply!(catalog);
     } catch (err) {
-      this.reloads.failed++;
-      this.rejected = { version: snap.version, at: new Date().toISOString(), problems: [`could not be applied: ${errorMessage(err)}`] };
-      log.error({ err, version: snap.version }, 'config change could not be applied; the last good one keeps serving');
+      this.applyFailed(snap.version, print, err);
       return;
     }
+    if (this.failedApply !== undefined) {
+      log.info(
+        { version: snap.version, attempts: this.failedApply.attempts + 1, failedMs: Date.now() - this.failedApply.since },
+        'config change applied after failed attempts',
+      );
+    }
+    this.clearFailedApply();
     this.applied(snap.version, print, catalog);
     log.info({ version: snap.version, services: catalog.services.size, tools: catalog.tools.size }, 'config change applied');
     for (const l of this.listeners) l();
+  }
+
+  /**
+   * A valid change the worker could not apply (most often a subscription the broker refused:
+   * the role lacks the permission). The last good catalog keeps serving; the change is tried
+   * again on a backoff that grows to a minute, so a refusal is one error line and a retry now
+   * and then, not a storm. It is said once when it starts failing and once when it applies.
+   */
+  private applyFailed(version: string, print: string, err: unknown): void {
+    const { log } = this.deps;
+    this.reloads.failed++;
+    this.rejected = { version, at: new Date().toISOString(), problems: [`could not be applied: ${errorMessage(err)}`] };
+    if (this.failedApply?.print !== print) {
+      this.applyBackoff.reset();
+      this.failedApply = { print, since: Date.now(), attempts: 0, retryAt: 0 };
+    }
+    const failing = this.failedApply;
+    const delay = this.applyBackoff.next();
+    failing.attempts++;
+    failing.retryAt = Date.now() + delay;
+    if (failing.attempts === 1)
+      log.error({ err, version, retryInMs: delay }, 'config change could not be applied; the last good one keeps serving, trying again with a backoff');
+    else log.debug({ err: errorMessage(err), version, attempts: failing.attempts, retryInMs: delay }, 'config change still cannot be applied');
+    clearTimeout(this.applyTimer);
+    this.applyTimer = setTimeout(() => this.schedule(), delay);
+    this.applyTimer.unref();
+  }
+
+  private clearFailedApply(): void {
+    clearTimeout(this.applyTimer);
+    this.applyTimer = undefined;
+    this.failedApply = undefined;
+    this.applyBackoff.reset();
   }
 
   private applied(version: string, print: string, catalog: Catalog): void {
@@ -237,6 +290,7 @@ export class ConfigFollower {
     this.closing.abort();
     clearTimeout(this.timer);
     clearTimeout(this.retryTimer);
+    clearTimeout(this.applyTimer);
     await this.running;
     await this.deps.source.close();
   }

@@ -1,4 +1,6 @@
-import { AbortedError } from '../errors.js';
+import { AbortedError, ToolwireError } from '../errors.js';
+import { certificateProblem } from '../transport/broker-tls.js';
+import { fixedTokens, type TokenSource } from '../transport/token-source.js';
 import { topicPath } from '../transport/topic-name.js';
 import { PulsarAdminError } from './admin-error.js';
 
@@ -10,11 +12,16 @@ import { PulsarAdminError } from './admin-error.js';
 export interface PulsarAdminOptions {
   /** Sent as `Authorization: Bearer <token>` when set. */
   readonly token?: string | undefined;
+  /** Asked at every call instead of `token`: a rotated file or refreshed OAuth2 token is what the next call carries. */
+  readonly tokens?: TokenSource | undefined;
   /** Limit for one HTTP call; default 10 s. */
   readonly timeoutMs?: number | undefined;
   /** For tests: a fetch to use instead of the global one. */
   readonly fetch?: typeof fetch | undefined;
 }
+
+/** Pulsar's AuthAction names that toolwire grants. */
+export type PermissionAction = 'consume' | 'produce';
 
 export interface TenantInfo {
   readonly adminRoles: readonly string[];
@@ -47,7 +54,7 @@ interface AdminResponse {
 
 export class PulsarAdminClient {
   readonly adminUrl: string;
-  readonly #token: string | undefined;
+  readonly #tokens: TokenSource | undefined;
   readonly #timeoutMs: number;
   readonly #fetch: typeof fetch;
 
@@ -62,7 +69,7 @@ export class PulsarAdminClient {
       throw new PulsarAdminError(`the Pulsar admin URL must be http(s)://host:port, got "${adminUrl}"`, { call: 'parse URL' }, { retriable: false });
     }
     this.adminUrl = url.href.replace(/\/+$/, '');
-    this.#token = options.token === '' ? undefined : options.token;
+    this.#tokens = options.tokens ?? (options.token ? fixedTokens(options.token, 'the admin token') : undefined);
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_ADMIN_TIMEOUT_MS;
     this.#fetch = options.fetch ?? fetch;
   }
@@ -145,6 +152,14 @@ export class PulsarAdminClient {
     return res.status === 409 ? 'exists' : 'created';
   }
 
+  /**
+   * Grant `role` these actions on every topic of a namespace (`POST .../permissions/<role>`).
+   * Replaces what the role had there: the list is the whole grant.
+   */
+  async grantNamespacePermission(namespace: string, role: string, actions: readonly PermissionAction[], signal?: AbortSignal): Promise<void> {
+    await this.#call('POST', `/admin/v2/namespaces/${namespacePath(namespace)}/permissions/${encodeURIComponent(role)}`, actions, signal);
+  }
+
   /** Delete a topic and its subscriptions (force); a topic that does not exist counts as done. */
   async deleteTopic(topic: string, signal?: AbortSignal): Promise<void> {
     await this.#call('DELETE', `/admin/v2/${topicPath(topic)}?force=true`, undefined, signal, [404]);
@@ -179,10 +194,10 @@ export class PulsarAdminClient {
     const joined = signal ? AbortSignal.any([signal, timeout]) : timeout;
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    if (this.#token !== undefined) headers['authorization'] = `Bearer ${this.#token}`;
     let res: Response;
     let text: string;
     try {
+      if (this.#tokens !== undefined) headers['authorization'] = `Bearer ${await this.#tokens.token(joined)}`;
       res = await this.#fetch(`${this.adminUrl}${path}`, {
         method,
         headers,
@@ -193,6 +208,9 @@ export class PulsarAdminClient {
       text = await res.text();
     } catch (err) {
       if (signal?.aborted) throw new AbortedError(`${call} was cancelled`, { cause: err });
+      if (err instanceof ToolwireError) throw err;
+      const certificate = certificateProblem(err, this.adminUrl);
+      if (certificate !== undefined) throw new PulsarAdminError(`${call}: ${certificate}`, { call }, { cause: err, retriable: false });
       if (timeout.aborted) {
         throw new PulsarAdminError(`${call} on ${this.adminUrl}: no answer within ${this.#timeoutMs} ms`, { call }, { cause: err });
       }
@@ -201,7 +219,12 @@ export class PulsarAdminClient {
     const parsed = parseBody(text);
     if (res.ok || accept.includes(res.status)) return { status: res.status, body: parsed };
     const reason = reasonOf(parsed, text);
-    const hint = res.status === 401 || res.status === 403 ? ' (check the token)' : '';
+    const hint =
+      res.status === 401
+        ? ' (not authenticated: check PULSAR_TOKEN, PULSAR_TOKEN_FILE or the PULSAR_OAUTH2_ settings)'
+        : res.status === 403
+          ? " (not authorized: this admin call needs a role with the tenant's admin rights, or the topic's consume permission for a subscription)"
+          : '';
     throw new PulsarAdminError(`${call} on ${this.adminUrl} failed: HTTP ${res.status}${reason ? `: ${reason}` : ''}${hint}`, {
       call,
       status: res.status,

@@ -11,6 +11,11 @@ export interface NativeClientConfig {
   serviceUrl: string;
   authentication?: unknown;
   operationTimeoutSeconds?: number;
+  tlsTrustCertsFilePath?: string;
+  tlsCertificateFilePath?: string;
+  tlsPrivateKeyFilePath?: string;
+  tlsValidateHostname?: boolean;
+  tlsAllowInsecureConnection?: boolean;
   log?: (level: NativeLogLevel, file: string, line: number, message: string) => void;
 }
 
@@ -76,7 +81,8 @@ export interface NativeClient {
 
 export interface PulsarClientModule {
   Client: new (config: NativeClientConfig) => NativeClient;
-  AuthenticationToken: new (params: { token: string }) => unknown;
+  /** A function token is called at each connect and auth challenge (pulsar-client 1.9+). */
+  AuthenticationToken: new (params: { token: string | (() => Promise<string>) }) => unknown;
 }
 
 /** How the module is imported; a parameter so tests can stand in for the real package. */

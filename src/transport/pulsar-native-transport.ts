@@ -2,7 +2,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import { ConfigError, ToolwireError, TransportError, errorMessage } from '../errors.js';
 import { abortable } from '../async/abortable.js';
-import { loadPulsarClient, type ModuleImporter, type NativeClient, type NativeProducer } from './pulsar-native-client.js';
+import { loadPulsarClient, type ModuleImporter, type NativeClient, type NativeClientConfig, type NativeProducer } from './pulsar-native-client.js';
 import { PulsarNativeSubscription } from './pulsar-native-consumer.js';
 import { BrokerTransport } from './broker-transport.js';
 import { Backoff } from '../async/backoff.js';
@@ -12,13 +12,18 @@ import { DROP_RETRY, DroppedPublishes, droppedTooOften, isDroppedNativeReceipt }
 import { mergeable, openMerged } from './merged-subscription.js';
 import { onSlowAllocator } from './native-allocator.js';
 import { NativeLog } from './native-log.js';
+import type { BrokerTls } from './broker-tls.js';
+import type { TokenSource } from './token-source.js';
 import { toBuffer, type OutgoingMessage, type Producer, type SubscribeOptions, type Subscription } from './transport.js';
 
 export interface PulsarNativeTransportSettings {
   readonly kind: 'pulsar';
   /** `pulsar://host:6650` or `pulsar+ssl://host:6651`. */
   readonly serviceUrl: string;
-  readonly token?: string;
+  /** Asked by libpulsar at each connect and at the broker's auth challenge (a token that expired). */
+  readonly tokens?: TokenSource | undefined;
+  /** The certificate settings, as paths: libpulsar reads the files itself. */
+  readonly tls?: BrokerTls | undefined;
   readonly log: Logger;
   /** libpulsar's bound on lookups, producer and consumer creation; default 30. */
   readonly operationTimeoutSeconds?: number;
@@ -51,6 +56,18 @@ export interface PulsarNativeTransportSettings {
   readonly importer?: ModuleImporter;
   /** For tests: this process's memory map, read to tell which allocator it runs on. */
   readonly readMemoryMap?: () => Promise<string>;
+}
+
+/** libpulsar's TLS settings: it reads the files itself and checks hostnames only when told. */
+function nativeTls(tls: BrokerTls | undefined): Partial<NativeClientConfig> {
+  if (tls === undefined) return {};
+  return {
+    ...(tls.trustCertsFile !== undefined ? { tlsTrustCertsFilePath: tls.trustCertsFile } : {}),
+    ...(tls.certFile !== undefined ? { tlsCertificateFilePath: tls.certFile } : {}),
+    ...(tls.keyFile !== undefined ? { tlsPrivateKeyFilePath: tls.keyFile } : {}),
+    tlsValidateHostname: tls.validateHostname,
+    tlsAllowInsecureConnection: tls.allowInsecure,
+  };
 }
 
 /** Receiver queues up to this size (libpulsar's default) keep one connection (nonPersistentConnections). */
@@ -208,11 +225,22 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
         "the native client runs on glibc's malloc; with jemalloc preloaded a worker served about 1.2x the requests a second",
       );
     const nativeLog = new NativeLog(log);
+    const source = settings.tokens;
+    // A rejection must not reach libpulsar's thread: an empty token is refused by the broker
+    // like a wrong one, and the reason is logged here.
+    const tokens =
+      source &&
+      ((): Promise<string> =>
+        source.token().catch((err: unknown) => {
+          log.warn({ err: errorMessage(err), from: source.description }, 'cannot get the broker token; this connect goes without');
+          return '';
+        }));
     const newClient = (): NativeClient =>
       new mod.Client({
         serviceUrl: settings.serviceUrl,
         operationTimeoutSeconds: settings.operationTimeoutSeconds ?? 30,
-        ...(settings.token ? { authentication: new mod.AuthenticationToken({ token: settings.token }) } : {}),
+        ...(tokens ? { authentication: new mod.AuthenticationToken({ token: tokens }) } : {}),
+        ...nativeTls(settings.tls),
         log: nativeLog.relay,
       });
     let client: NativeClient;

@@ -1,11 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import type { ConnectionOptions } from 'node:tls';
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import { AbortedError, TransportError, errorMessage, isRetriable } from '../errors.js';
 import { Backoff, type BackoffOptions } from '../async/backoff.js';
 import { sleep } from '../async/sleep.js';
 import type { OutageLog } from './outage-log.js';
+import { certificateProblem } from './broker-tls.js';
+import type { TokenSource } from './token-source.js';
 import { UpgradeRefusedError, upgradeError, type WsRole } from './pulsar-ws-endpoint.js';
 
 export interface ConnectionHandlers {
@@ -18,7 +21,10 @@ export interface ConnectionHandlers {
 
 /** What every socket of one transport shares: the consumer's and producer's settings extend it. */
 export interface PulsarWsLinkSettings {
-  readonly token?: string;
+  /** Asked at every dial: a rotated file or a refreshed OAuth2 token is what the next socket carries. */
+  readonly tokens?: TokenSource | undefined;
+  /** TLS options for `wss://` beyond Node's defaults. */
+  readonly tls?: ConnectionOptions | undefined;
   readonly log: Logger;
   readonly pingIntervalMs: number;
   /** Bound on the first open, retries included. */
@@ -26,6 +32,8 @@ export interface PulsarWsLinkSettings {
   /** Bound on one HTTP upgrade. */
   readonly handshakeTimeoutMs: number;
   readonly backoff: BackoffOptions;
+  /** Delays between reconnects the broker refused (401, 403); default 2 s growing to about a minute. */
+  readonly refusedBackoff?: BackoffOptions | undefined;
   /** Called whenever the open/closed state changes (the transport's `connected`). */
   readonly onStateChange?: () => void;
   /** Where the transport's sockets report an outage, so that the process logs it once. */
@@ -43,6 +51,8 @@ export interface PulsarWsConnectionOptions extends PulsarWsLinkSettings {
 
 const CLOSE_GRACE_MS = 2_000;
 const MAX_ERROR_BODY = 16_384;
+/** Between reconnects the broker refused: from 2 s to about a minute. */
+const REFUSED_BACKOFF = { initialDelayMs: 2_000, maxDelayMs: 60_000 } as const;
 
 /**
  * One WebSocket to one Pulsar WebSocket endpoint that stays up: keepalive pings (the broker
@@ -179,12 +189,14 @@ export class PulsarWsConnection {
    * process.nextTick, which runs before promise callbacks, so a frame that arrives with the
    * 101 response (a broker pushing backlog at once) would otherwise find no listener.
    */
-  private dial(signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return Promise.reject(new AbortedError(`aborted opening ${this.what}`, { cause: signal.reason }));
+  private async dial(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) throw new AbortedError(`aborted opening ${this.what}`, { cause: signal.reason });
+    const token = this.opts.tokens ? await this.opts.tokens.token(signal) : undefined;
     return new Promise<void>((resolve, reject) => {
       // The token goes in a header: in the URL's query it would land in broker and proxy access logs.
       const ws = new WebSocket(this.opts.url, {
-        ...(this.opts.token ? { headers: { authorization: `Bearer ${this.opts.token}` } } : {}),
+        ...(token ? { headers: { authorization: `Bearer ${token}` } } : {}),
+        ...this.opts.tls,
         handshakeTimeout: this.opts.handshakeTimeoutMs,
         perMessageDeflate: false,
       });
@@ -200,7 +212,10 @@ export class PulsarWsConnection {
       signal.addEventListener('abort', onAbort, { once: true });
       // Stays attached for the socket's life: an unhandled 'error' event would crash the process.
       ws.on('error', (err) => {
-        if (!settled) fail(new TransportError(`pulsar-ws: cannot connect ${this.what}: ${err.message}`, { cause: err }));
+        // A certificate refused will be refused again: said plainly, and not retried.
+        const tls = certificateProblem(err, this.opts.url.replace(/\?.*$/, ''));
+        if (!settled && tls !== undefined) fail(new TransportError(`pulsar-ws: cannot connect ${this.what}: ${tls}`, { cause: err, retriable: false }));
+        else if (!settled) fail(new TransportError(`pulsar-ws: cannot connect ${this.what}: ${err.message}`, { cause: err }));
         else this.opts.log.debug({ err }, 'pulsar-ws socket error');
       });
       let socket: Socket | undefined;
@@ -289,19 +304,26 @@ export class PulsarWsConnection {
     void this.reconnect();
   }
 
-  /** Retry until a socket opens or close() is called; never gives up on its own. */
+  /**
+   * Retry until a socket opens or close() is called; never gives up on its own. A refusal
+   * (a token revoked or expired, a permission taken away) is retried too, since an operator
+   * can mend it, but on a backoff that grows to a minute rather than the outage's seconds.
+   */
   private async reconnect(): Promise<void> {
     if (this.reconnecting) return;
     this.reconnecting = true;
     const backoff = new Backoff(this.opts.backoff);
+    const refusedBackoff = new Backoff(this.opts.refusedBackoff ?? REFUSED_BACKOFF);
     let refusal: string | undefined;
+    let delay = backoff.next();
     try {
       for (let attempt = 1; !this.closed; attempt++) {
         try {
-          await sleep(backoff.next(), this.stopper.signal);
+          await sleep(delay, this.stopper.signal);
           await this.dial(this.stopper.signal);
           if (this.closed) return;
           this.opts.log.debug({ attempt, generation: this.gen }, 'pulsar-ws reconnected');
+          if (refusal !== undefined) this.opts.log.info({ attempt }, 'pulsar-ws no longer refused; reconnected');
           this.opts.outage?.linkBack(this);
           return;
         } catch (err) {
@@ -309,9 +331,11 @@ export class PulsarWsConnection {
           // A broker away is the outage already logged: each attempt at debug. A 4xx (token
           // revoked, namespace deleted) will not clear by itself: said loudly, once per kind.
           const message = errorMessage(err);
-          const loud = !isRetriable(err) && message !== refusal;
+          const refused = !isRetriable(err);
+          const loud = refused && message !== refusal;
           if (loud) refusal = message;
-          this.opts.log[loud ? 'error' : 'debug']({ err, attempt }, 'pulsar-ws reconnect failed');
+          delay = refused ? refusedBackoff.next() : backoff.next();
+          this.opts.log[loud ? 'error' : 'debug']({ err, attempt, retryInMs: delay }, 'pulsar-ws reconnect failed');
         }
       }
     } finally {

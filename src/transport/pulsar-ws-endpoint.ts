@@ -62,17 +62,25 @@ export function upgradeError(status: number, body: string, role: WsRole, topic: 
   const hint =
     status === 400
       ? 'invalid parameters'
-      : status === 401 || status === 403
-        ? 'not authorized: check the token'
-        : status === 404
-          ? 'tenant, namespace or topic not found'
-          : status === 409
-            ? 'busy: an exclusive consumer or a producer of that name is already connected'
-            : status >= 500
-              ? 'the broker failed to create it'
-              : 'refused';
+      : status === 401
+        ? 'not authenticated: the broker did not accept the credentials (check PULSAR_TOKEN, PULSAR_TOKEN_FILE or the PULSAR_OAUTH2_ settings; an expired token?)'
+        : status === 403
+          ? `not authorized to ${role === 'consumer' ? 'consume' : 'produce'} on ${namespaceOf(topic)}: grant the worker's role that permission (toolwire pulsar bootstrap --worker-role, docs/pulsar.md)`
+          : status === 404
+            ? 'tenant, namespace or topic not found'
+            : status === 409
+              ? 'busy: an exclusive consumer or a producer of that name is already connected'
+              : status >= 500
+                ? 'the broker failed to create it'
+                : 'refused';
   const retriable = status === 409 || status >= 500;
   return new UpgradeRefusedError(status, `pulsar-ws: cannot open ${what}: HTTP ${status} ${hint}${reason ? ` (${reason})` : ''}`, retriable);
+}
+
+/** `tenant/namespace` of a full topic name, for a refusal's advice. */
+function namespaceOf(topic: string): string {
+  const m = /^[a-z-]+:\/\/([^/]+\/[^/]+)\//.exec(topic);
+  return m?.[1] ?? topic;
 }
 
 /** The broker answered the HTTP upgrade with an error status. */

@@ -1,3 +1,4 @@
+import type { ConnectionOptions } from 'node:tls';
 import type { Logger } from 'pino';
 import type { BackoffOptions } from '../async/backoff.js';
 import { BrokerTransport } from './broker-transport.js';
@@ -8,13 +9,16 @@ import { DroppedPublishes } from './dropped-publish.js';
 import { OutageLog } from './outage-log.js';
 import { PulsarWsProducer, type PulsarWsProducerSettings } from './pulsar-ws-producer.js';
 import type { SubscribeOptions, Subscription } from './transport.js';
+import type { TokenSource } from './token-source.js';
 
 export interface PulsarWsTransportSettings {
   readonly kind: 'pulsar-ws';
   /** The broker's web port: `http(s)://host:8080` or `ws(s)://host:8080`. */
   readonly url: string;
-  /** JWT for token authentication (sent as the `token` query parameter). */
-  readonly token?: string;
+  /** Where the bearer token comes from; asked at every (re)connect, so a rotated one is used. */
+  readonly tokens?: TokenSource | undefined;
+  /** TLS for `wss://` beyond Node's defaults (a private CA, a client certificate). */
+  readonly tls?: ConnectionOptions | undefined;
   readonly log: Logger;
   /** Bound on opening a subscription or producer, retries included; default 15 000. */
   readonly connectTimeoutMs?: number;
@@ -69,7 +73,8 @@ export class PulsarWsTransport extends BrokerTransport<PulsarWsSubscription, Pul
     super(settings.log.child({ component: 'transport', transport: 'pulsar-ws' }));
     const common = {
       base: webSocketBase(settings.url),
-      token: settings.token,
+      tokens: settings.tokens,
+      tls: settings.tls,
       log: this.log,
       pingIntervalMs: settings.pingIntervalMs ?? 30_000,
       connectTimeoutMs: settings.connectTimeoutMs ?? 15_000,

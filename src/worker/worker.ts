@@ -428,7 +428,6 @@ export class Worker {
 
   private async bind(service: ToolService, plugin: Plugin, signal?: AbortSignal): Promise<Binding> {
     const { transport, log } = this.options;
-    await this.listenForCancels(service.requestQueue);
     const prefetch = this.prefetch(service);
     const subscription = await transport.subscribe(
       {
@@ -440,6 +439,10 @@ export class Worker {
       },
       signal,
     );
+    // After the service's own subscription: where the broker refuses this role the requests,
+    // it would refuse their cancels too, and a second refusal is only noise. Before the intake
+    // starts, so that a cancel of an early request is not missed.
+    await this.listenForCancels(service.requestQueue);
     const binding: Binding = {
       current: this.instance(service, plugin, subscription.redeliverable),
       subscription,

@@ -4,6 +4,11 @@ import { UsageError } from '../args.js';
 import { bootstrapTrustGraph, type BootstrapReport } from '../../pulsar/trustgraph-bootstrap.js';
 import { waitForBroker } from '../../pulsar/wait-for-broker.js';
 import { AbortedError, errorMessage } from '../../errors.js';
+import pino from 'pino';
+import { readSettings } from '../../settings.js';
+import { openBrokerAccess } from '../../assembly/broker-access.js';
+import { PulsarAdminClient } from '../../pulsar/admin-client.js';
+import { applyRoleGrants, roleGrants } from '../../pulsar/role-grants.js';
 
 const DEFAULT_ADMIN_URL = 'http://127.0.0.1:8080';
 
@@ -12,11 +17,18 @@ const HELP = `Usage: toolwire pulsar bootstrap [options]
 Create what TrustGraph expects on a Pulsar broker: tenant "tg" (allowed on the
 broker's clusters) and namespaces tg/flow, tg/request, tg/response, tg/notify,
 with TrustGraph's short retention (3 minutes) on response and notify.
-Safe to run again: what exists is left as it is.
+Safe to run again: what exists is left as it is. With --worker-role and
+--agent-role it also grants those roles what TrustGraph's topology needs of
+them, and nothing more (docs/pulsar.md, "Roles and permissions").
 
 Options:
   --admin-url URL   Pulsar admin REST URL (env PULSAR_ADMIN_URL; default ${DEFAULT_ADMIN_URL})
-  --token T         Bearer token for the admin API (env PULSAR_ADMIN_TOKEN, then PULSAR_TOKEN)
+  --token T         Bearer token for the admin API (env PULSAR_ADMIN_TOKEN; else the
+                    worker's own: PULSAR_TOKEN, PULSAR_TOKEN_FILE or PULSAR_OAUTH2_*)
+  --worker-role R   Grant role R a worker's permissions
+  --agent-role R    Grant role R an agent's permissions
+  --trustgraph-config  The worker role also reads the config service's pushes
+                    (tg/notify): for TOOLWIRE_CONFIG_SOURCE=trustgraph
   --tenant NAME     Tenant to create (default tg)
   --wait SECONDS    Wait up to this long for the broker to answer first (default 0)
   --timeout SECONDS Limit for each admin call (default 10)
@@ -35,6 +47,9 @@ const bootstrap: Command = defineCommand({
     'admin-url': { type: 'string' },
     token: { type: 'string' },
     tenant: { type: 'string' },
+    'worker-role': { type: 'string' },
+    'agent-role': { type: 'string' },
+    'trustgraph-config': { type: 'boolean' },
     wait: { type: 'string' },
     timeout: { type: 'string' },
     'no-retention': { type: 'boolean' },
@@ -49,16 +64,28 @@ const bootstrap: Command = defineCommand({
       return 2;
     }
     const adminUrl = values['admin-url'] ?? io.env['PULSAR_ADMIN_URL'] ?? DEFAULT_ADMIN_URL;
-    const token = values.token ?? io.env['PULSAR_ADMIN_TOKEN'] ?? io.env['PULSAR_TOKEN'];
-    const common = { token: token === '' ? undefined : token, timeoutMs: timeoutS * 1000, signal: io.signal };
+    const token = values.token ?? io.env['PULSAR_ADMIN_TOKEN'];
     try {
+      const settings = readSettings(io.env);
+      // An admin token given here stands in for the worker's own credentials; TLS stays as set.
+      const auth = token ? { ...settings.pulsarAuth, token, tokenFile: undefined, oauth2: undefined } : settings.pulsarAuth;
+      const access = await openBrokerAccess(auth, pino({ level: 'silent' }));
+      const common = { ...(await access.admin()), timeoutMs: timeoutS * 1000, signal: io.signal };
       if (waitS > 0) await waitForBroker(adminUrl, { ...common, waitMs: waitS * 1000 });
+      const tenant = values.tenant ?? 'tg';
       const report = await bootstrapTrustGraph(adminUrl, {
         ...common,
-        tenant: values.tenant,
+        tenant,
         ...(values['no-retention'] ? { shortRetention: null } : {}),
       });
-      io.stdout.write(values.json ? `${JSON.stringify(report)}\n` : describe(report));
+      const grants = roleGrants({ tenant, workerRole: values['worker-role'], agentRole: values['agent-role'], trustGraphConfig: values['trustgraph-config'] });
+      await applyRoleGrants(new PulsarAdminClient(adminUrl, common), grants, io.signal);
+      access.close();
+      io.stdout.write(
+        values.json
+          ? `${JSON.stringify({ ...report, grants })}\n`
+          : describe(report) + grants.map((g) => `granted ${g.role} ${g.actions.join('+')} on ${g.on}: ${g.why}\n`).join(''),
+      );
       return 0;
     } catch (err) {
       if (err instanceof AbortedError) {

@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createTransport, subscriptionAdmin } from '../../../src/assembly/create-transport.js';
+import { tokenAccess } from '../../../src/assembly/broker-access.js';
 import { FakeAdminServer } from '../pulsar/fake-admin-server.js';
 
 const log = pino({ level: 'silent' });
@@ -34,7 +35,7 @@ describe('createTransport', () => {
       return true;
     };
     try {
-      const calls = subscriptionAdmin(admin.url.replace('http://', 'ws://'), 'secret-token');
+      const calls = subscriptionAdmin(admin.url.replace('http://', 'ws://'), await tokenAccess('secret-token', log));
       expect(await calls.createSubscriptionAtEarliest('persistent://tg/flow/early', 'first')).toBe('created');
       expect(admin.seen).toEqual([
         expect.objectContaining({ method: 'PUT', path: '/admin/v2/persistent/tg/flow/early/subscription/first', authorization: 'Bearer secret-token' }),

@@ -152,23 +152,66 @@ describe('ConfigFollower', () => {
     await f.close();
   });
 
-  it('reports a change it could not apply and applies it on the next read', async () => {
+  it('tries a change it could not apply again on its own backoff, not at every read, and says so once each way', async () => {
     const source = new HandSource();
     source.entries = [svc, tool('a')];
-    const { f, applied } = follower(source);
+    const { log, lines } = captureLogger('debug');
+    const applies: Catalog[] = [];
+    const f = new ConfigFollower({
+      source,
+      build: (entries) => catalogOf([...entries]),
+      log,
+      settleMs: 5,
+      // Long enough that the reads below all fall inside the first delay.
+      applyRetry: { initialDelayMs: 400, maxDelayMs: 800 },
+    });
     await f.start({ serveEmpty: false });
     let fail = true;
     f.follow(async (c) => {
-      if (fail) throw new Error('the broker refused the subscription');
-      applied.push(c);
+      applies.push(c);
+      if (fail) throw new Error('pulsar-ws: cannot open consumer: HTTP 403 not authorized');
+    });
+    source.set([svc, tool('a'), tool('b')]);
+    await until(() => f.status().reloads.failed === 1, 'the first failure');
+    // A poll or a push for another type reads the same change again: it is not applied again.
+    const readsBefore = source.reads;
+    for (let i = 0; i < 5; i++) {
+      source.poke();
+      await until(() => source.reads > readsBefore + i, `read ${i + 1}`);
+    }
+    expect(applies).toHaveLength(1);
+    expect(f.status().rejected?.problems).toEqual(['could not be applied: pulsar-ws: cannot open consumer: HTTP 403 not authorized']);
+    // The backoff runs out: tried again, and again, each delay longer.
+    await until(() => f.status().reloads.failed >= 3, 'two more attempts on the backoff');
+    fail = false;
+    await until(() => f.status().rejected === undefined, 'applied once the permission is there');
+    expect(f.status().version).toBe('2');
+    const said = lines().map((l) => JSON.parse(l) as { msg: string; level: number; retryInMs?: number });
+    expect(said.filter((l) => l.msg.startsWith('config change could not be applied'))).toHaveLength(1);
+    expect(said.filter((l) => l.msg === 'config change applied after failed attempts')).toHaveLength(1);
+    const delays = said.filter((l) => l.retryInMs !== undefined).map((l) => l.retryInMs!);
+    expect(delays.length).toBeGreaterThanOrEqual(3);
+    // Equal jitter: the nth delay lies in [ceiling/2, ceiling], the ceiling doubling to its cap.
+    expect(delays[0]).toBeGreaterThanOrEqual(200);
+    expect(delays[0]).toBeLessThanOrEqual(400);
+    expect(delays[1]).toBeGreaterThanOrEqual(400);
+    await f.close();
+  });
+
+  it('drops a change that could not be applied when it is taken back', async () => {
+    const source = new HandSource();
+    source.entries = [svc, tool('a')];
+    const { log, lines } = captureLogger('info');
+    const f = new ConfigFollower({ source, build: (entries) => catalogOf([...entries]), log, settleMs: 5, applyRetry: { initialDelayMs: 60_000 } });
+    await f.start({ serveEmpty: false });
+    f.follow(async () => {
+      throw new Error('refused');
     });
     source.set([svc, tool('a'), tool('b')]);
     await until(() => f.status().reloads.failed === 1, 'failed');
-    expect(f.status().rejected?.problems).toEqual(['could not be applied: the broker refused the subscription']);
-    fail = false;
-    source.poke();
-    await until(() => applied.length === 1, 'applied on the next read');
-    expect(f.status().rejected).toBeUndefined();
+    source.set([svc, tool('a')]);
+    await until(() => f.status().rejected === undefined, 'taken back');
+    expect(lines().some((l) => (JSON.parse(l) as { msg: string }).msg === 'the change that could not be applied was taken back')).toBe(true);
     await f.close();
   });
 

@@ -102,7 +102,9 @@ describe('bootstrapTrustGraph', () => {
     expect(e.status).toBe(401);
     expect(e.retriable).toBe(false);
     expect(e.reason).toBe('Authentication required');
-    expect(e.message).toMatch(/GET \/admin\/v2\/clusters .*HTTP 401: Authentication required \(check the token\)/);
+    expect(e.message).toMatch(
+      /GET \/admin\/v2\/clusters .*HTTP 401: Authentication required \(not authenticated: check PULSAR_TOKEN, PULSAR_TOKEN_FILE or the PULSAR_OAUTH2_ settings\)/,
+    );
     expect(e.message).not.toContain('wrong');
   });
 

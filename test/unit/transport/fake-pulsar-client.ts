@@ -236,7 +236,7 @@ export class FakeClient implements NativeClient {
 }
 
 export class FakeAuthenticationToken {
-  constructor(readonly params: { token: string }) {}
+  constructor(readonly params: { token: string | (() => Promise<string>) }) {}
 }
 
 export const fakeModule: PulsarClientModule = { Client: FakeClient, AuthenticationToken: FakeAuthenticationToken };

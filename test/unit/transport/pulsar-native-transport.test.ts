@@ -3,6 +3,7 @@ import { captureLogger } from '../../support/harness.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, TransportError } from '../../../src/errors.js';
 import { createTransport, type PulsarNativeOptions } from '../../../src/assembly/create-transport.js';
+import { tokenAccess } from '../../../src/assembly/broker-access.js';
 import { loadPulsarClient } from '../../../src/transport/pulsar-native-client.js';
 import { BATCH_MAX, BATCH_WAIT_MS } from '../../../src/transport/pulsar-native-consumer.js';
 import type { Transport } from '../../../src/transport/transport.js';
@@ -44,7 +45,13 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
   const nativeTransport = (native: PulsarNativeOptions): Promise<Transport> =>
     createTransport({ kind: 'pulsar', serviceUrl: 'pulsar://b:6650', log, importer: fakeImporter, native });
   const open = async (token?: string): Promise<[Transport, FakeClient]> => {
-    transport = await createTransport({ kind: 'pulsar', adminUrl: 'http://broker:8080', token, log, importer: fakeImporter });
+    transport = await createTransport({
+      kind: 'pulsar',
+      adminUrl: 'http://broker:8080',
+      ...(token ? { access: await tokenAccess(token, log) } : {}),
+      log,
+      importer: fakeImporter,
+    });
     return [transport, FakeClient.last!];
   };
 
@@ -126,7 +133,8 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
     expect(t.kind).toBe('pulsar');
     expect(client.config.serviceUrl).toBe('pulsar://broker:6650');
     expect(client.config.authentication).toBeInstanceOf(FakeAuthenticationToken);
-    expect((client.config.authentication as FakeAuthenticationToken).params.token).toBe('secret-token');
+    const supplier = (client.config.authentication as FakeAuthenticationToken).params.token;
+    expect(typeof supplier === 'function' ? await supplier() : supplier).toBe('secret-token');
     const p = await t.producer(TOPIC);
     expect(await t.producer(TOPIC)).toBe(p);
     await p.send({ data: 'hi', properties: { id: '1' } });

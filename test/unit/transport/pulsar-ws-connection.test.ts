@@ -1,4 +1,6 @@
 import { Socket } from 'node:net';
+import { fixedTokens, type TokenSource } from '../../../src/transport/token-source.js';
+import { captureLogger } from '../../support/harness.js';
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PulsarWsConnection } from '../../../src/transport/pulsar-ws-connection.js';
@@ -36,7 +38,7 @@ describe('PulsarWsConnection write batching', () => {
   const open = async (token?: string): Promise<[FakePulsarWs, PulsarWsConnection]> => {
     fake = await FakePulsarWs.start();
     conn = new PulsarWsConnection({
-      ...(token ? { token } : {}),
+      ...(token ? { tokens: fixedTokens(token, 'test') } : {}),
       url: `${fake.url.replace('http', 'ws')}/ws/v2/producer/persistent/public/default/cork`,
       role: 'producer',
       topic: TOPIC,
@@ -82,3 +84,62 @@ describe('PulsarWsConnection write batching', () => {
     expect(server.received.map((r) => r.frame['context'])).toEqual(Array.from({ length: 100 }, (_, i) => `${Math.floor(i / 5)}.${i % 5}`));
   });
 });
+
+describe('PulsarWsConnection when the broker refuses a reconnect', () => {
+  let fake: FakePulsarWs | undefined;
+  let conn: PulsarWsConnection | undefined;
+
+  afterEach(async () => {
+    await conn?.close();
+    await fake?.stop();
+  });
+
+  it('backs off on its own longer delays, says so once each way, and comes back with the token the source gives now', async () => {
+    fake = await FakePulsarWs.start();
+    const { log: captured, lines } = captureLogger('debug');
+    let current = 'first-token';
+    const tokens: TokenSource = { description: 'a rotating file', token: () => Promise.resolve(current), close: () => undefined };
+    conn = new PulsarWsConnection({
+      tokens,
+      url: `${fake.url.replace('http', 'ws')}/ws/v2/consumer/persistent/public/default/cork/sub`,
+      role: 'consumer',
+      topic: TOPIC,
+      subscription: 'sub',
+      log: captured,
+      pingIntervalMs: 60_000,
+      connectTimeoutMs: 2_000,
+      handshakeTimeoutMs: 2_000,
+      backoff: { initialDelayMs: 5, maxDelayMs: 20 },
+      refusedBackoff: { initialDelayMs: 100, maxDelayMs: 400 },
+      handlers: { onOpen: () => {}, onMessage: () => {}, onDown: () => {} },
+    });
+    await conn.open();
+    // The token expired and the broker now refuses it.
+    fake.refuseWith = { status: 401, body: '<title>HTTP ERROR 401 Authentication required</title>' };
+    fake.dropAll();
+    await until(() => fake!.refused >= 4, 'four refused reconnects');
+    const said = () => lines().map((l) => JSON.parse(l) as { level: number; msg: string; retryInMs?: number; err?: { message?: string } });
+    const failures = said().filter((l) => l.msg === 'pulsar-ws reconnect failed');
+    // Loud once, then quiet; every delay after a refusal on the refusal's backoff, past the outage's 20 ms cap.
+    expect(failures.filter((l) => l.level === 50)).toHaveLength(1);
+    expect(failures[0]!.err?.message).toMatch(/HTTP 401 not authenticated/);
+    const delays = failures.map((l) => l.retryInMs!);
+    expect(delays.every((d) => d >= 50)).toBe(true);
+    expect(Math.max(...delays)).toBeGreaterThan(100);
+    // The file is rotated and the broker takes the new token: the next dial carries it.
+    current = 'second-token';
+    fake.refuseWith = undefined;
+    await until(() => conn!.isOpen, 'reconnected');
+    expect(fake.authorizations.at(-1)).toBe('Bearer second-token');
+    expect(fake.authorizations.filter((a) => a === 'Bearer first-token').length).toBe(1);
+    expect(said().filter((l) => l.msg === 'pulsar-ws no longer refused; reconnected')).toHaveLength(1);
+  });
+});
+
+async function until(pred: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!pred()) {
+    if (Date.now() > deadline) throw new Error(`never: ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
