@@ -22,6 +22,7 @@ import { startRun, type RunProcess } from '../support/run-process.js';
 import { startSecuredBroker, TOKEN_AUDIENCE, type SecuredBroker } from '../support/secured-broker.js';
 import { startOidcIssuer } from '../support/oidc-issuer.js';
 import { TEST_TRANSPORT } from '../support/transport-under-test.js';
+import { interopPython, startConfigService, tgConfigCli } from '../interop/python-fixtures.js';
 
 const WORKER = 'tw-worker';
 const AGENT = 'tw-agent';
@@ -224,6 +225,54 @@ describe(`a secured broker (${TEST_TRANSPORT})`, () => {
       expect(run.stderr()).not.toContain('worker-client-secret');
     } finally {
       await issuer.close();
+    }
+  });
+
+  it("follows TrustGraph's config service on the secured broker, the service on TrustGraph's own client with a token of its role", async () => {
+    const python = await interopPython();
+    const topic = `cfg-${sfx}`;
+    const id = `sec-j-${sfx}`;
+    // TrustGraph's config service is a role of its own (its permissions are TrustGraph's business,
+    // not this test's: it reads and writes on all three of its namespaces).
+    for (const ns of ['tg/request', 'tg/response', 'tg/notify']) await broker.admin.grantNamespacePermission(ns, 'tg-config', ['consume', 'produce']);
+    // The worker's role reads the config service's pushes only when bootstrap is told so.
+    const out = await runCli(['pulsar', 'bootstrap', '--admin-url', broker.adminTlsUrl, '--worker-role', WORKER, '--trustgraph-config'], {
+      ...process.env,
+      PULSAR_ADMIN_TOKEN: broker.adminToken,
+      PULSAR_TOKEN: '',
+      PULSAR_TLS_TRUST_CERTS: broker.pki.caFile,
+    });
+    expect(out.code, out.stderr).toBe(0);
+    const GATEWAY = `gw-${sfx}`;
+    const svc = await startConfigService({ python, pulsarUrl: broker.pulsarUrl, pulsarApiKey: await broker.token('tg-config'), gatewayToken: GATEWAY, topic });
+    try {
+      const queues = {
+        TOOLWIRE_CONFIG_SOURCE: 'trustgraph',
+        TOOLWIRE_CONFIG_REQUEST_QUEUE: `request:tg:${topic}`,
+        TOOLWIRE_CONFIG_RESPONSE_QUEUE: `response:tg:${topic}`,
+        TOOLWIRE_CONFIG_PUSH_QUEUE: `notify:tg:${topic}`,
+      };
+      const emptyDir = await writeConfigDir({});
+      dirs.push(emptyDir);
+      await worker(emptyDir, { PULSAR_TOKEN: await broker.token(WORKER), ...queues });
+      const { services, tools } = echoService(id);
+      const put = (type: string, key: string, value: unknown) =>
+        tgConfigCli(python, 'tg-put-config-item', ['-u', svc.gatewayUrl!, '-t', GATEWAY, '--type', type, '--key', key, '--value', JSON.stringify(value)]);
+      expect((await put('tool-service', id, services[0])).code).toBe(0);
+      expect((await put('tool', id, tools[0])).code).toBe(0);
+      const { transport, client } = await agent();
+      try {
+        await waitUntil(
+          async () => (await call(client, id, 'configured').catch(() => undefined)) === 'configured',
+          60_000,
+          'the tool put into TrustGraph answers',
+        );
+      } finally {
+        await client.close();
+        await transport.close();
+      }
+    } finally {
+      await svc.stop();
     }
   });
 

@@ -368,6 +368,8 @@ export interface ConfigServiceOptions {
   readonly id?: string;
   /** Workspaces registered in __workspaces__ before start (default ["default"]). */
   readonly workspaces?: readonly string[];
+  /** The broker token TrustGraph's own client sends (its --pulsar-api-key), for a secured broker. */
+  readonly pulsarApiKey?: string;
   readonly readyTimeoutMs?: number;
 }
 
@@ -391,6 +393,7 @@ export async function startConfigService(o: ConfigServiceOptions): Promise<Confi
   if (o.topic !== undefined) args.push('--config-topic', o.topic);
   if (o.id !== undefined) args.push('--id', o.id);
   if (o.workspaces !== undefined) args.push('--workspaces', o.workspaces.join(','));
+  if (o.pulsarApiKey !== undefined) args.push('--pulsar-api-key', o.pulsarApiKey);
   const child = spawn(o.python, args, { env: pythonEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
 
   let stderr = '';
