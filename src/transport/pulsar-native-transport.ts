@@ -13,6 +13,7 @@ import { mergeable, openMerged } from './merged-subscription.js';
 import { onSlowAllocator } from './native-allocator.js';
 import { NativeLog } from './native-log.js';
 import type { BrokerTls } from './broker-tls.js';
+import { NOT_AUTHENTICATED, notAuthorized, type BrokerOperation } from './broker-refusal.js';
 import type { TokenSource } from './token-source.js';
 import { toBuffer, type OutgoingMessage, type Producer, type SubscribeOptions, type Subscription } from './transport.js';
 
@@ -265,7 +266,7 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
     try {
       return await PulsarNativeSubscription.open(this.clientFor(connection), options, { log: this.log, onClosed: this.forget }, signal);
     } catch (err) {
-      throw wrap(err, `pulsar: cannot subscribe to ${options.topic} (subscription ${options.subscription})`);
+      throw wrap(err, `pulsar: cannot subscribe to ${options.topic} (subscription ${options.subscription})`, { operation: 'consume', topic: options.topic });
     }
   }
 
@@ -288,7 +289,7 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
         isPersistentTopic(topic) ? undefined : { window: this.nonPersistentWindow, onDropped: this.dropped.record, sendTimeoutMs },
       );
     } catch (err) {
-      throw wrap(err, `pulsar: cannot create a producer for ${topic}`);
+      throw wrap(err, `pulsar: cannot create a producer for ${topic}`, { operation: 'produce', topic });
     }
   }
 
@@ -308,7 +309,16 @@ export class PulsarNativeTransport extends BrokerTransport<PulsarNativeSubscript
 }
 
 /** libpulsar errors are plain Errors; name the operation and keep the cause. Ours pass through. */
-function wrap(err: unknown, what: string): Error {
+/**
+ * libpulsar's error as a TransportError naming what failed. Its AuthenticationError and
+ * AuthorizationError are refusals, said as the WebSocket transport says them and not retried.
+ */
+function wrap(err: unknown, what: string, refused?: { readonly operation: BrokerOperation; readonly topic: string }): Error {
   if (err instanceof ToolwireError) return err;
-  return new TransportError(`${what}: ${errorMessage(err)}`, { cause: err });
+  const message = errorMessage(err);
+  if (refused && /AuthenticationError/.test(message)) return new TransportError(`${what}: ${NOT_AUTHENTICATED}`, { cause: err, retriable: false });
+  if (refused && /AuthorizationError/.test(message)) {
+    return new TransportError(`${what}: ${notAuthorized(refused.operation, refused.topic)}`, { cause: err, retriable: false });
+  }
+  return new TransportError(`${what}: ${message}`, { cause: err });
 }

@@ -1,5 +1,6 @@
 import { ConfigError, TransportError } from '../errors.js';
 import { topicPath } from './topic-name.js';
+import { NOT_AUTHENTICATED, notAuthorized } from './broker-refusal.js';
 
 /**
  * Addresses of Pulsar's WebSocket API and the errors its HTTP upgrade answers with.
@@ -63,9 +64,9 @@ export function upgradeError(status: number, body: string, role: WsRole, topic: 
     status === 400
       ? 'invalid parameters'
       : status === 401
-        ? 'not authenticated: the broker did not accept the credentials (check PULSAR_TOKEN, PULSAR_TOKEN_FILE or the PULSAR_OAUTH2_ settings; an expired token?)'
+        ? NOT_AUTHENTICATED
         : status === 403
-          ? `not authorized to ${role === 'consumer' ? 'consume' : 'produce'} on ${namespaceOf(topic)}: grant the worker's role that permission (toolwire pulsar bootstrap --worker-role, docs/pulsar.md)`
+          ? notAuthorized(role === 'consumer' ? 'consume' : 'produce', topic)
           : status === 404
             ? 'tenant, namespace or topic not found'
             : status === 409
@@ -75,12 +76,6 @@ export function upgradeError(status: number, body: string, role: WsRole, topic: 
                 : 'refused';
   const retriable = status === 409 || status >= 500;
   return new UpgradeRefusedError(status, `pulsar-ws: cannot open ${what}: HTTP ${status} ${hint}${reason ? ` (${reason})` : ''}`, retriable);
-}
-
-/** `tenant/namespace` of a full topic name, for a refusal's advice. */
-function namespaceOf(topic: string): string {
-  const m = /^[a-z-]+:\/\/([^/]+\/[^/]+)\//.exec(topic);
-  return m?.[1] ?? topic;
 }
 
 /** The broker answered the HTTP upgrade with an error status. */

@@ -212,16 +212,24 @@ export class FakeClient implements NativeClient {
   readonly consumers: FakeConsumer[] = [];
   readonly producers: FakeProducer[] = [];
   closed = false;
+  /**
+   * libpulsar's result name to fail the next subscribe and producer with, in the binding's own
+   * words (pulsar-client's Client.cc: "Failed to create producer: " / "Failed to create
+   * consumer: " and pulsar_result_str, e.g. AuthorizationError).
+   */
+  refuseWith: string | undefined;
   constructor(readonly config: NativeClientConfig) {
     FakeClient.last = this;
     FakeClient.made.push(this);
   }
   async createProducer(config: NativeProducerConfig): Promise<FakeProducer> {
+    if (this.refuseWith) throw new Error(`Failed to create producer: ${this.refuseWith}`);
     const p = new FakeProducer(config);
     this.producers.push(p);
     return p;
   }
   async subscribe(config: NativeConsumerConfig): Promise<FakeConsumer> {
+    if (this.refuseWith) throw new Error(`Failed to create consumer: ${this.refuseWith}`);
     const c = new FakeConsumer(config);
     this.consumers.push(c);
     return c;

@@ -128,6 +128,21 @@ describe('PulsarNativeTransport (with a stand-in for pulsar-client)', () => {
     }
   });
 
+  it("says a broker's refusal as the WebSocket transport does, naming the operation and namespace, and does not retry it", async () => {
+    const [t, client] = await open('secret-token');
+    client.refuseWith = 'AuthorizationError';
+    const sub = await t.subscribe({ topic: 'non-persistent://tg/private/x', subscription: 's' }).catch((e: unknown) => e);
+    expect(sub).toBeInstanceOf(TransportError);
+    expect((sub as TransportError).retriable).toBe(false);
+    expect((sub as Error).message).toMatch(/cannot subscribe to non-persistent:\/\/tg\/private\/x .*not authorized to consume on tg\/private/);
+    const prod = await t.producer('non-persistent://tg/response/x').catch((e: unknown) => e);
+    expect((prod as Error).message).toMatch(/not authorized to produce on tg\/response/);
+    client.refuseWith = 'AuthenticationError';
+    const auth = await t.producer('non-persistent://tg/response/y').catch((e: unknown) => e);
+    expect((auth as Error).message).toMatch(/not authenticated: .*PULSAR_TOKEN/);
+    expect((auth as Error).message).not.toContain('secret-token');
+  });
+
   it('derives the service URL, authenticates with the token and batches its cached producer', async () => {
     const [t, client] = await open('secret-token');
     expect(t.kind).toBe('pulsar');
