@@ -214,7 +214,7 @@ export class FakeClient implements NativeClient {
   closed = false;
   /**
    * libpulsar's result name to fail the next subscribe and producer with, in the binding's own
-   * words (pulsar-client's Client.cc: "Failed to create producer: " / "Failed to create
+   * words (pulsar-client's Producer.cc and Consumer.cc: "Failed to create producer: " / "Failed to create
    * consumer: " and pulsar_result_str, e.g. AuthorizationError).
    */
   refuseWith: string | undefined;
