@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { ORIGIN_TEXT, type ConfigOrigin } from './policy/config-origin.js';
 import { nameMatcher, splitList } from './policy/name-patterns.js';
@@ -169,12 +170,15 @@ export function unresolvedReason(ref: string, secrets: Secrets): string {
   return secrets.refusal(ref) ?? `${ref} does not resolve on this worker`;
 }
 
-const REF = /^(env|file):/;
+const REF = /^(env|file):./;
 
 /** Whether `value` is a secret reference (`env:NAME`, `file:key`) rather than literal text. */
 export function isSecretRef(value: string): boolean {
   return REF.test(value);
 }
+
+/** A setting or descriptor field that must be a reference: a credential never sits in config as itself. */
+export const secretRefSchema = z.string().regex(REF, 'must be a secret reference: env:NAME or file:key');
 
 /** A descriptor value that may be a secret reference: resolved on this worker, else taken as literal text. */
 export function resolveDescriptorValue(value: string, what: string, secrets: Secrets): string {

@@ -7,7 +7,7 @@ import { DEFAULT_LIMITS, type WorkerLimits } from './worker/limits.js';
 import { DEFAULT_SESSION_LIMITS } from './mcp-server/mcp-sessions.js';
 import { CHILD_BASICS, slimEnvNames } from './plugins/dify-slim/child-env.js';
 import type { BrokerTls } from './transport/broker-tls.js';
-import { isSecretRef, loadSecrets } from './secrets.js';
+import { isSecretRef, loadSecrets, secretRefSchema } from './secrets.js';
 import { errorMessage } from './errors.js';
 
 /**
@@ -82,10 +82,7 @@ const envSchema = z.object({
   TOOLWIRE_MCP_MAX_SESSIONS: int(DEFAULT_SESSION_LIMITS.maxSessions),
   TOOLWIRE_MCP_MAX_SESSIONS_PER_CLIENT: int(DEFAULT_SESSION_LIMITS.maxSessionsPerClient),
   TOOLWIRE_MCP_SESSION_IDLE_MS: int(DEFAULT_SESSION_LIMITS.idleMs),
-  TOOLWIRE_HTTP_TOKEN: z
-    .string()
-    .regex(/^(env|file):.+$/, 'must be a secret reference: env:NAME or file:key')
-    .optional(),
+  TOOLWIRE_HTTP_TOKEN: secretRefSchema.optional(),
   TOOLWIRE_CONCURRENCY: int(DEFAULT_LIMITS.concurrency),
   TOOLWIRE_SERVICE_CONCURRENCY: int(DEFAULT_LIMITS.serviceConcurrency),
   TOOLWIRE_TIMEOUT_MS: int(DEFAULT_LIMITS.timeoutMs),
@@ -288,5 +285,5 @@ export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings
 /** Secret values held in settings themselves (not references), for the logger to mask. */
 export function settingSecrets(settings: Settings): string[] {
   const values = [settings.pulsarAuth.token, settings.pluginSettings['DIFY_DAEMON_KEY'], settings.pluginSettings['DIFY_SLIM_DAEMON_KEY']];
-  return values.filter((value): value is string => typeof value === 'string' && value !== '' && !value.startsWith('env:') && !value.startsWith('file:'));
+  return values.filter((value): value is string => typeof value === 'string' && value !== '' && !isSecretRef(value));
 }

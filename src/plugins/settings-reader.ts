@@ -1,5 +1,5 @@
 import { hasUserinfo } from '../net/http-url.js';
-import type { Secrets } from '../secrets.js';
+import { isSecretRef, type Secrets } from '../secrets.js';
 
 /** Reads worker settings, collecting every problem instead of stopping at the first. */
 export class SettingsReader {
@@ -24,7 +24,7 @@ export class SettingsReader {
   /** A secret may be given as a value or as a reference (`env:NAME`, `file:key`). */
   secret(key: string, why: string): string {
     const v = this.required(key, why);
-    if (!/^(env|file):/.test(v)) return v;
+    if (!isSecretRef(v)) return v;
     // The worker's own setting (the daemon key): not limited by TOOLWIRE_SECRET_ENV.
     const resolved = this.secrets.resolveOwn(v);
     if (!resolved) this.problems.push(`setting ${key}: cannot resolve ${v}`);

@@ -1,4 +1,5 @@
 import { ConfigError } from '../../errors.js';
+import { isSecretRef } from '../../secrets.js';
 import { loadApi } from '../../plugins/openapi/openapi-document.js';
 import { authFromScheme, toolDescriptors } from '../../plugins/openapi/openapi-descriptors.js';
 import type { OpenApiServiceOptions } from '../../plugins/openapi/openapi-options.js';
@@ -52,7 +53,7 @@ const openApiImportCommand: Command = defineCommand({
     if (!id) throw new UsageError('--service is required');
     if (positionals.length !== 1) throw new UsageError('give exactly one DOCUMENT: a file or an http(s) URL');
     const secretRef = values['secret-ref'];
-    if (secretRef !== undefined && !/^(env|file):.+$/.test(secretRef)) throw new UsageError('--secret-ref must be a secret reference: env:NAME or file:key');
+    if (secretRef !== undefined && !isSecretRef(secretRef)) throw new UsageError('--secret-ref must be a secret reference: env:NAME or file:key');
     let api;
     try {
       api = await loadApi(positionals[0]!);

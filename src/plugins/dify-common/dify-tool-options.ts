@@ -1,11 +1,9 @@
 import { z } from 'zod';
 import type { Tool, ToolService } from '../../catalog/descriptors.js';
-import { secretSetting, type Secrets } from '../../secrets.js';
+import { isSecretRef, secretSetting, type Secrets } from '../../secrets.js';
 
 export const CredentialType = { ApiKey: 'api-key', OAuth2: 'oauth2', Unauthorized: 'unauthorized' } as const;
 export type CredentialType = (typeof CredentialType)[keyof typeof CredentialType];
-
-const SECRET_REF = /^(env|file):.+$/;
 
 /**
  * Where a Dify tool lives and how to call it. Allowed on the service (`plugin: {kind, ...}`,
@@ -29,7 +27,7 @@ export const difyOptionsSchema = z.strictObject({
   tool: z.string().min(1).optional(),
   credential_type: z.enum(['api-key', 'oauth2', 'unauthorized']).optional(),
   credentials: z
-    .record(z.string(), z.string().regex(SECRET_REF, 'a credential must be a secret reference (env:NAME or file:key), never a literal value'))
+    .record(z.string(), z.string().refine(isSecretRef, 'a credential must be a secret reference (env:NAME or file:key), never a literal value'))
     .optional(),
 });
 export type DifyOptions = z.output<typeof difyOptionsSchema>;

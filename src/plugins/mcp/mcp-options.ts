@@ -1,12 +1,11 @@
 import { z } from 'zod';
+import { secretRefSchema } from '../../secrets.js';
 import { httpUrl } from '../../net/http-url.js';
 
 export const MCP_KIND = 'mcp';
 
 /** A value in a descriptor that may be a secret reference (`env:NAME`, `file:key`) or literal text. */
 const valueOrRef = z.string();
-/** Only a reference: a credential never sits in a descriptor. */
-const secretRef = z.string().regex(/^(env|file):.+$/, 'must be a secret reference: env:NAME or file:key');
 
 const stdioOptions = z.object({
   transport: z.literal('stdio'),
@@ -24,7 +23,7 @@ const httpOptions = z.object({
   /** Header values may be secret references. */
   headers: z.record(z.string(), valueOrRef).default({}),
   /** Sent as `Authorization: Bearer`. */
-  token: secretRef.optional(),
+  token: secretRefSchema.optional(),
 });
 
 /** The `plugin` object of an `mcp` tool-service (minus `kind`). */

@@ -1,11 +1,10 @@
 import { z } from 'zod';
+import { secretRefSchema } from '../../secrets.js';
 import { httpUrl } from '../../net/http-url.js';
 import { isCidr } from '../../net/address-guard.js';
 
 export const OPENAPI_KIND = 'openapi';
 
-/** Only a reference: a credential never sits in a descriptor. */
-const secretRef = z.string().regex(/^(env|file):.+$/, 'must be a secret reference: env:NAME or file:key');
 /** A value that may be a secret reference (`env:NAME`, `file:key`) or literal text. */
 const valueOrRef = z.string().min(1);
 
@@ -15,15 +14,15 @@ const apiKeyHeader = z.object({
   in: z.literal('header').default('header'),
   name: z.string().min(1).default('Authorization'),
   prefix: z.enum(['bearer', 'basic', 'custom']).default('bearer'),
-  value: secretRef,
+  value: secretRefSchema,
 });
-const apiKeyQuery = z.object({ type: z.literal('api-key'), in: z.literal('query'), name: z.string().min(1), value: secretRef });
-const basic = z.object({ type: z.literal('basic'), username: valueOrRef, password: secretRef });
+const apiKeyQuery = z.object({ type: z.literal('api-key'), in: z.literal('query'), name: z.string().min(1), value: secretRefSchema });
+const basic = z.object({ type: z.literal('basic'), username: valueOrRef, password: secretRefSchema });
 const oauth2 = z.object({
   type: z.literal('oauth2-client-credentials'),
   'token-url': httpUrl,
   'client-id': valueOrRef,
-  'client-secret': secretRef,
+  'client-secret': secretRefSchema,
   scopes: z.array(z.string().min(1)).default([]),
 });
 

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import { Agent, type Dispatcher } from 'undici';
 import { ConfigError, ToolFailedError, ToolwireError, UnavailableError, TimeoutError, errorMessage } from '../../errors.js';
-import { resolveDescriptorValue } from '../../secrets.js';
+import { isSecretRef, resolveDescriptorValue } from '../../secrets.js';
 import { injectTraceContext } from '../../tracing/trace-context.js';
 import { HOPS_HEADER } from '../../envelope/hops.js';
 import { AddressGuard, AddressRefusedError, type Resolver } from '../../net/address-guard.js';
@@ -103,7 +103,7 @@ export class OpenApiPlugin implements Plugin<OpenApiToolOptions> {
       options['connect-timeout-ms'] + (options['read-timeout-ms'] ?? TOKEN_READ_MS),
     );
     const headerSecrets = Object.entries(options.headers)
-      .filter(([, value]) => /^(env|file):/.test(value))
+      .filter(([, value]) => isSecretRef(value))
       .map(([name]) => this.headers[name.toLowerCase()]!);
     this.secretValues = [...this.auth.secretValues, ...headerSecrets];
   }
