@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { ConfigError, TransportError } from '../errors.js';
 import { parseTopic } from './topic-name.js';
-import type { Producer, SubscribeOptions, Subscription, Transport } from './transport.js';
+import type { Producer, RunningTransportKind, SubscribeOptions, Subscription, Transport } from './transport.js';
 
 /** What the shared lifecycle needs of an open subscription or producer. */
 export interface BrokerLink {
@@ -17,7 +17,7 @@ export interface BrokerLink {
  * a subscription and a producer are opened, and what else close() must release.
  */
 export abstract class BrokerTransport<S extends Subscription & BrokerLink, P extends Producer & BrokerLink> implements Transport {
-  abstract readonly kind: string;
+  abstract readonly kind: RunningTransportKind;
   private readonly producers = new Map<string, Promise<P>>();
   private readonly openProducers = new Set<P>();
   private readonly subscriptions = new Set<S>();

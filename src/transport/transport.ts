@@ -2,6 +2,7 @@
  * The transport boundary. The worker, the agent-side client and the benchmark see only
  * these types; in-memory, Pulsar native and Pulsar WebSocket implement them.
  */
+import type { TransportKind } from './transport-kind.js';
 
 /** A message received on a subscription. Settle it exactly once with ack or nack. */
 export interface IncomingMessage {
@@ -104,9 +105,11 @@ export interface Producer {
   send(message: OutgoingMessage, signal?: AbortSignal): Promise<void>;
 }
 
+/** What a process runs on: `auto` only chooses one of these. */
+export type RunningTransportKind = Exclude<TransportKind, 'auto'>;
+
 export interface Transport {
-  /** `memory`, `pulsar` or `pulsar-ws`. */
-  readonly kind: string;
+  readonly kind: RunningTransportKind;
   subscribe(options: SubscribeOptions, signal?: AbortSignal): Promise<Subscription>;
   /** One producer per topic, cached: calling twice returns the same one. */
   producer(topic: string, signal?: AbortSignal): Promise<Producer>;
