@@ -5,13 +5,13 @@
  * registry for the name: toolwire is not published, and whoever took the name would run code
  * on every such install. Embedded transport: this is the path before any broker.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve, sep } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCommand, stopGroup, until } from '../support/run-process.js';
+import { runCommand, startProjectWorker, stopGroup } from '../support/run-process.js';
 
 const REPO = resolve('.');
 /** npm's cache: the user's (or the one `npm test` runs with), never one inside the checkout. */
@@ -29,7 +29,6 @@ describe('a consumer of the packed toolwire: install the tarball, init, install,
   let project: string;
   let projectInstall: { code: number | null; out: string };
   let worker: ChildProcess | undefined;
-  let log = '';
 
   beforeAll(async () => {
     if (!existsSync(join(REPO, 'dist/main.js'))) throw new Error('dist/ is not built: run `npm run build` (npm test does it first)');
@@ -72,22 +71,17 @@ describe('a consumer of the packed toolwire: install the tarball, init, install,
     expect(test.code, test.out).toBe(0);
     expect(test.out).toMatch(/Tests\s+2 passed/);
 
-    worker = spawn('npm', ['start', '--', '--http-port', '0', '--log-format', 'json'], {
-      cwd: project,
-      env: { ...process.env, ...NPM_ENV, PULSAR_URL: '', PULSAR_ADMIN_URL: '', TOOLWIRE_TRANSPORT: 'memory', LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // Its own process group: npm, the shell under it and the worker are stopped together.
-      detached: true,
+    const started = await startProjectWorker(project, {
+      ...process.env,
+      ...NPM_ENV,
+      PULSAR_URL: '',
+      PULSAR_ADMIN_URL: '',
+      TOOLWIRE_TRANSPORT: 'memory',
+      LOG_LEVEL: 'info',
     });
-    worker.stdout!.on('data', (d: Buffer) => (log += d.toString()));
-    worker.stderr!.on('data', (d: Buffer) => (log += d.toString()));
-    await until(
-      'the worker serving',
-      () => /"http":"http:\/\/[^"]+"/.test(log),
-      () => log,
-    );
-    const base = /"http":"(http:\/\/[^"]+)"/.exec(log)![1]!;
-    expect(log).toContain('"transport":"memory"');
+    worker = started.child;
+    const { base } = started;
+    expect(started.log()).toContain('"transport":"memory"');
     const call = await runCommand('npx', ['--no', 'toolwire', 'call', 'greet', '--args', '{"name":"Ada"}', '--url', base], project, 60_000, NPM_ENV);
     expect(call).toEqual({ code: 0, out: 'Hello, Ada!\n' });
     await stopGroup(worker);

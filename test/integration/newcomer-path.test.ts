@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCommand as run, until } from '../support/run-process.js';
+import { runCommand as run, startProjectWorker, until } from '../support/run-process.js';
 
 const REPO = resolve('.');
 
@@ -11,7 +11,6 @@ describe("a newcomer's first tool: init, install, start, call, edit, test", () =
   let tmp: string;
   let project: string;
   let worker: ChildProcess | undefined;
-  let log = '';
 
   beforeAll(async () => {
     tmp = await mkdtemp(join(tmpdir(), 'toolwire-newcomer-'));
@@ -34,21 +33,11 @@ describe("a newcomer's first tool: init, install, start, call, edit, test", () =
 
   it('serves the generated tool through the gateway and over the broker, reloads an edit, and passes its own test', async () => {
     expect(process.env['PULSAR_URL']).toBeTruthy();
-    worker = spawn('npm', ['start', '--', '--http-port', '0', '--log-format', 'json'], {
-      cwd: project,
-      env: { ...process.env, LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    worker.stdout!.on('data', (d: Buffer) => (log += d.toString()));
-    worker.stderr!.on('data', (d: Buffer) => (log += d.toString()));
-    await until(
-      'the worker serving',
-      () => /"http":"http:\/\/[^"]+"/.test(log),
-      () => log,
-    );
-    const base = /"http":"(http:\/\/[^"]+)"/.exec(log)![1]!;
-    expect(log).toMatch(/"transport":"pulsar(-ws)?"/);
+    const started = await startProjectWorker(project, { ...process.env, LOG_LEVEL: 'info' });
+    worker = started.child;
+    const { base } = started;
+    const log = started.log;
+    expect(log()).toMatch(/"transport":"pulsar(-ws)?"/);
     const toolwire = join(project, 'node_modules', '.bin', 'toolwire');
 
     const viaGateway = await run(toolwire, ['call', 'greet', '--args', '{"name":"Ada"}', '--url', base], project);
@@ -76,11 +65,7 @@ describe("a newcomer's first tool: init, install, start, call, edit, test", () =
     // Edited while it runs: the next call answers from the new code.
     const file = join(project, 'tools', 'greet.ts');
     await writeFile(file, (await readFile(file, 'utf8')).replace("de: 'Hallo'", "de: 'Guten Tag'"));
-    await until(
-      'the edit applied',
-      () => log.includes('config change applied'),
-      () => log,
-    );
+    await until('the edit applied', () => log().includes('config change applied'), log);
     const edited = await run(toolwire, ['call', 'greet', '--args', '{"name":"Ada","language":"de"}', '--url', base], project);
     expect(edited).toEqual({ code: 0, out: 'Guten Tag, Ada!\n' });
 
@@ -88,11 +73,7 @@ describe("a newcomer's first tool: init, install, start, call, edit, test", () =
     const good = await readFile(file, 'utf8');
     await writeFile(file, `${good}\nexport const count: number = 'three';\n`);
     const line = good.split('\n').length + 1;
-    await until(
-      'the type error refused',
-      () => new RegExp(`greet\\.ts:${line}:14: TS2322: .*refused`).test(log),
-      () => log,
-    );
+    await until('the type error refused', () => new RegExp(`greet\\.ts:${line}:14: TS2322: .*refused`).test(log()), log);
     expect((await run(toolwire, ['call', 'greet', '--args', '{"name":"Ada","language":"de"}', '--url', base], project)).out).toBe('Guten Tag, Ada!\n');
     await writeFile(file, good);
 

@@ -23,7 +23,7 @@ export function startRun(configDir: string, options: { readonly args?: readonly 
   );
   let err = '';
   return new Promise((resolve, reject) => {
-    child.stderr!.on('data', (d: Buffer) => {
+    child.stderr.on('data', (d: Buffer) => {
       err += d.toString();
       const m = /"http":"(http:\/\/[^"]+)"/.exec(err);
       if (m) resolve({ child, base: m[1]!, stderr: () => err });
@@ -91,4 +91,38 @@ export async function stopGroup(child: ChildProcess, graceMs = 10_000): Promise<
   while (signal(0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   signal('SIGKILL');
   await exited;
+}
+
+/** `npm start` of a generated project, in its own process group (npm, its shell and the worker stop together). */
+export interface ProjectWorker {
+  readonly child: ChildProcess;
+  /** The gateway's base URL, from the worker's serving line. */
+  readonly base: string;
+  /** Everything it printed so far. */
+  readonly log: () => string;
+}
+
+/** Start `npm start` in `project` with an ephemeral HTTP port and JSON logs; resolves once it serves. */
+export async function startProjectWorker(project: string, env: NodeJS.ProcessEnv): Promise<ProjectWorker> {
+  const child = spawn('npm', ['start', '--', '--http-port', '0', '--log-format', 'json'], {
+    cwd: project,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let log = '';
+  child.stdout.on('data', (d: Buffer) => (log += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (log += d.toString()));
+  const serving = /"http":"(http:\/\/[^"]+)"/;
+  try {
+    await until(
+      'the worker serving',
+      () => serving.test(log),
+      () => log,
+    );
+  } catch (err) {
+    await stopGroup(child);
+    throw err;
+  }
+  return { child, base: serving.exec(log)![1]!, log: () => log };
 }
