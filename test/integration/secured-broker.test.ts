@@ -87,6 +87,17 @@ const call = (client: ToolClient, id: string, text: string, namespace = 'tg/requ
     timeoutMs: 20_000,
   });
 
+/** Write a new echo service into a worker's config directory: the worker takes it live. */
+async function addService(configDir: string, id: string, requestNamespace?: string): Promise<void> {
+  const more = echoService(id, requestNamespace);
+  await writeFile(join(configDir, 'tool-service', `${id}.json`), JSON.stringify(more.services[0]));
+  await writeFile(join(configDir, 'tool', `${id}.json`), JSON.stringify(more.tools[0]));
+}
+
+/** Until the service answers `text` (it may still be opening its subscription). */
+const answers = (client: ToolClient, id: string, text: string, what: string, namespace?: string, timeoutMs = 60_000) =>
+  waitUntil(async () => (await call(client, id, text, namespace).catch(() => undefined)) === text, timeoutMs, what);
+
 const exited = (run: RunProcess) =>
   new Promise<number | null>((resolve) => (run.child.exitCode !== null ? resolve(run.child.exitCode) : run.child.once('exit', resolve)));
 
@@ -139,7 +150,13 @@ describe(`a secured broker (${TEST_TRANSPORT})`, () => {
     try {
       let rotations = 0;
       const rotate = setInterval(() => {
-        void broker.token(WORKER, TTL_S).then((t) => writeFile(tokenFile, t).then(() => rotations++));
+        broker
+          .token(WORKER, TTL_S)
+          .then((t) => writeFile(tokenFile, t))
+          .then(
+            () => rotations++,
+            (err: unknown) => process.stderr.write(`[secured-broker] a rotation failed: ${String(err)}\n`),
+          );
       }, 2_000);
       let sent = 0;
       let answered = 0;
@@ -152,14 +169,8 @@ describe(`a secured broker (${TEST_TRANSPORT})`, () => {
         }
         // A new service now: its subscription and producer are new connections, which the broker
         // lets in only with a token that has not expired, so the worker must dial with the current one.
-        const more = echoService(second);
-        await writeFile(join(configDir, 'tool-service', `${second}.json`), JSON.stringify(more.services[0]));
-        await writeFile(join(configDir, 'tool', `${second}.json`), JSON.stringify(more.tools[0]));
-        await waitUntil(
-          async () => (await call(client, second, 'fresh').catch(() => undefined)) === 'fresh',
-          60_000,
-          'the service added after the first token expired answers',
-        );
+        await addService(configDir, second);
+        await answers(client, second, 'fresh', 'the service added after the first token expired answers');
         for (let i = 0; i < 20; i++) {
           sent++;
           expect(await call(client, first, `m${i}`)).toBe(`m${i}`);
@@ -205,14 +216,8 @@ describe(`a secured broker (${TEST_TRANSPORT})`, () => {
           answered++;
         }
         // New connections after the first token expired: let in only with a renewed one.
-        const more = echoService(later);
-        await writeFile(join(configDir, 'tool-service', `${later}.json`), JSON.stringify(more.services[0]));
-        await writeFile(join(configDir, 'tool', `${later}.json`), JSON.stringify(more.tools[0]));
-        await waitUntil(
-          async () => (await call(client, later, 'renewed').catch(() => undefined)) === 'renewed',
-          60_000,
-          'the service added after the first token expired answers',
-        );
+        await addService(configDir, later);
+        await answers(client, later, 'renewed', 'the service added after the first token expired answers');
       } finally {
         await client.close();
         await transport.close();
@@ -262,11 +267,7 @@ describe(`a secured broker (${TEST_TRANSPORT})`, () => {
       expect((await put('tool', id, tools[0])).code).toBe(0);
       const { transport, client } = await agent();
       try {
-        await waitUntil(
-          async () => (await call(client, id, 'configured').catch(() => undefined)) === 'configured',
-          60_000,
-          'the tool put into TrustGraph answers',
-        );
+        await answers(client, id, 'configured', 'the tool put into TrustGraph answers');
       } finally {
         await client.close();
         await transport.close();
@@ -331,9 +332,7 @@ describe(`a secured broker (${TEST_TRANSPORT})`, () => {
     const { transport, client } = await agent();
     try {
       expect(await call(client, served, 'before')).toBe('before');
-      const more = echoService(denied, privateNs);
-      await writeFile(join(configDir, 'tool-service', `${denied}.json`), JSON.stringify(more.services[0]));
-      await writeFile(join(configDir, 'tool', `${denied}.json`), JSON.stringify(more.tools[0]));
+      await addService(configDir, denied, privateNs);
       // Refused: readiness names the topic and the 403, and counts the attempts.
       const config = async () =>
         ((await (await fetch(`${run.base}/readyz?detail`)).json()) as { config: { reloads: { failed: number }; rejected?: { problems: string[] } } }).config;
@@ -368,11 +367,7 @@ describe(`a secured broker (${TEST_TRANSPORT})`, () => {
       expect(Object.keys(cancels?.subscriptions ?? {})).toEqual([]);
       // The operator grants it: picked up within the backoff, and said once.
       await broker.admin.grantNamespacePermission(privateNs, WORKER, ['consume']);
-      await waitUntil(
-        async () => (await call(client, denied, 'granted', privateNs).catch(() => undefined)) === 'granted',
-        90_000,
-        'the change is applied once the permission is there',
-      );
+      await answers(client, denied, 'granted', 'the change is applied once the permission is there', privateNs, 90_000);
       await waitUntil(() => run.stderr().includes('config change applied after failed attempts'), 10_000, 'the recovery is said');
     } finally {
       await client.close();
