@@ -6,7 +6,7 @@ import type { Transport } from '../transport/transport.js';
 import { cancelTopic } from '../transport/topic-name.js';
 import { injectTraceContext } from '../tracing/trace-context.js';
 import { CANCEL_PROPERTY, HOPS_PROPERTY, SEQ_PROPERTY, STREAM_PROPERTY, TOOL_PROPERTY } from '../envelope/properties.js';
-import { BrokerExchange } from './broker-exchange.js';
+import { BrokerExchange } from '../transport/broker-exchange.js';
 
 export interface CallOptions extends ToolRequest {
   readonly requestQueue: string;
@@ -123,7 +123,7 @@ export class ToolClient {
   async call(options: CallOptions): Promise<string> {
     const parts: string[] = [];
     for await (const r of this.stream(options)) {
-      if (r.error) throw new ToolResponseError(r.error.type as ErrorCode, r.error.message);
+      if (r.error) throw new ToolResponseError(r.error.type, r.error.message);
       parts.push(r.response);
     }
     return parts.join('');

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { privateSubscription } from '../transport/private-subscription.js';
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { Slots } from '../async/slots.js';
@@ -376,19 +376,17 @@ export class Worker {
     let sub = this.cancels.get(topic);
     if (!sub) {
       const { transport, log } = this.options;
-      const opened: Promise<Subscription | undefined> = transport
-        .subscribe({ topic, subscription: `toolwire-cancel-${randomUUID()}`, type: 'Exclusive', receiverQueueSize: 1000, unsubscribeOnClose: true })
-        .then(
-          (subscription) => {
-            void this.readCancels(subscription, topic);
-            return subscription;
-          },
-          (err: unknown) => {
-            log.warn({ err, topic }, 'cannot read cancellations; cancelled calls run to their timeout');
-            if (this.cancels.get(topic) === opened) this.cancels.delete(topic);
-            return undefined;
-          },
-        );
+      const opened: Promise<Subscription | undefined> = privateSubscription(transport, topic, 'toolwire-cancel', { receiverQueueSize: 1000 }).then(
+        (subscription) => {
+          void this.readCancels(subscription, topic);
+          return subscription;
+        },
+        (err: unknown) => {
+          log.warn({ err, topic }, 'cannot read cancellations; cancelled calls run to their timeout');
+          if (this.cancels.get(topic) === opened) this.cancels.delete(topic);
+          return undefined;
+        },
+      );
       sub = opened;
       this.cancels.set(topic, sub);
     }
@@ -522,7 +520,7 @@ export class Worker {
     try {
       return inst.handler.handle(msg, receivedAt, startedAt);
     } catch (err) {
-      return Promise.reject(err as Error);
+      return Promise.reject(err);
     }
   }
 

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { privateSubscription } from '../../transport/private-subscription.js';
 import type { Subscription, Transport } from '../../transport/transport.js';
 import { DESCRIPTOR_TYPES, type ConfigSnapshot, type ConfigSource } from '../config-source.js';
 import { BrokerConfigApi } from './broker-config-api.js';
@@ -39,15 +39,7 @@ export class TrustGraphSource implements ConfigSource {
   }
 
   async watch(changed: () => void, signal?: AbortSignal): Promise<void> {
-    this.pokes = await this.transport.subscribe(
-      {
-        topic: (this.options.queues ?? DEFAULT_CONFIG_QUEUES).push,
-        subscription: `toolwire-notify-${randomUUID()}`,
-        type: 'Exclusive',
-        unsubscribeOnClose: true,
-      },
-      signal,
-    );
+    this.pokes = await privateSubscription(this.transport, (this.options.queues ?? DEFAULT_CONFIG_QUEUES).push, 'toolwire-notify', signal ? { signal } : {});
     void this.listen(this.pokes, changed);
     const pollMs = this.options.pollMs ?? 30_000;
     if (pollMs > 0) {

@@ -17,6 +17,8 @@ class SlowTransport implements Transport {
   readonly kind = 'memory';
   producerDelayMs = 0;
   sendDelayMs = 0;
+  /** Sends that have come back. */
+  sendsDone = 0;
   /** Resolves when the first send begins. */
   readonly sending: Promise<void>;
   private began: () => void = () => undefined;
@@ -36,6 +38,7 @@ class SlowTransport implements Transport {
         this.began();
         await sleep(this.sendDelayMs);
         await p.send(message);
+        this.sendsDone++;
       },
     };
   }
@@ -95,6 +98,8 @@ describe('BrokerConfigApi', () => {
     transport.sendDelayMs = 300;
     const api = new BrokerConfigApi(transport, captureLogger().log, { timeoutMs: 100 });
     await expect(api.request({ operation: 'config', workspace: 'default' })).rejects.toBeInstanceOf(TimeoutError);
+    // At the deadline, not once the send came back.
+    expect(transport.sendsDone).toBe(0);
     expect(unhandled).toEqual([]);
     await api.close();
     await transport.close();

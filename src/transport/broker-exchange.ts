@@ -3,7 +3,9 @@ import type { Logger } from 'pino';
 import { AbortedError, TimeoutError, type ToolwireError } from '../errors.js';
 import { ID_PROPERTY } from '../envelope/properties.js';
 import { AsyncQueue } from '../async/async-queue.js';
-import type { Subscription, Transport } from '../transport/transport.js';
+import { abortable } from '../async/abortable.js';
+import { privateSubscription } from './private-subscription.js';
+import type { Subscription, Transport } from './transport.js';
 
 /** One answer message of a request, as it came: the body is the service's own format. */
 export interface Answer {
@@ -35,7 +37,8 @@ export interface ExchangeOptions {
  * property, every answer message carries it back on a response topic. One private subscription
  * per response topic serves every request of this client; an answer nobody waits for is acked
  * and dropped. What ends an answer (an end-of-stream flag, an error) is the caller's to say: it
- * stops reading. Used by the tool client and by plugins that call TrustGraph services.
+ * stops reading. The one correlator of the process: the tool client, plugins that call
+ * TrustGraph services, and the TrustGraph config client all ask through it.
  */
 export class BrokerExchange {
   private readonly subscriptions = new Map<string, Promise<Subscription>>();
@@ -53,14 +56,7 @@ export class BrokerExchange {
   private listen(responseQueue: string): Promise<Subscription> {
     let s = this.subscriptions.get(responseQueue);
     if (!s) {
-      s = this.transport.subscribe({
-        topic: responseQueue,
-        subscription: `${this.subscriptionPrefix}-${randomUUID()}`,
-        type: 'Exclusive',
-        receiverQueueSize: 1000,
-        // Private to this client: nothing may be left on the broker once it closes.
-        unsubscribeOnClose: true,
-      });
+      s = privateSubscription(this.transport, responseQueue, this.subscriptionPrefix, { receiverQueueSize: 1000 });
       this.subscriptions.set(responseQueue, s);
       const opened = s;
       // A subscription that failed to open or ended is forgotten: the next request opens another.
@@ -91,8 +87,9 @@ export class BrokerExchange {
    */
   async *request(options: ExchangeOptions): AsyncGenerator<Answer> {
     if (this.closed) throw new AbortedError('client is closed');
-    // The response subscription must exist before the request goes: a non-persistent topic keeps nothing.
-    await this.listen(options.responseQueue);
+    // The response subscription must exist before the request goes: a non-persistent topic keeps
+    // nothing. A caller that gives up stops waiting for it; the opening goes on for the others.
+    await abortable(this.listen(options.responseQueue), options.signal, 'the response subscription');
     const id = options.id ?? randomUUID();
     const queue = new AsyncQueue<Answer>();
     this.pending.set(id, queue);
@@ -111,11 +108,17 @@ export class BrokerExchange {
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       try {
-        const producer = await this.transport.producer(options.requestQueue, options.signal);
+        // abortable: the caller's signal holds even where opening or sending does not heed it (a
+        // send waiting out the client's send timeout during an outage).
+        const producer = await abortable(this.transport.producer(options.requestQueue, options.signal), options.signal, 'the request producer');
         // Told before the send, not between making its promise and awaiting it: a throw there
         // would leave that promise with no handler.
         options.onSent?.(id);
-        await producer.send({ data: options.data, properties: { ...options.properties, [ID_PROPERTY]: id } }, options.signal);
+        await abortable(
+          producer.send({ data: options.data, properties: { ...options.properties, [ID_PROPERTY]: id } }, options.signal),
+          options.signal,
+          'the request',
+        );
       } catch (err) {
         // Aborted or timed out before the broker's receipt came: the call ends as any other
         // aborted call does, though a worker may already have the request (onSent was told).
