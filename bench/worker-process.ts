@@ -1,5 +1,5 @@
 import { ManagedChild, PROBE_MODULE_URL, TOOLWIRE_BIN } from './child-process.js';
-import type { BrokerEndpoints } from './transport-for.js';
+import { brokerEnv, type BrokerEndpoints } from './transport-for.js';
 
 /** How a worker process is started, and how reports name it. */
 export interface WorkerLauncher {
@@ -50,9 +50,7 @@ export async function startWorkerProcess(o: WorkerProcessOptions, signal?: Abort
       ...process.env,
       TOOLWIRE_CONFIG_DIR: o.configDir,
       TOOLWIRE_TRANSPORT: o.transport,
-      PULSAR_URL: o.broker.pulsarUrl,
-      PULSAR_ADMIN_URL: o.broker.adminUrl,
-      ...(o.broker.token ? { PULSAR_TOKEN: o.broker.token } : {}),
+      ...brokerEnv(o.broker),
       TOOLWIRE_HTTP_PORT: 'off',
       LOG_FORMAT: 'json',
       LOG_LEVEL: o.logLevel,

@@ -64,18 +64,20 @@ export class DirectLanes {
 
   /**
    * `waitMs`: how long an agent waits for one answer before it counts it unanswered and goes
-   * on; `paceMs`: the least time between one agent's requests (steady calls, not a flood).
+   * on; `paceMs`: the least time between one agent's requests (steady calls, not a flood);
+   * `watchWith`: what reads the request topic when it is watched (default the agent's transport).
    */
   static async start(
     agent: Transport,
     topics: DrillTopics,
-    o: { lanes: number; waitMs: number; paceMs: number; watchRequests?: boolean },
+    o: { lanes: number; waitMs: number; paceMs: number; watchRequests?: boolean; watchWith?: Transport },
     signal: AbortSignal,
   ): Promise<DirectLanes> {
     const ledger = await AnswerLedger.open(agent, topics.responseTopic, `${topics.id}-agents`);
     const producer = await agent.producer(topics.requestTopic, signal);
     const d = new DirectLanes(topics, ledger, producer, o.waitMs, o.paceMs);
-    if (o.watchRequests) await d.watchRequests(agent, signal);
+    // On a secured broker an agent's role may not read the request topic: the drill watches as another.
+    if (o.watchRequests) await d.watchRequests(o.watchWith ?? agent, signal);
     for (let i = 0; i < o.lanes; i++) d.lanes.push(d.lane());
     return d;
   }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { ManagedChild, TOOLWIRE_BIN } from '../child-process.js';
 import { freePort } from '../free-port.js';
-import type { BrokerEndpoints } from '../transport-for.js';
+import { brokerEnv, type BrokerEndpoints } from '../transport-for.js';
 import { DrillWorker } from './drill-worker.js';
 import { trustGraphSourceEnv, type ConfigQueueNames } from './trustgraph-config-service.js';
 
@@ -72,9 +72,7 @@ export async function startMcpServe(o: {
     env: {
       ...process.env,
       TOOLWIRE_TRANSPORT: o.transport,
-      PULSAR_URL: o.broker.pulsarUrl,
-      PULSAR_ADMIN_URL: o.broker.adminUrl,
-      ...(o.broker.token ? { PULSAR_TOKEN: o.broker.token } : {}),
+      ...brokerEnv(o.broker),
       ...trustGraphSourceEnv(o.queues),
       LOG_FORMAT: 'json',
       LOG_LEVEL: 'info',

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { PulsarAdminClient } from '../../src/pulsar/admin-client.js';
 import { adminOf, transportFor, type BrokerEndpoints } from '../transport-for.js';
 import { DirectLanes } from './call-lanes.js';
 import type { DrillContext, DrillTopics } from './drill-context.js';
@@ -20,6 +21,18 @@ export interface UnloadDrillOptions {
   readonly brokers?: readonly BrokerEndpoints[];
   /** Workers serving both services; default 2. */
   readonly workers?: number;
+  /**
+   * On a secured broker, the tokens of the workers' role and the agents' role, their permissions
+   * granted beforehand; `brokers` then carry the superuser's token, for the drill's own calls
+   * (unloads, lookups, reading the request topic). Default: everyone on `brokers`' token.
+   */
+  readonly roles?: { readonly workerToken: string; readonly agentToken: string };
+  /**
+   * Where the topics live: TrustGraph's request and response namespaces, whose grants the roles
+   * have (both are unloaded each round). Default: one namespace of the drill's own for both,
+   * made and deleted by it, so that a shared broker's other namespaces are never unloaded.
+   */
+  readonly namespaces?: { readonly request: string; readonly response: string };
 }
 
 export const UNLOAD_DRILL = {
@@ -27,10 +40,10 @@ export const UNLOAD_DRILL = {
   long: { rounds: 20, agentsPerKind: 4, answersBetweenRounds: 50 },
 } as const;
 
-/** A service's topics in a namespace of the drill's own. */
-function topicsIn(namespace: string, id: string, persistent: boolean): DrillTopics {
+/** A service's topics, named after the run (`prefix`) so that runs on one broker never meet. */
+function topicsIn(ns: { request: string; response: string }, prefix: string, id: string, persistent: boolean): DrillTopics {
   const kind = persistent ? 'persistent' : 'non-persistent';
-  return { id, requestTopic: `${kind}://${namespace}/${id}-request`, responseTopic: `${kind}://${namespace}/${id}-response` };
+  return { id, requestTopic: `${kind}://${ns.request}/${prefix}${id}-request`, responseTopic: `${kind}://${ns.response}/${prefix}${id}-response` };
 }
 
 /**
@@ -46,25 +59,34 @@ function topicsIn(namespace: string, id: string, persistent: boolean): DrillTopi
  * lost in the unload and that the broker handed to the other worker (each worker remembers
  * only what it answered itself). The non-persistent loss is measured, never asserted.
  * Everything lives in a namespace of the drill's own (`tg/unload-drill-<random>`), so a shared
- * broker's other namespaces are never unloaded.
+ * broker's other namespaces are never unloaded; on a cluster of the drill's own, in TrustGraph's
+ * namespaces, where a secured cluster's roles have their grants (`namespaces`, `roles`).
  */
 export async function unloadDrill(ctx: DrillContext, o: UnloadDrillOptions): Promise<DrillResult> {
   const started = Date.now();
   const brokers = o.brokers ?? [ctx.broker];
   const admin = adminOf(brokers[0]!);
-  const namespace = `tg/unload-drill-${randomBytes(4).toString('hex')}`;
-  await admin.createNamespace(namespace, ctx.signal);
-  const persistent = topicsIn(namespace, 'echo-p', true);
-  const nonPersistent = topicsIn(namespace, 'echo-np', false);
+  const run = `unload-drill-${randomBytes(4).toString('hex')}`;
+  const own = o.namespaces === undefined ? `tg/${run}` : undefined;
+  if (own !== undefined) await admin.createNamespace(own, ctx.signal);
+  const ns = o.namespaces ?? { request: own!, response: own! };
+  const namespaces = [...new Set([ns.request, ns.response])];
+  const prefix = own === undefined ? `${run}-` : '';
+  const persistent = topicsIn(ns, prefix, 'echo-p', true);
+  const nonPersistent = topicsIn(ns, prefix, 'echo-np', false);
   const tools = [persistent, nonPersistent];
+  const as = (b: BrokerEndpoints, token: string | undefined): BrokerEndpoints => (token === undefined ? b : { ...b, token });
   const workers: DrillWorker[] = [];
   const agents: Awaited<ReturnType<typeof transportFor>>[] = [];
   const lanes: DirectLanes[] = [];
   try {
+    // What reads the request topic for the drill's count of stored copies: the agents' own transport, unless their role may not.
+    const watcher = o.roles ? await transportFor(ctx.transport, brokers[0], ctx.log) : undefined;
+    if (watcher) agents.push(watcher);
     for (let w = 0; w < (o.workers ?? 2); w++) {
       const worker = await DrillWorker.create({
         transport: ctx.transport,
-        broker: brokers[w % brokers.length]!,
+        broker: as(brokers[w % brokers.length]!, o.roles?.workerToken),
         log: ctx.log,
         services: tools.map((t) => ({
           id: t.id,
@@ -80,21 +102,27 @@ export async function unloadDrill(ctx: DrillContext, o: UnloadDrillOptions): Pro
     }
     // Agents on each broker in turn: one per kind here, the other kind on the next broker.
     for (const [i, t] of tools.entries()) {
-      const agent = await transportFor(ctx.transport, brokers[(i + 1) % brokers.length]!, ctx.log);
+      const agent = await transportFor(ctx.transport, as(brokers[(i + 1) % brokers.length]!, o.roles?.agentToken), ctx.log);
       agents.push(agent);
       const persistentTopic = t === persistent;
       lanes.push(
         await DirectLanes.start(
           agent,
           t,
-          { lanes: o.agentsPerKind, waitMs: persistentTopic ? 600_000 : 3_000, paceMs: 50, watchRequests: persistentTopic },
+          {
+            lanes: o.agentsPerKind,
+            waitMs: persistentTopic ? 600_000 : 3_000,
+            paceMs: 50,
+            watchRequests: persistentTopic,
+            ...(watcher ? { watchWith: watcher } : {}),
+          },
           ctx.signal,
         ),
       );
     }
     const [p, np] = lanes as [DirectLanes, DirectLanes];
     ctx.say(
-      `unload: ${namespace} on ${brokers.map((b) => b.adminUrl).join(', ')}; ${o.rounds} rounds under ${o.agentsPerKind} agents per topic kind (${ctx.transport})`,
+      `unload: ${namespaces.join(' and ')} on ${brokers.map((b) => b.adminUrl).join(', ')}; ${o.rounds} rounds under ${o.agentsPerKind} agents per topic kind (${ctx.transport})`,
     );
     const flowing = async (more: number): Promise<void> => {
       const target = p.tally().answered + more;
@@ -109,7 +137,7 @@ export async function unloadDrill(ctx: DrillContext, o: UnloadDrillOptions): Pro
     const lookOwners = async (): Promise<void> => {
       for (const t of tools) {
         for (const topic of [t.requestTopic, t.responseTopic]) {
-          const owner = await ownerOf(brokers[0]!.adminUrl, topic);
+          const owner = await ownerOf(admin, topic, ctx.signal);
           if (owner === undefined) continue;
           brokersSeen.add(owner);
           if (owners.has(topic) && owners.get(topic) !== owner) ownerMoves++;
@@ -135,7 +163,7 @@ export async function unloadDrill(ctx: DrillContext, o: UnloadDrillOptions): Pro
         for (const topic of [t.requestTopic, t.responseTopic]) if (await tryUnload(topic, () => admin.unloadTopic(topic, ctx.signal))) topicUnloads++;
       }
       await flowing(o.answersBetweenRounds);
-      if (await tryUnload(namespace, () => admin.unloadNamespace(namespace, ctx.signal))) namespaceUnloads++;
+      for (const n of namespaces) if (await tryUnload(n, () => admin.unloadNamespace(n, ctx.signal))) namespaceUnloads++;
       await flowing(o.answersBetweenRounds);
       await lookOwners();
       ctx.say(`unload: round ${r}/${o.rounds} done; persistent ${p.tally().answered} answered, non-persistent ${np.tally().answered}`);
@@ -175,7 +203,8 @@ export async function unloadDrill(ctx: DrillContext, o: UnloadDrillOptions): Pro
       },
       { nonPersistentLossPct: npt.sent === 0 ? NaN : (100 * npLost) / npt.sent },
       [
-        `namespace ${namespace}; workers on ${workers.map((_, w) => brokers[w % brokers.length]!.adminUrl).join(' and ')}`,
+        `${namespaces.length === 1 ? 'namespace' : 'namespaces'} ${namespaces.join(' and ')}; workers on ${workers.map((_, w) => brokers[w % brokers.length]!.adminUrl).join(' and ')}`,
+        ...(o.roles ? ["workers and agents each on their own role's token"] : []),
         ...unloadFailures.map((f) => `unload failed: ${f}`),
         ...(pt.failed > 0 ? [`persistent errors: ${p.errors().join(' | ')}`] : []),
         ...(npt.failed > 0 ? [`non-persistent errors: ${np.errors().join(' | ')}`] : []),
@@ -191,18 +220,14 @@ export async function unloadDrill(ctx: DrillContext, o: UnloadDrillOptions): Pro
       await w.remove();
     }
     for (const a of agents) await a.close().catch(() => undefined);
-    const cancels = [`non-persistent://${namespace}/toolwire-cancel`];
+    const cancels = namespaces.map((n) => `non-persistent://${n}/toolwire-cancel`);
     for (const topic of [...tools.flatMap((t) => [t.requestTopic, t.responseTopic]), ...cancels]) await admin.deleteTopic(topic).catch(() => undefined);
-    await admin.deleteNamespace(namespace).catch(() => undefined);
+    if (own !== undefined) await admin.deleteNamespace(own).catch(() => undefined);
   }
 }
 
-/** The broker serving `topic` now (its binary-protocol URL), from the lookup API; undefined if it cannot be told. */
-async function ownerOf(adminUrl: string, topic: string): Promise<string | undefined> {
-  const m = /^(persistent|non-persistent):\/\/(.+)$/.exec(topic);
-  if (!m) return undefined;
-  const r = await fetch(`${adminUrl}/lookup/v2/topic/${m[1]}/${m[2]}`, { signal: AbortSignal.timeout(10_000) }).catch(() => undefined);
-  if (!r?.ok) return undefined;
-  const body = (await r.json().catch(() => ({}))) as { brokerUrl?: string };
-  return body.brokerUrl;
+/** The broker serving `topic` now (its binary-protocol URL, TLS or not), from the lookup API; undefined if it cannot be told. */
+async function ownerOf(admin: PulsarAdminClient, topic: string, signal: AbortSignal): Promise<string | undefined> {
+  const found = await admin.lookupTopic(topic, signal).catch(() => undefined);
+  return found?.brokerUrl ?? found?.brokerUrlTls;
 }

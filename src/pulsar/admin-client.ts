@@ -3,6 +3,7 @@ import { certificateProblem } from '../transport/broker-tls.js';
 import { fixedTokens, type TokenSource } from '../transport/token-source.js';
 import { topicPath } from '../transport/topic-name.js';
 import { PulsarAdminError } from './admin-error.js';
+import { jsonText } from '../plain-object.js';
 
 /**
  * toolwire's one client for the Pulsar admin REST API (`/admin/v2/...`): checking a broker,
@@ -45,6 +46,14 @@ export interface TopicStats {
   readonly subscriptions: Readonly<
     Record<string, { readonly msgBacklog: number; readonly msgOutCounter?: number; readonly type?: string; readonly consumers: readonly unknown[] }>
   >;
+}
+
+/** Pulsar's LookupData: the owner's binary-protocol and web URLs; the TLS ones only where it has TLS ports. */
+export interface TopicLookup {
+  readonly brokerUrl?: string;
+  readonly brokerUrlTls?: string;
+  readonly httpUrl?: string;
+  readonly httpUrlTls?: string;
 }
 
 interface AdminResponse {
@@ -181,10 +190,16 @@ export class PulsarAdminClient {
     return res.status === 404 ? undefined : (res.body as TopicStats);
   }
 
+  /** Which broker serves a topic now, from the lookup API (the broker takes it on if none does). */
+  async lookupTopic(topic: string, signal?: AbortSignal): Promise<TopicLookup> {
+    const res = await this.#call('GET', `/lookup/v2/topic/${topicPath(topic)}`, undefined, signal);
+    return res.body ?? {};
+  }
+
   /** The broker's version string, e.g. `3.3.6`. */
   async brokerVersion(signal?: AbortSignal): Promise<string> {
     const res = await this.#call('GET', '/admin/v2/brokers/version', undefined, signal);
-    return String(res.body ?? '').trim();
+    return jsonText(res.body).trim();
   }
 
   async #call(method: string, path: string, body: unknown, signal: AbortSignal | undefined, accept: readonly number[] = []): Promise<AdminResponse> {
@@ -198,13 +213,11 @@ export class PulsarAdminClient {
     let text: string;
     try {
       if (this.#tokens !== undefined) headers['authorization'] = `Bearer ${await this.#tokens.token(joined)}`;
-      res = await this.#fetch(`${this.adminUrl}${path}`, {
-        method,
-        headers,
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: joined,
-        redirect: 'follow',
-      });
+      res = await this.#followed(
+        `${this.adminUrl}${path}`,
+        { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }), signal: joined },
+        call,
+      );
       text = await res.text();
     } catch (err) {
       if (signal?.aborted) throw new AbortedError(`${call} was cancelled`, { cause: err });
@@ -231,7 +244,40 @@ export class PulsarAdminClient {
       ...(reason ? { reason } : {}),
     });
   }
+
+  /**
+   * Fetch, following redirects here rather than in fetch. A broker answers a call about a topic
+   * another broker owns with a 307 to that broker, and fetch drops the Authorization header on a
+   * redirect to another origin (another port is one), so a secured cluster would answer 401.
+   * The token goes along, as Pulsar's own admin client sends it, but never from https down to
+   * http, where it would travel in clear.
+   */
+  async #followed(url: string, init: { method: string; headers: Record<string, string>; body?: string; signal: AbortSignal }, call: string): Promise<Response> {
+    let current = url;
+    let request = init;
+    for (let hops = 0; ; hops++) {
+      const res = await this.#fetch(current, { ...request, redirect: 'manual' });
+      const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
+      if (location === null) return res;
+      await res.body?.cancel().catch(() => undefined);
+      if (hops === MAX_REDIRECTS)
+        throw new PulsarAdminError(`${call} on ${this.adminUrl}: more than ${MAX_REDIRECTS} redirects`, { call }, { retriable: false });
+      const next = new URL(location, current);
+      if (new URL(current).protocol === 'https:' && next.protocol !== 'https:') {
+        throw new PulsarAdminError(`${call} on ${this.adminUrl}: refused a redirect from https to ${next.origin}`, { call }, { retriable: false });
+      }
+      // 303, and 301/302 after a POST, turn into a GET without a body, as fetch does; 307 and 308 keep both.
+      if (res.status === 303 || ((res.status === 301 || res.status === 302) && request.method === 'POST')) {
+        const headers = { ...request.headers };
+        delete headers['content-type'];
+        request = { method: 'GET', headers, signal: request.signal };
+      }
+      current = next.href;
+    }
+  }
 }
+
+const MAX_REDIRECTS = 5;
 
 function segment(name: string): string {
   if (!/^[A-Za-z0-9_.=-]+$/.test(name)) {
@@ -266,7 +312,7 @@ function reasonOf(parsed: unknown, text: string): string | undefined {
 }
 
 function stringArray(body: unknown, call: string): string[] {
-  if (Array.isArray(body) && body.every((item) => typeof item === 'string')) return body as string[];
+  if (Array.isArray(body) && body.every((item) => typeof item === 'string')) return body;
   throw new PulsarAdminError(`${call} answered an unexpected body: ${preview(body)}`, { call }, { retriable: false });
 }
 

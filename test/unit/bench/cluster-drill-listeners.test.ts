@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 interface Service {
   readonly network_mode?: string;
   readonly environment?: Record<string, string>;
+  readonly command?: string | readonly string[];
 }
 
 async function services(): Promise<Record<string, Service>> {
@@ -34,6 +35,25 @@ describe('the cluster drill compose file', () => {
     for (const [name, wanted] of Object.entries(LOOPBACK)) {
       const env = all[name]?.environment ?? {};
       for (const [key, value] of Object.entries(wanted)) expect(String(env[key] ?? ''), `${name}: ${key}`).toBe(value);
+    }
+  });
+
+  it('serves each broker on its TLS ports only (bound by the same bindAddress), with authentication and authorization on', async () => {
+    const all = await services();
+    for (const name of ['broker-1', 'broker-2']) {
+      const env = all[name]?.environment ?? {};
+      expect([String(env['brokerServicePort']), String(env['webServicePort'])], name).toEqual(['', '']);
+      expect(String(env['brokerServicePortTls'] ?? ''), name).toMatch(/^\d+$/);
+      expect(String(env['webServicePortTls'] ?? ''), name).toMatch(/^\d+$/);
+      expect([env['authenticationEnabled'], env['authorizationEnabled'], env['brokerClientTlsEnabled']], name).toEqual(['true', 'true', 'true']);
+    }
+  });
+
+  it('starts each server under bash, which keeps the settings whose names have a dot (dash drops them)', async () => {
+    const all = await services();
+    for (const name of Object.keys(LOOPBACK)) {
+      const dotted = Object.keys(all[name]?.environment ?? {}).filter((k) => k.includes('.'));
+      if (dotted.length > 0) expect(all[name]?.command?.[0], `${name}: ${dotted.join(', ')}`).toBe('bash');
     }
   });
 
