@@ -1,7 +1,7 @@
 import { parseAgentJson } from '../envelope/agent-json.js';
 import { InvalidArgumentsError } from '../errors.js';
 import type { Parameter } from './parameter.js';
-import { isPlainObject } from '../plain-object.js';
+import { isPlainObject, jsonText } from '../plain-object.js';
 
 const TRUE = new Set(['true', 'yes', 'y', '1']);
 const FALSE = new Set(['false', 'no', 'n', '0']);
@@ -16,13 +16,11 @@ export const MULTIPLE_FILES = 'This parameter only accepts one file but got mult
 
 /** A value's string form; objects as their JSON text (Python would give its repr, which no one can parse). */
 function asString(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  if (typeof value === 'string') return value;
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+  return jsonText(value);
 }
 
-function asNumber(parameter: Parameter, value: unknown): number {
+/** A number, or a string that reads as one; undefined for anything else. */
+function toNumber(value: unknown): number | undefined {
   if (typeof value === 'number' && Number.isFinite(value)) return value;
   if (typeof value === 'string') {
     const text = value.trim();
@@ -32,6 +30,12 @@ function asNumber(parameter: Parameter, value: unknown): number {
       if (Number.isFinite(number)) return number;
     }
   }
+  return undefined;
+}
+
+function asNumber(parameter: Parameter, value: unknown): number {
+  const number = toNumber(value);
+  if (number !== undefined) return number;
   throw new InvalidArgumentsError(`tool parameter ${parameter.name} must be a number, got ${JSON.stringify(value) ?? String(value)}`);
 }
 
@@ -66,6 +70,10 @@ function parseJson(text: string): unknown {
  * Coerce one declared parameter to its wire shape: the parameter types of Dify's tools
  * (ToolParameter in Dify's api/core/tools/entities/tool_entities.py), each to the JSON value a
  * Dify plugin receives for it.
+ *
+ * A declaration with its own JSON Schema (`input_schema`: a typed tool's zod schema, an MCP
+ * server's) is judged by that schema's owner, in its own words: a number or a select is
+ * coerced where it can be, and otherwise passed on as sent, never refused here.
  */
 export function coerceParameter(parameter: Parameter, value: unknown): unknown {
   switch (parameter.type) {
@@ -77,7 +85,7 @@ export function coerceParameter(parameter: Parameter, value: unknown): unknown {
       return asString(value);
     case 'select': {
       const text = asString(value);
-      if (parameter.options && parameter.options.length > 0 && !parameter.options.includes(text)) {
+      if (parameter.inputSchema === undefined && parameter.options && parameter.options.length > 0 && !parameter.options.includes(text)) {
         throw new InvalidArgumentsError(`tool parameter ${parameter.name} must be one of ${parameter.options.join(', ')}, got ${JSON.stringify(text)}`);
       }
       return text;
@@ -85,6 +93,7 @@ export function coerceParameter(parameter: Parameter, value: unknown): unknown {
     case 'boolean':
       return asBoolean(value);
     case 'number': {
+      if (parameter.inputSchema !== undefined) return toNumber(value) ?? value;
       const number = asNumber(parameter, value);
       if (parameter.min !== undefined && number < parameter.min)
         throw new InvalidArgumentsError(`tool parameter ${parameter.name} must be at least ${parameter.min}, got ${number}`);

@@ -59,7 +59,8 @@ export function toolInputSchema(parameters: readonly Parameter[]): ToolInputSche
   for (const p of parameters) {
     if (p.form !== 'llm' || FILE_TYPES.has(p.type)) continue;
     const s = p.inputSchema ? { ...p.inputSchema } : schemaForType(p);
-    if (s['description'] === undefined) s['description'] = p.description;
+    // A schema of its own (a typed tool's, as zod gives it) is not padded with an empty description.
+    if (s['description'] === undefined && (p.description !== '' || !p.inputSchema)) s['description'] = p.description;
     properties[p.name] = s;
     if (p.required) required.push(p.name);
   }

@@ -4,9 +4,10 @@ import { tracingEnabled } from '../tracing/trace-context.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ToolClient } from '../client/tool-client.js';
-import { HopLimitError, InvalidArgumentsError, InvalidRequestError } from '../errors.js';
+import { ErrorCode, HopLimitError, InvalidArgumentsError, InvalidRequestError } from '../errors.js';
 import { HOPS_HEADER, readHops } from '../envelope/hops.js';
 import { prepareArguments } from '../arguments/prepare-arguments.js';
+import { GATEWAY_ERROR } from './gateway-error.js';
 import { json, readBody } from './http-io.js';
 
 /** An invoke's body; what the document at /openapi.json describes, refused with 400 otherwise. */
@@ -16,8 +17,7 @@ const invokeBodySchema = z.looseObject({
   user: z.string({ error: 'must be a string' }).optional(),
 });
 
-/** The error type of the gateway's own last event when the call could not be made through the broker (not a worker's answer). */
-export const GATEWAY_ERROR = 'gateway-error';
+export { GATEWAY_ERROR } from './gateway-error.js';
 
 export interface GatewaySources {
   readonly catalog: () => Catalog;
@@ -33,14 +33,14 @@ export async function invokeTool(name: string, req: IncomingMessage, res: Server
   const catalog = sources.catalog();
   const tool = catalog.tools.get(name);
   const service = tool ? catalog.services.get(tool.service) : undefined;
-  if (!tool || !service) return json(res, 404, { error: `there is no tool named ${JSON.stringify(name)}` });
+  if (!tool || !service) return json(res, 404, { error: `there is no tool named ${JSON.stringify(name)}`, type: ErrorCode.UnknownTool });
   let hops: number | undefined;
   try {
     // A call an agent's tool made back through this gateway: counted on, and refused past the limit (508 Loop Detected).
     hops = readHops(req.headers[HOPS_HEADER]);
   } catch (err) {
-    if (err instanceof HopLimitError) return json(res, 508, { error: err.message });
-    if (err instanceof InvalidRequestError) return json(res, 400, { error: err.message });
+    if (err instanceof HopLimitError) return json(res, 508, { error: err.message, type: err.code });
+    if (err instanceof InvalidRequestError) return json(res, 400, { error: err.message, type: err.code });
     throw err;
   }
   const text = await readBody(req, sources.maxBodyBytes ?? 1024 * 1024);
@@ -48,12 +48,15 @@ export async function invokeTool(name: string, req: IncomingMessage, res: Server
   try {
     parsed = text.trim() === '' ? {} : JSON.parse(text);
   } catch {
-    return json(res, 400, { error: 'body must be JSON: {"arguments": {...}, "stream": false}' });
+    return json(res, 400, { error: 'body must be JSON: {"arguments": {...}, "stream": false}', type: ErrorCode.InvalidRequest });
   }
   const checked = invokeBodySchema.safeParse(parsed);
   if (!checked.success) {
     const i = checked.error.issues[0]!;
-    return json(res, 400, { error: i.path.length ? `"${i.path.join('.')}": ${i.message}` : `body must be a JSON object: ${i.message}` });
+    return json(res, 400, {
+      error: i.path.length ? `"${i.path.join('.')}": ${i.message}` : `body must be a JSON object: ${i.message}`,
+      type: ErrorCode.InvalidRequest,
+    });
   }
   const body = checked.data;
   const args = body.arguments ?? {};
@@ -61,7 +64,7 @@ export async function invokeTool(name: string, req: IncomingMessage, res: Server
     // The worker's own check, made here too so that arguments it would refuse get an HTTP 400.
     prepareArguments(tool.parameters, tool.runtimeParameters, args);
   } catch (err) {
-    if (err instanceof InvalidArgumentsError) return json(res, 400, { error: err.message });
+    if (err instanceof InvalidArgumentsError) return json(res, 400, { error: err.message, type: err.code });
     throw err;
   }
   const abort = new AbortController();
@@ -74,7 +77,7 @@ export async function invokeTool(name: string, req: IncomingMessage, res: Server
       for await (const r of sources.client.stream({
         requestQueue: service.requestQueue,
         responseQueue: service.responseQueue,
-        config: tool.config as Record<string, unknown>,
+        config: tool.config,
         arguments: args,
         ...(body.user !== undefined ? { user: body.user } : {}),
         stream: body.stream === true,

@@ -5,7 +5,8 @@ import { json } from './http-io.js';
 
 type Json = Record<string, unknown>;
 
-const error = { type: 'object', required: ['error'], properties: { error: { type: 'string' } } };
+/** A refusal; `type` (the wire's error type: invalid-arguments, unknown-tool...) where the gateway's own check made it. */
+const error = { type: 'object', required: ['error'], properties: { error: { type: 'string' }, type: { type: 'string' } } };
 /** One server-sent event of an invoke: its data is a response message as JSON. */
 const event = {
   type: 'object',

@@ -128,6 +128,12 @@ export interface PluginContext {
   readonly policy?: ExecPolicy;
   /** The fleet's tools, for plugins that call them; absent where no broker is (validation). */
   readonly fleet?: Fleet;
+  /**
+   * Type check the TypeScript code a service would load, in the check, before loading it
+   * (`validate --type-check`; a module under `run --watch` is checked regardless). Only asked
+   * for: a whole program costs seconds.
+   */
+  readonly typeCheck?: boolean;
 }
 
 /**

@@ -1,4 +1,6 @@
 import type { ToolResponse } from '../../envelope/response.js';
+import { ErrorCode, ToolwireError } from '../../errors.js';
+import { GATEWAY_ERROR } from '../../http/gateway-error.js';
 import { loadSecrets } from '../../secrets.js';
 import { parseJsonObject, UsageError } from '../args.js';
 import { defineCommand, type Command, type CommandIo } from '../command.js';
@@ -7,7 +9,8 @@ import { readSseData } from '../../sse/sse-reader.js';
 const HELP = `Usage: toolwire call <tool> [--args JSON] [--stream] [options]
 
 Calls a tool as an agent does and prints its observation as it arrives. Exits 1 on an
-error response (printed to stderr as "<type>: <message>").
+error: an error response, a refusal of the gateway, no answer within --timeout-ms, each
+printed to stderr as "<type>: <message>" (the types of docs/delivery.md).
 
 By default it goes through a running worker's HTTP gateway (toolwire run). With
 --pulsar-url or --transport it publishes the request on the broker itself, reading the
@@ -16,7 +19,8 @@ tool's topics and config values from the descriptors.
   -a, --args JSON        the tool's arguments (default {})
   -s, --stream           ask for a streamed answer (chunks printed as they come)
   -u, --user NAME        the user field older TrustGraph agents send
-      --url URL          gateway base URL (default $TOOLWIRE_URL or http://127.0.0.1:8787);
+      --url URL          gateway base URL (default $TOOLWIRE_URL, else where 'toolwire run'
+                         listens: $TOOLWIRE_HTTP_HOST:$TOOLWIRE_HTTP_PORT, 127.0.0.1:8787);
                          its bearer token is read from $TOOLWIRE_HTTP_TOKEN (a secret reference)
   -T, --transport KIND   pulsar | pulsar-ws | auto: go through the broker
       --pulsar-url URL   broker URL (implies --transport auto)
@@ -49,8 +53,53 @@ class AnswerPrinter {
   }
 }
 
+/**
+ * Where the gateway is without --url: $TOOLWIRE_URL, else where `toolwire run` with the same
+ * environment listens (TOOLWIRE_HTTP_HOST, TOOLWIRE_HTTP_PORT; a wildcard address is reached
+ * on loopback).
+ */
+export function gatewayUrl(env: NodeJS.ProcessEnv): string {
+  if (env['TOOLWIRE_URL']) return env['TOOLWIRE_URL'];
+  const port = env['TOOLWIRE_HTTP_PORT'] || '8787';
+  if (port === 'off') throw new UsageError('TOOLWIRE_HTTP_PORT is off: the worker has no gateway to call; give --url, or --pulsar-url to go through a broker');
+  if (!/^\d+$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+    throw new UsageError(`TOOLWIRE_HTTP_PORT=${port} names no port to call (0 lets the worker pick one): give --url or TOOLWIRE_URL`);
+  }
+  let host = env['TOOLWIRE_HTTP_HOST'] || '127.0.0.1';
+  if (host === '0.0.0.0') host = '127.0.0.1';
+  else if (host === '::' || host === '[::]') host = '[::1]';
+  else if (host.includes(':') && !host.startsWith('[')) host = `[${host}]`;
+  return `http://${host}:${port}`;
+}
+
+/** An error of the call, in the one shape every error is printed in: `<type>: <message>`. */
+function fail(io: CommandIo, type: string, message: string): number {
+  io.stderr.write(`${type}: ${message}\n`);
+  return 1;
+}
+
+/** A refusal's body, `{"error", "type"?}`: its type where the gateway gave one, else the gateway's own, with the status. */
+function refusal(status: number, text: string): { type: string; message: string } {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const { error, type } = (typeof body === 'object' && body !== null ? body : {}) as { error?: unknown; type?: unknown };
+  const message = typeof error === 'string' ? error : text.trim() || 'no reason given';
+  return typeof type === 'string' ? { type, message } : { type: GATEWAY_ERROR, message: `${message} (HTTP ${status})` };
+}
+
 async function viaGateway(io: CommandIo, base: string, tool: string, body: unknown, timeoutMs: number, token: string | undefined): Promise<number> {
-  const signal = AbortSignal.any([io.signal, AbortSignal.timeout(timeoutMs)]);
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = AbortSignal.any([io.signal, timeout]);
+  // Our own deadline passing is not the gateway failing: it may well have answered in part.
+  const cutShort = (): number | undefined => {
+    if (timeout.aborted) return fail(io, ErrorCode.Timeout, `no answer within ${timeoutMs} ms`);
+    if (io.signal.aborted) return fail(io, ErrorCode.Aborted, 'the call was cancelled');
+    return undefined;
+  };
   let res: Response;
   try {
     res = await fetch(`${base.replace(/\/$/, '')}/v1/tools/${encodeURIComponent(tool)}/invoke`, {
@@ -60,21 +109,31 @@ async function viaGateway(io: CommandIo, base: string, tool: string, body: unkno
       signal,
     });
   } catch (err) {
-    io.stderr.write(
-      `cannot reach the toolwire gateway at ${base}: ${(err as Error).message}\n(is 'toolwire run' running? or use --pulsar-url to go through a broker)\n`,
+    const cause = (err as Error).cause instanceof Error ? `: ${((err as Error).cause as Error).message}` : '';
+    return (
+      cutShort() ??
+      fail(
+        io,
+        ErrorCode.Unavailable,
+        `cannot reach the toolwire gateway at ${base}: ${(err as Error).message}${cause} (is 'toolwire run' running? or use --pulsar-url to go through a broker)`,
+      )
     );
-    return 1;
   }
   if (!res.ok || !res.body) {
-    io.stderr.write(`gateway answered ${res.status}: ${await res.text()}\n`);
-    return 1;
+    const { type, message } = refusal(res.status, await res.text());
+    return fail(io, type, message);
   }
   const printer = new AnswerPrinter(io);
-  for await (const data of readSseData(res.body as unknown as AsyncIterable<Uint8Array>, signal)) {
-    const r = JSON.parse(data) as { error: ToolResponse['error']; response: string; end_of_stream: boolean };
-    printer.print({ error: r.error, response: r.response, endOfStream: r.end_of_stream });
+  try {
+    for await (const data of readSseData(res.body, signal)) {
+      const r = JSON.parse(data) as { error: ToolResponse['error']; response: string; end_of_stream: boolean };
+      printer.print({ error: r.error, response: r.response, endOfStream: r.end_of_stream });
+    }
+  } catch (err) {
+    if (!signal.aborted) throw err;
   }
-  return printer.finish();
+  const code = printer.finish();
+  return cutShort() ?? code;
 }
 
 export const callCommand: Command = defineCommand({
@@ -105,7 +164,7 @@ export const callCommand: Command = defineCommand({
       // The gateway's token, when it has one: the same secret reference the worker reads.
       const ref = io.env['TOOLWIRE_HTTP_TOKEN'];
       const token = ref ? loadSecrets(io.env, io.env['TOOLWIRE_SECRETS_FILE']).resolveOwn(ref) : undefined;
-      return viaGateway(io, values.url ?? io.env['TOOLWIRE_URL'] ?? 'http://127.0.0.1:8787', tool, body, timeoutMs, token);
+      return viaGateway(io, values.url ?? gatewayUrl(io.env), tool, body, timeoutMs, token);
     }
 
     // The broker path loads the worker's catalog code and a transport: only when asked for,
@@ -137,6 +196,7 @@ export const callCommand: Command = defineCommand({
     const transport = await openTransport(settings, log, io.signal);
     const client = new ToolClient(transport, log);
     const printer = new AnswerPrinter(io);
+    let failed: ToolwireError | undefined;
     try {
       for await (const r of client.stream({
         requestQueue: service.requestQueue,
@@ -150,10 +210,15 @@ export const callCommand: Command = defineCommand({
       })) {
         printer.print(r);
       }
+    } catch (err) {
+      // No answer in time, a broken stream: said as an error answer is.
+      if (!(err instanceof ToolwireError)) throw err;
+      failed = err;
     } finally {
       await client.close();
       await transport.close();
     }
-    return printer.finish();
+    const code = printer.finish();
+    return failed ? fail(io, failed.code, failed.message) : code;
   },
 });

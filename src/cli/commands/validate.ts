@@ -14,7 +14,7 @@ import { defineCommand, type Command } from '../command.js';
 export const validateCommand: Command = defineCommand({
   name: 'validate',
   summary: 'check every descriptor in a config directory',
-  help: `Usage: toolwire validate [dir] [--schema]
+  help: `Usage: toolwire validate [dir] [--schema] [--static] [--type-check] [--check-credentials]
 
 Checks every tool-service and tool descriptor in dir (default: $TOOLWIRE_CONFIG_DIR or
 ./config): schemas, topic names, services named by tools, required config values, duplicate
@@ -29,13 +29,18 @@ TOOLWIRE_MODULE_ROOTS...; docs/security.md), before any check runs.
 
   --schema             also print each tool's model-facing JSON Schema
   --static             check without executing modules or contacting any plugin's backend
+  --type-check         also type check each TypeScript module (.ts, .mts) before importing it,
+                       with the typescript and tsconfig.json of its own project, as
+                       run --watch does: a type error, or no typescript to check with, is a
+                       problem. Off by default: a TypeScript program takes seconds to build
   --check-credentials  also ask each Dify plugin daemon whether the services' credentials are
                        good (tool/validate_credentials: the plugin's own check, which calls
                        its upstream); a refused credential is a problem
 `,
-  flags: { schema: { type: 'boolean' }, static: { type: 'boolean' }, 'check-credentials': { type: 'boolean' } },
+  flags: { schema: { type: 'boolean' }, static: { type: 'boolean' }, 'type-check': { type: 'boolean' }, 'check-credentials': { type: 'boolean' } },
   async run(io, { values, positionals }) {
     if (values.static && values['check-credentials']) throw new UsageError('--static and --check-credentials do not go together');
+    if (values.static && values['type-check']) throw new UsageError('--static checks no module: --type-check needs the plugins checked');
     const settings = readSettings(io.env);
     const dir = positionals[0] ?? settings.configDir;
     const log = createLogger({ level: 'warn', pretty: false });
@@ -43,7 +48,7 @@ TOOLWIRE_MODULE_ROOTS...; docs/security.md), before any check runs.
     try {
       const entries = await new DirectoryConfigStore(dir).entries();
       const registry = defaultRegistry();
-      const ctx = { log, configDir: dir, secrets, settings: settings.pluginSettings };
+      const ctx = { log, configDir: dir, secrets, settings: settings.pluginSettings, typeCheck: values['type-check'] === true };
       // A directory: the operator's own, checked as a worker reading it would.
       const catalog = await buildCatalog(
         entries,

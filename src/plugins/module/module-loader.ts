@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { register } from 'node:module';
+import { dirname, extname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 /** Files that load through the TypeScript loader, as they are, without a build step. */
@@ -70,5 +72,35 @@ async function load(file: string, revision: string): Promise<Namespace> {
     revisionHook = true;
   }
   const url = pathToFileURL(file).href;
-  return (await import(revision ? `${url}?revision=${encodeURIComponent(revision)}` : url)) as Namespace;
+  try {
+    return (await import(revision ? `${url}?revision=${encodeURIComponent(revision)}` : url)) as Namespace;
+  } catch (err) {
+    throw isTypeScript(file) && COMMONJS_FAILURES.has((err as { code?: unknown }).code) ? readAsCommonJs(file, err) : err;
+  }
+}
+
+/**
+ * How Node refuses an ES module's syntax or imports in a file it reads as CommonJS: a `.ts`
+ * file is CommonJS unless its package.json says `"type": "module"` (tsx follows Node's rule),
+ * and Node's own words ("Cannot require() ES Module ... in a cycle") do not say so.
+ */
+const COMMONJS_FAILURES = new Set<unknown>(['ERR_REQUIRE_CYCLE_MODULE', 'ERR_REQUIRE_ESM', 'ERR_REQUIRE_ASYNC_MODULE']);
+
+function readAsCommonJs(file: string, cause: unknown): Error {
+  if (extname(file) === '.cts') return new Error(`${file} is CommonJS (.cts), so its ES module syntax and imports fail: name it .mts`, { cause });
+  const manifest = nearestPackageJson(dirname(file));
+  const fix = manifest ? `add "type": "module" to ${manifest}` : `add a package.json that says "type": "module" to ${dirname(file)}`;
+  return new Error(
+    `${file} loads as CommonJS (${manifest ?? 'no package.json'} does not say "type": "module"), so its ES module syntax and imports fail: ${fix} (or name the file .mts)`,
+    { cause },
+  );
+}
+
+/** The package.json that rules on a file's module type: the nearest one up the tree. */
+function nearestPackageJson(dir: string): string | undefined {
+  for (let at = dir; ; at = dirname(at)) {
+    const candidate = join(at, 'package.json');
+    if (existsSync(candidate)) return candidate;
+    if (dirname(at) === at) return undefined;
+  }
 }

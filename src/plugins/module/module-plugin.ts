@@ -160,15 +160,22 @@ export const modulePluginFactory: PluginFactory<ModuleOptions, ModuleToolOptions
   /** The module imports, and each tool descriptor agrees with the schema of the typed tool it calls. */
   async check(service, tools, ctx) {
     const moduleOptions = service.plugin.options;
-    // Under `run --watch` (a revision is set) a TypeScript module is type checked first: tsx
-    // would run it with its type errors.
-    if (moduleOptions.revision !== undefined && !moduleOptions.module.startsWith('builtin:')) {
+    // Under `run --watch` (a revision is set), and when asked (validate --type-check), a
+    // TypeScript module is type checked first: tsx would run it with its type errors.
+    if ((moduleOptions.revision !== undefined || ctx.typeCheck === true) && !moduleOptions.module.startsWith('builtin:')) {
       const file = await moduleFile(moduleOptions.module, ctx.configDir).catch(() => undefined);
       // The checker is code too: imported only from where the policy lets modules come from.
       const mayImport = async (ts: string) =>
         ctx.policy?.refuse({ type: 'module', where: `${service.source}: plugin.module`, specifier: 'typescript', file: ts }) === undefined;
-      const errors = file && isTypeScript(file) ? await typeErrors(file, mayImport) : undefined;
+      const typescript = file !== undefined && isTypeScript(file);
+      const errors = typescript ? await typeErrors(file, mayImport) : undefined;
       if (errors && errors.length > 0) return errors.map((error) => `${service.source}: plugin.module: ${error}`);
+      // A check asked for and not made is not a pass (run --watch goes on without one).
+      if (typescript && errors === undefined && ctx.typeCheck === true) {
+        return [
+          `${service.source}: plugin.module: not type checked: no typescript found from ${file} (npm install --save-dev typescript in its project), or TOOLWIRE_MODULE_ROOTS does not hold it`,
+        ];
+      }
     }
     let loaded: Loaded;
     try {

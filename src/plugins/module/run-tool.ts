@@ -2,24 +2,40 @@ import pino from 'pino';
 import { observationText } from '../../envelope/response.js';
 import { isAsyncIterable } from '../plugin.js';
 import type { ModuleToolContext } from './tool-context.js';
-import { parseArguments, type ArgumentsSchema, type TypedTool } from './typed-tool.js';
+import { parameterSchema, type Parameter } from '../../arguments/parameter.js';
+import { prepareArguments } from '../../arguments/prepare-arguments.js';
+import { parseArguments, typedToolArguments, type ArgumentsSchema, type TypedTool } from './typed-tool.js';
 
 export interface RunToolOptions {
   readonly config?: Readonly<Record<string, unknown>>;
   readonly signal?: AbortSignal;
 }
 
+/** A tool's argument declarations as `toolwire module import` writes them, parsed once per tool. */
+const declared = new WeakMap<TypedTool, readonly Parameter[]>();
+
+function parametersOf(tool: TypedTool): readonly Parameter[] {
+  let parameters = declared.get(tool);
+  if (!parameters) {
+    parameters = typedToolArguments(tool).map((argument) => parameterSchema.parse(argument));
+    declared.set(tool, parameters);
+  }
+  return parameters;
+}
+
 /**
- * A typed tool called as the worker calls it, for a tool's own tests: the arguments
- * checked against its schema (an InvalidArgumentsError when they fail it, as the agent
- * would read it), then `run`, its answer as the observation text the agent gets.
+ * A typed tool called as the worker calls it, for a tool's own tests: the arguments prepared
+ * as for the descriptors `toolwire module import` writes (a required one missing, the
+ * coercions of docs/descriptors.md), then checked against its schema (an
+ * InvalidArgumentsError when either fails, in the words the agent reads), then `run`, its
+ * answer as the observation text the agent gets.
  */
 export async function runTool<S extends ArgumentsSchema>(
   tool: TypedTool<S>,
   args: Readonly<Record<string, unknown>>,
   options: RunToolOptions = {},
 ): Promise<string> {
-  const parsed = parseArguments(tool, args);
+  const parsed = parseArguments(tool, prepareArguments(parametersOf(tool), {}, args));
   const ctx: ModuleToolContext = {
     tool: tool.name,
     service: 'test',

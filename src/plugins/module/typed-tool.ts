@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { InvalidArgumentsError } from '../../errors.js';
 import { objectSchemaArguments } from '../../arguments/object-schema-arguments.js';
+import { isPlainObject } from '../../plain-object.js';
 import type { ModuleToolContext, ModuleToolResult } from './tool-context.js';
 
 /** An object schema: the arguments a typed tool takes. */
@@ -15,7 +16,7 @@ export interface TypedToolDefinition<S extends ArgumentsSchema> {
   /** Its arguments: `z.object({...})`, with `.describe()`, `.default()`, enums, nested objects. */
   readonly arguments: S;
   /** Runs with the arguments validated against the schema (defaults applied) and typed. */
-  run(args: z.output<S>, ctx: ModuleToolContext): ModuleToolResult | Promise<ModuleToolResult> | AsyncIterable<unknown>;
+  run(args: z.output<S>, ctx: ModuleToolContext): ModuleToolResult;
 }
 
 // A registered symbol, so a tool made by another copy of toolwire (the user's project's own) is one too.
@@ -59,9 +60,20 @@ export function argumentsJsonSchema(tool: TypedTool): Record<string, unknown> {
   return schema;
 }
 
-/** The tool's argument declarations, mapped as `mcp import` and `openapi import` map theirs. */
+/**
+ * The tool's argument declarations, mapped as `mcp import` and `openapi import` map theirs,
+ * each carrying its property's JSON Schema as zod gives it (`input_schema`): that is what the
+ * model sees (integers, bounds, formats, defaults), and it marks the schema as the judge of
+ * the values (coerceParameter), so a call that fails it hears the author's words. Bounds live
+ * there only, not as Dify's `min`/`max`, which toolwire would check in its own words.
+ */
 export function typedToolArguments(tool: TypedTool): Record<string, unknown>[] {
-  return objectSchemaArguments(argumentsJsonSchema(tool));
+  const schema = argumentsJsonSchema(tool);
+  const properties = isPlainObject(schema['properties']) ? schema['properties'] : {};
+  return objectSchemaArguments(schema).map(({ min: _min, max: _max, ...argument }) => ({
+    ...argument,
+    input_schema: properties[String(argument['name'])],
+  }));
 }
 
 /**

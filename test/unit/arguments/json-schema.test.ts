@@ -93,6 +93,11 @@ describe('toolInputSchema', () => {
     expect(s.properties['b']).toEqual({ type: 'object', properties: { x: { type: 'string' } }, description: 'added' });
   });
 
+  it('adds no empty description to an input_schema that has none', () => {
+    const own = { type: 'integer', minimum: 0, default: 2 };
+    expect(toolInputSchema([param({ name: 'n', type: 'number', input_schema: own })]).properties['n']).toEqual(own);
+  });
+
   it('does not change the declaration it copies input_schema from', () => {
     const p = param({ name: 'b', type: 'object', input_schema: { type: 'object' }, llm_description: 'added' });
     toolInputSchema([p]);

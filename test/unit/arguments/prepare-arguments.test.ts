@@ -40,8 +40,19 @@ describe('prepareArguments', () => {
     expect(prepareArguments(params, { region: 'eu' }, { query: 'q', limit: null })['limit']).toBe(5);
   });
 
-  it("reports a missing required parameter with Dify's text", () => {
-    expect(() => prepareArguments(params, { region: 'eu' }, {})).toThrow(new InvalidArgumentsError('tool parameter query not found in tool config'));
+  it('names a required argument the call left out as missing from the call', () => {
+    expect(() => prepareArguments(params, { region: 'eu' }, {})).toThrow(new InvalidArgumentsError('argument query is missing from the call'));
+  });
+
+  it('names every required argument the call left out, in one message', () => {
+    const p = [param({ name: 'city', required: true }), param({ name: 'days', type: 'number', required: true }), param({ name: 'units', default: 'c' })];
+    expect(() => prepareArguments(p, {}, { days: null })).toThrow(new InvalidArgumentsError('arguments city, days are missing from the call'));
+  });
+
+  it("names a hidden parameter without a value as missing from the tool's runtime-parameters, not from the call", () => {
+    expect(() => prepareArguments(params, {}, {})).toThrow(
+      new InvalidArgumentsError("argument query is missing from the call; argument region is missing from the tool's runtime-parameters"),
+    );
   });
 
   it('leaves out an optional parameter that has no value and no default', () => {
@@ -74,7 +85,7 @@ describe('prepareArguments', () => {
     const given = prepareArguments(p, JSON.parse('{"__proto__":"[1]"}') as Record<string, unknown>, { toString: 'a' });
     expect(Object.getPrototypeOf(given)).toBe(Object.prototype);
     expect(Object.getOwnPropertyDescriptor(given, '__proto__')?.value).toEqual([1]);
-    expect(given['toString']).toBe('a');
+    expect(Object.getOwnPropertyDescriptor(given, 'toString')?.value).toBe('a');
   });
 
   // Found by coerce.property.test.ts: a null from the model erased the runtime value, though null counts as "no value" for defaults.

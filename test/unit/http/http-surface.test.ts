@@ -89,19 +89,20 @@ describe('HTTP surface', () => {
       headers: { 'content-type': 'application/json' },
       body: '{"arguments":{"text":"x"},"user":{}}',
     });
-    expect([user.status, await user.json()]).toEqual([400, { error: '"user": must be a string' }]);
+    expect([user.status, await user.json()]).toEqual([400, { error: '"user": must be a string', type: 'invalid-request' }]);
     const stream = await fetch(`${base}/v1/tools/echo/invoke`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: '{"arguments":{"text":"x"},"stream":"yes"}',
     });
-    expect([stream.status, await stream.json()]).toEqual([400, { error: '"stream": must be true or false' }]);
+    expect([stream.status, await stream.json()]).toEqual([400, { error: '"stream": must be true or false', type: 'invalid-request' }]);
     const missing = await fetch(`${base}/v1/tools/calculate/invoke`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: '{"arguments":{}}',
     });
-    expect([missing.status, await missing.json()]).toEqual([400, { error: 'tool parameter expression not found in tool config' }]);
+    // A refusal of the tool's check carries its wire type, as the worker's answer would.
+    expect([missing.status, await missing.json()]).toEqual([400, { error: 'argument expression is missing from the call', type: 'invalid-arguments' }]);
   });
 });
 

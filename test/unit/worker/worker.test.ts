@@ -120,7 +120,7 @@ describe('Worker', () => {
     const [r] = await f.responses.final(id);
     expect(r?.error).toEqual({ type: 'invalid-arguments', message: 'tool parameter times must be a number, got "lots"' });
     const missing = await f.request(REQ, {}, { mode: 'm1' });
-    expect((await f.responses.final(missing))[0]?.error?.message).toBe('tool parameter name not found in tool config');
+    expect((await f.responses.final(missing))[0]?.error?.message).toBe('argument name is missing from the call');
   });
 
   it('answers a request for a tool it does not have with unknown-tool', async () => {

@@ -75,6 +75,6 @@ export function calculate(expression: string): number {
 /** Argument `expression`; answers the number as text. */
 export default defineTool(({ arguments: args }) => {
   const expr = args['expression'];
-  if (typeof expr !== 'string' || expr.trim() === '') throw new InvalidArgumentsError('tool parameter expression not found in tool config');
+  if (typeof expr !== 'string' || expr.trim() === '') throw new InvalidArgumentsError('argument expression is missing from the call');
   return String(calculate(expr));
 });

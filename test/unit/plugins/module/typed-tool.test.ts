@@ -10,9 +10,14 @@ import { parseArguments, typedToolArguments } from '../../../../src/plugins/modu
 import type { Plugin, ToolCall } from '../../../../src/plugins/plugin.js';
 import { buildCatalog } from '../../../../src/assembly/build-catalog.js';
 import { ExecPolicy } from '../../../../src/policy/exec-policy.js';
-import { asServed, captureLogger, entry, pluginContext, service } from '../../../support/harness.js';
+import { asServed, captureLogger, entry, pluginContext, pluginMaker, service } from '../../../support/harness.js';
 import { defaultRegistry } from '../../../../src/plugins/default-registry.js';
 import type { Catalog } from '../../../../src/catalog/catalog.js';
+import { toolInputSchema } from '../../../../src/arguments/json-schema.js';
+import { typedToolDescriptors } from '../../../../src/plugins/module/module-descriptors.js';
+import { runTool } from '../../../../src/plugins/module/run-tool.js';
+import { startFixture, type Fixture } from '../../../support/worker-fixture.js';
+import { convert } from '../../../fixtures/typed/distance.js';
 
 const FIXTURES = resolve('test/fixtures/typed');
 
@@ -29,11 +34,11 @@ const echo = defineTool({
 });
 
 describe('defineTool with a schema', () => {
-  it('derives argument descriptors: types, required, enums, defaults, descriptions, nested schemas', () => {
+  it("derives argument descriptors: types, required, enums, defaults, descriptions, each with zod's JSON Schema", () => {
     expect(typedToolArguments(echo)).toEqual([
-      { name: 'text', required: true, type: 'string', description: 'What to say' },
-      { name: 'times', required: false, type: 'number', default: 1, min: 1, max: 3 },
-      { name: 'tone', required: false, type: 'select', options: ['plain', 'loud'] },
+      { name: 'text', required: true, type: 'string', description: 'What to say', input_schema: { type: 'string', description: 'What to say' } },
+      { name: 'times', required: false, type: 'number', default: 1, input_schema: { type: 'integer', minimum: 1, maximum: 3, default: 1 } },
+      { name: 'tone', required: false, type: 'select', options: ['plain', 'loud'], input_schema: { type: 'string', enum: ['plain', 'loud'] } },
       { name: 'tags', required: false, type: 'array', input_schema: { type: 'array', items: { type: 'string' } } },
     ]);
   });
@@ -123,6 +128,65 @@ describe('a TypeScript module of typed tools', () => {
     }).catch((e: unknown) => e)) as ConfigError;
     expect(err).toBeInstanceOf(ConfigError);
     expect(err.problems.join('\n')).toMatch(/does not import "\.\/weather\.ts".*TOOLWIRE_MODULE_ROOTS/);
+  });
+});
+
+describe("a typed tool's argument errors, as an agent reads them", () => {
+  // The descriptors `toolwire module import` writes, served by a worker as any agent reaches it.
+  const entries = [
+    entry(
+      'tool-service',
+      'dist',
+      service('dist', { 'config-params': [{ name: 'tool', required: true }], plugin: { kind: 'module', module: join(FIXTURES, 'distance.ts') } }),
+    ),
+    ...typedToolDescriptors([convert], { service: 'dist', prefix: '' }).map((d) => entry('tool', String(d['name']), d)),
+  ];
+  let fx: Fixture | undefined;
+  let catalog: Catalog;
+  beforeAll(async () => {
+    catalog = await buildCatalog(entries, defaultRegistry(), pluginContext(captureLogger().log, FIXTURES), { policy: new ExecPolicy('directory') });
+    fx = await startFixture(catalog, {}, 'non-persistent://tg/response/dist', {}, { createPlugin: pluginMaker(defaultRegistry()) });
+  });
+  afterAll(() => fx?.close());
+
+  /** The worker's answer to a call of `convert`: its text, or `<type>: <message>`. */
+  async function ask(args: Record<string, unknown>): Promise<string> {
+    const id = await fx!.request('persistent://tg/flow/dist-request', args, { tool: 'convert' });
+    const answer = await fx!.responses.final(id);
+    const error = answer.find((r) => r.error)?.error;
+    return error ? `${error.type}: ${error.message}` : answer.map((r) => r.response).join('');
+  }
+
+  /** What the tool's own test reads through runTool, in the same shape. */
+  const tested = (args: Record<string, unknown>) =>
+    runTool(convert, args).catch((err: unknown) => (err instanceof InvalidArgumentsError ? `${err.code}: ${err.message}` : Promise.reject(err)));
+
+  it.each([
+    [{ km: -3 }, 'invalid-arguments: invalid arguments for convert: km: distances are never negative'],
+    [{ km: 5, unit: 'ft' }, 'invalid-arguments: invalid arguments for convert: unit: mi (miles) or nmi (nautical miles)'],
+    [{ km: 'far' }, 'invalid-arguments: invalid arguments for convert: km: Invalid input: expected number, received string'],
+    [{ km: 5, digits: 2.5 }, 'invalid-arguments: invalid arguments for convert: digits: Invalid input: expected int, received number'],
+  ])('answers %j in the words of the schema, as runTool says them', async (args, words) => {
+    expect(await ask(args)).toBe(words);
+    expect(await tested(args)).toBe(words);
+  });
+
+  it('names every missing argument as missing from the call, in the worker and in runTool', async () => {
+    expect(await ask({})).toBe('invalid-arguments: argument km is missing from the call');
+    expect(await tested({})).toBe('invalid-arguments: argument km is missing from the call');
+  });
+
+  it('coerces a number sent as text, in the worker and in runTool alike', async () => {
+    expect(await ask({ km: '5' })).toBe('3.11');
+    expect(await tested({ km: '5' })).toBe('3.11');
+  });
+
+  it("shows the model zod's own JSON Schema: integers, bounds, defaults, enums", () => {
+    const zods = z.toJSONSchema(convert.arguments, { io: 'input' }) as { properties: Record<string, Record<string, unknown>> };
+    const seen = toolInputSchema(catalog.tools.get('convert')!.parameters);
+    expect(seen.properties).toEqual(zods.properties);
+    expect(seen.properties['digits']).toEqual({ type: 'integer', minimum: 0, maximum: 6, default: 2, description: 'Decimal places' });
+    expect(seen.required).toEqual(['km']);
   });
 });
 
