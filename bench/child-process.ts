@@ -71,7 +71,9 @@ export class ManagedChild {
       this.process.once('exit', (code, signal) => resolve(code ?? (signal ? -1 : null)));
       this.process.once('error', () => resolve(-2));
     });
-    const read = Promise.all([this.process.stdout, this.process.stderr].map((stream) => stream && new Promise((resolve) => stream.once('close', resolve))));
+    const read = Promise.all(
+      [this.process.stdout, this.process.stderr].flatMap((stream) => (stream ? [new Promise((resolve) => stream.once('close', resolve))] : [])),
+    );
     this.ended = this.exited.then(async (code) => {
       await Promise.race([read, delay(OUTPUT_GRACE_MS, undefined, { ref: false })]);
       return code;

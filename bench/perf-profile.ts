@@ -156,7 +156,7 @@ export async function summarizeRecording(file: string, pid: number): Promise<Per
   });
   // It may fail (no perf) while the stacks are read: handled now, awaited after.
   exited.catch(() => undefined);
-  const summary = await summarizeStacks(perfStacks(createInterface({ input: script.stdout! })), pid);
+  const summary = await summarizeStacks(perfStacks(createInterface({ input: script.stdout })), pid);
   const code = await exited;
   if (code !== 0) throw new Error(`perf script exited with code ${String(code)}`);
   return summary;

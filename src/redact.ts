@@ -60,7 +60,7 @@ export function redactFields(value: unknown, depth = 0): unknown {
   for (const [k, v] of Object.entries(value)) {
     const r = SENSITIVE_KEYS.has(k.toLowerCase()) ? CENSOR : redactFields(v, depth + 1);
     if (r !== v) {
-      out ??= isError ? { ...value, type: (value as Error).name, message: (value as Error).message, stack: (value as Error).stack } : { ...value };
+      out ??= isError ? { ...value, type: value.name, message: value.message, stack: value.stack } : { ...value };
       out[k] = r;
     }
   }

@@ -236,7 +236,7 @@ export async function brokerOutageDrill(ctx: DrillContext, o: BrokerOutageDrillO
 }
 
 function addTally(counts: Record<string, number>, prefix: string, t: CallTally): void {
-  for (const [k, v] of Object.entries(t)) counts[`${prefix}${k[0]!.toUpperCase()}${k.slice(1)}`] = v;
+  for (const k of Object.keys(t) as (keyof CallTally)[]) counts[`${prefix}${k[0]!.toUpperCase()}${k.slice(1)}`] = t[k];
 }
 
 /** The config version a worker serves, from its /readyz. */

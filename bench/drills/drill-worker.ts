@@ -106,7 +106,7 @@ export function parseStopStats(output: string): WorkerStopStats | undefined {
     if (!line.includes('"msg":"stopped"')) continue;
     try {
       const o = JSON.parse(line) as Record<string, unknown>;
-      const n = (k: string) => (typeof o[k] === 'number' ? (o[k] as number) : 0);
+      const n = (k: string) => (typeof o[k] === 'number' ? o[k] : 0);
       return { received: n('received'), answered: n('answered'), failed: n('failed'), nacked: n('nacked'), deadLettered: n('deadLettered') };
     } catch {
       return undefined;

@@ -65,12 +65,12 @@ interface Parts {
   readonly createPlugin: (service: ToolService) => Promise<Plugin | undefined>;
 }
 
-/** What the parts read of the running worker, once there is one. */
+/** What the parts read of the running worker, once there is one; functions, handed on as they are. */
 interface Live {
   /** The catalog being served: plugins call the fleet on it. */
-  served(): Catalog | undefined;
+  readonly served: () => Catalog | undefined;
   /** The plugin serving a service now, which a check of an unchanged service may ask. */
-  running(serviceId: string): Plugin | undefined;
+  readonly running: (serviceId: string) => Plugin | undefined;
 }
 
 /**

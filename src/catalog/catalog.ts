@@ -23,7 +23,7 @@ export class Catalog {
       const service = this.services.get(t.service);
       if (!service) continue;
       let m = this.byServiceConfig.get(t.service);
-      if (!m) this.byServiceConfig.set(t.service, (m = new Map()));
+      if (!m) this.byServiceConfig.set(t.service, (m = new Map<string, Tool>()));
       m.set(configKey(service, t.config), t);
       const list = this.byService.get(t.service) ?? [];
       list.push(t);

@@ -30,7 +30,7 @@ export interface ParsedArgs<T extends Flags> {
 export function parse<T extends Flags>(argv: readonly string[], options: T, allowPositionals = true): ParsedArgs<T> {
   try {
     const parsed = parseArgs({ args: [...argv], options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals, strict: true });
-    return { values: parsed.values as ParsedArgs<T>['values'], positionals: parsed.positionals };
+    return { values: parsed.values, positionals: parsed.positionals };
   } catch (err) {
     throw new CommandLineError((err as Error).message, { cause: err });
   }

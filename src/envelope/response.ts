@@ -1,5 +1,6 @@
 import { stringify as losslessStringify } from 'lossless-json';
-import { ErrorCode, ToolwireError, type ErrorCode as ErrorCodeT } from '../errors.js';
+import { ErrorCode, ToolwireError } from '../errors.js';
+import { jsonText } from '../plain-object.js';
 
 /** The error object of a response. `type` is one of ErrorCode's values. */
 export interface WireError {
@@ -60,8 +61,11 @@ export function boundedText(text: string, max = MAX_ERROR_TEXT): string {
   return `${text.slice(0, end)}... (${text.length - end} more characters)`;
 }
 
-/** An error response; always final. Never `"error": {}` (TrustGraph reads it as an error with no text). */
-export function encodeError(type: ErrorCodeT | string, message: string): Buffer {
+/**
+ * An error response; always final. Never `"error": {}` (TrustGraph reads it as an error with no
+ * text). `type` is an ErrorCode, or the type a tool service answered with.
+ */
+export function encodeError(type: string, message: string): Buffer {
   const text = message === '' ? type : boundedText(message);
   return Buffer.from(`{"error":{"type":${JSON.stringify(type)},"message":${JSON.stringify(text)}},"response":"","end_of_stream":true}`, 'utf8');
 }
@@ -78,7 +82,7 @@ export function wireError(err: unknown): WireError {
 export function decodeResponse(data: Buffer): ToolResponse {
   const body = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
   const e = body['error'] as Record<string, unknown> | null | undefined;
-  const error: WireError | null = e && typeof e === 'object' ? { type: String(e['type'] ?? ''), message: String(e['message'] ?? '') } : null;
+  const error: WireError | null = e && typeof e === 'object' ? { type: jsonText(e['type']), message: jsonText(e['message']) } : null;
   const r = body['response'];
   return {
     error,

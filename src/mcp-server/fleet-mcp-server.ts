@@ -44,7 +44,7 @@ export function fleetMcpServer(deps: FleetDeps, inFlight: InFlight): { server: S
     tools: [...deps.catalog().tools.values()].map((tool) => ({
       name: tool.name,
       description: tool.description,
-      inputSchema: toolInputSchema(tool.parameters) as { type: 'object' },
+      inputSchema: toolInputSchema(tool.parameters),
     })),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
@@ -67,7 +67,7 @@ export function fleetMcpServer(deps: FleetDeps, inFlight: InFlight): { server: S
     const parts: string[] = [];
     // An MCP client's trace context, sent in `_meta` (W3C keys), becomes the parent of the
     // worker's span: the request published below carries it.
-    const meta = req.params._meta as Record<string, unknown> | undefined;
+    const meta = req.params._meta;
     const parent = tracingEnabled() && typeof meta?.['traceparent'] === 'string' ? propagation.extract(ROOT_CONTEXT, meta) : undefined;
     const run = async (): Promise<CallToolResult> => {
       try {

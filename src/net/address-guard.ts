@@ -78,7 +78,8 @@ export class AddressGuard {
     private readonly resolve: Resolver = systemResolver,
   ) {
     this.allowAllPrivate = policy.allowPrivate === true;
-    this.allowedRanges = Array.isArray(policy.allowPrivate) ? policy.allowPrivate.map((cidr) => ipaddr.parseCIDR(cidr)) : [];
+    // typeof, not Array.isArray, which reads a readonly string[] as any[].
+    this.allowedRanges = typeof policy.allowPrivate === 'object' ? policy.allowPrivate.map((cidr) => ipaddr.parseCIDR(cidr)) : [];
   }
 
   /** Why this host name is refused, or undefined. */

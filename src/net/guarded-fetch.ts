@@ -24,7 +24,7 @@ export function guardedFetch(guard: AddressGuard, options: { connectTimeoutMs: n
       guard.checkUrl(url);
       try {
         // undici's own fetch with its own Agent: Node's bundled fetch is another undici version.
-        return (await undiciFetch(url, { ...(init as object), dispatcher: agent })) as unknown as Response;
+        return await undiciFetch(url, { ...(init as object), dispatcher: agent });
       } catch (err) {
         if (err instanceof Error && err.cause instanceof AddressRefusedError) throw err.cause;
         throw err;

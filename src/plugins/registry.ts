@@ -33,7 +33,7 @@ export class PluginRegistry {
   /** A kind whose code is loaded when first needed. */
   registerKind<S, T>(kind: PluginKind<S, T>): this {
     if (this.entries.has(kind.kind)) throw new Error(`plugin kind ${kind.kind} is registered twice`);
-    this.entries.set(kind.kind, { schemas: kind as unknown as PluginKind });
+    this.entries.set(kind.kind, { schemas: kind });
     return this;
   }
 

@@ -118,7 +118,7 @@ export class OAuth2IssuerClient {
     const { Agent, fetch } = await import('undici');
     const agent = new Agent({ connect: { ca: [...rootCertificates, this.options.ca] } });
     this.#closeAgent = () => agent.close();
-    return async (url, init) => (await fetch(url, { ...init, dispatcher: agent })) as unknown as Response;
+    return async (url, init) => await fetch(url, { ...init, dispatcher: agent });
   }
 
   async #discover(oauth: OAuthModule, issuer: URL, http: OAuth.HttpRequestOptions<'GET'>): Promise<OAuth.AuthorizationServer> {

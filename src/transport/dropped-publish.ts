@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { TransportError } from '../errors.js';
+import type { NativeMessageId } from './pulsar-native-client.js';
 
 /**
  * A broker drops a non-persistent publish that finds more than
@@ -18,8 +19,8 @@ import { TransportError } from '../errors.js';
 export const DROP_RETRY = { initialDelayMs: 5, maxDelayMs: 500 } as const;
 
 /** pulsar-client prints a message id as `(ledger,entry,partition,batch)`. */
-export function isDroppedNativeReceipt(id: unknown): boolean {
-  return typeof id === 'object' && id !== null && String(id).startsWith('(-1,-1,');
+export function isDroppedNativeReceipt(id: NativeMessageId): boolean {
+  return String(id).startsWith('(-1,-1,');
 }
 
 /**

@@ -55,7 +55,7 @@ export interface NativeMessage {
 }
 
 export interface NativeProducer {
-  send(message: { data: Buffer; properties?: Record<string, string> }): Promise<unknown>;
+  send(message: { data: Buffer; properties?: Record<string, string> }): Promise<NativeMessageId>;
   flush(): Promise<unknown>;
   close(): Promise<unknown>;
   isConnected(): boolean;

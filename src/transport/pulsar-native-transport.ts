@@ -2,7 +2,14 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import { ConfigError, ToolwireError, TransportError, errorMessage } from '../errors.js';
 import { abortable } from '../async/abortable.js';
-import { loadPulsarClient, type ModuleImporter, type NativeClient, type NativeClientConfig, type NativeProducer } from './pulsar-native-client.js';
+import {
+  loadPulsarClient,
+  type ModuleImporter,
+  type NativeClient,
+  type NativeClientConfig,
+  type NativeMessageId,
+  type NativeProducer,
+} from './pulsar-native-client.js';
 import { PulsarNativeSubscription } from './pulsar-native-consumer.js';
 import { BrokerTransport } from './broker-transport.js';
 import { Backoff } from '../async/backoff.js';
@@ -159,7 +166,7 @@ class NativeProducerHandle implements Producer {
     }
   }
 
-  private async sendOnce(message: OutgoingMessage, signal: AbortSignal | undefined): Promise<unknown> {
+  private async sendOnce(message: OutgoingMessage, signal: AbortSignal | undefined): Promise<NativeMessageId> {
     const sending = this.native.send({ data: toBuffer(message.data), ...(message.properties ? { properties: message.properties } : {}) });
     // libpulsar's batch timer gives the throughput under load; a send that finds nothing else
     // in flight leaves at the end of this turn instead of waiting the timer out

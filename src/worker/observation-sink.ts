@@ -131,7 +131,8 @@ function streamSink(producer: Producer, properties: Readonly<Record<string, stri
   let inFlight = 0;
   let waiting: string[] = [];
   let waitingBytes = 0;
-  let failure: unknown;
+  /** The first send that failed, boxed: a rejection's reason may be anything, undefined too. */
+  let failure: { readonly reason: unknown } | undefined;
   let drained: (() => void) | undefined;
   /** Set while the chunks of this turn wait for its end. */
   let turn: NodeJS.Immediate | undefined;
@@ -149,7 +150,7 @@ function streamSink(producer: Producer, properties: Readonly<Record<string, stri
     inFlight++;
     sink.started = true;
     producer.send({ data: encodeChunk(text, false), properties: numbered() }).then(settle, (err: unknown) => {
-      failure ??= err;
+      failure ??= { reason: err };
       settle();
     });
   };
@@ -168,7 +169,7 @@ function streamSink(producer: Producer, properties: Readonly<Record<string, stri
   const sink = {
     started: false,
     write(text: string) {
-      if (failure !== undefined) throw failure;
+      if (failure !== undefined) throw failure.reason;
       if (text === '') return;
       const bytes = count(text);
       waiting.push(text);
@@ -185,7 +186,7 @@ function streamSink(producer: Producer, properties: Readonly<Record<string, stri
       else if (failure === undefined && waiting.length > 0) release();
       while (inFlight > 0) await new Promise<void>((resolve) => (drained = resolve));
       drained = undefined;
-      if (failure !== undefined) throw failure;
+      if (failure !== undefined) throw failure.reason;
       if (tail) sink.started = true;
       await producer.send({ data: encodeChunk(tail, true), properties: numbered() });
     },
@@ -193,7 +194,7 @@ function streamSink(producer: Producer, properties: Readonly<Record<string, stri
       clearImmediate(turn);
       turn = undefined;
       take();
-      failure ??= new Error('answer aborted');
+      failure ??= { reason: new Error('answer aborted') };
     },
   };
   return sink;

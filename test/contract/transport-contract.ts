@@ -10,7 +10,7 @@ export interface ContractOptions {
   /** Generous upper bound for a message to arrive. */
   receiveTimeoutMs: number;
   /** How many messages the broker has sent a subscription's consumers (its stats); unset where delivery is immediate. */
-  dispatched?(topic: string, subscription: string): Promise<number>;
+  dispatched?: (topic: string, subscription: string) => Promise<number>;
 }
 
 /** Take the next message, failing the test after `ms` rather than hanging. */

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { daemonErrorEnvelope, daemonErrorText, envelope, goJson, goStruct, pluginErrorText, type WireMessage } from './dify-wire.js';
 import { StdioPluginRuntime, type InnerApi, type SessionEvent } from './stdio-plugin-runtime.js';
+import { jsonText } from '../../src/plain-object.js';
 
 /** One request as the fake received it. */
 export interface RecordedRequest {
@@ -325,7 +326,7 @@ async function streamStrategy(runtime: StdioPluginRuntime, body: Record<string, 
         files.delete(id);
         continue;
       }
-      const piece = Buffer.from(String(msg.message['blob'] ?? ''), 'base64');
+      const piece = Buffer.from(jsonText(msg.message['blob']), 'base64');
       const parts = files.get(id) ?? [];
       const size = parts.reduce((n, b) => n + b.length, 0);
       const problem = size > 15 * 1024 * 1024 ? 'file is too large' : piece.length > 8192 ? 'single file chunk is too large' : undefined;

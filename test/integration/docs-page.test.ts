@@ -28,7 +28,7 @@ async function run(env: Record<string, string> = {}): Promise<string> {
   });
   children.push(child);
   let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
   let http: string | undefined;
   await waitUntil(
     () => {

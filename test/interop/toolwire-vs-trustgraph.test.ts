@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { App } from '../../src/assembly/app.js';
 import { ToolClient, ToolResponseError } from '../../src/client/tool-client.js';
 import { ToolFailedError } from '../../src/errors.js';
+import { jsonText } from '../../src/plain-object.js';
 import type { ToolCall } from '../../src/plugins/plugin.js';
 import type { Transport } from '../../src/transport/transport.js';
 import { runCli } from '../support/cli.js';
@@ -39,7 +40,7 @@ function record(call: ToolCall): void {
   seen.push({ service: call.service.id, requestId: call.requestId, config: { ...call.config }, arguments: { ...call.arguments }, user: call.user });
 }
 function jokeText(call: ToolCall): string {
-  return `${String(call.config['style'] ?? 'plain')} joke about ${String(call.arguments['topic'] ?? 'nothing')}`;
+  return `${jsonText(call.config['style'], 'plain')} joke about ${jsonText(call.arguments['topic'], 'nothing')}`;
 }
 
 const STORY = ['Once', ' upon a time', ', in a café ☕,', ' a broker', ' restarted.'];
@@ -48,7 +49,7 @@ const behaviours = {
   /** Answers like tg_service.py; `fail` is thrown as a tool failure with exactly that text. */
   joke: async function* (call: ToolCall) {
     record(call);
-    if (call.arguments['fail']) throw new ToolFailedError(String(call.arguments['fail']));
+    if (call.arguments['fail']) throw new ToolFailedError(jsonText(call.arguments['fail']));
     yield jokeText(call);
   },
   /** Five chunks, whatever is asked. */

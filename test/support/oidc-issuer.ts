@@ -38,7 +38,7 @@ export interface OidcIssuer {
   /** Add a client, or give an existing one a new secret (the old one stops working). */
   registerClient(id: string, secret: string): void;
   /** Access tokens issued so far. */
-  tokensIssued(): number;
+  readonly tokensIssued: () => number;
   /** While set, the token endpoint answers this HTTP status (a 503 is an issuer outage); undefined lifts it. */
   failTokenRequests(status: number | undefined): void;
   close(): Promise<void>;

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { jsonText } from '../../src/plain-object.js';
 
 /** A tool call the model asks for. */
 export interface ScriptedCall {
@@ -43,7 +44,7 @@ type Message = { role: string; content: unknown; tool_calls?: unknown[]; tool_ca
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) return content.map((p: { text?: unknown }) => (typeof p.text === 'string' ? p.text : '')).join('');
-  return String(content ?? '');
+  return jsonText(content);
 }
 
 function sse(res: ServerResponse, data: unknown): void {

@@ -1,5 +1,5 @@
 import { dirname, join } from 'node:path';
-import { isPlainObject } from '../../plain-object.js';
+import { isPlainObject, jsonText } from '../../plain-object.js';
 import { strategyDescriptor } from '../../plugins/dify-agent/strategy-declaration.js';
 import { UsageError } from '../args.js';
 import { readYamlMapping } from '../read-yaml.js';
@@ -33,11 +33,11 @@ export async function importStrategy(
     const found: { name: string; path: string; provider: string }[] = [];
     for (const providerPath of doc['plugins']['agent_strategies'].map(String)) {
       const provider = await readYamlMapping(join(manifestDir, providerPath));
-      const pname = String((provider['identity'] as Record<string, unknown> | undefined)?.['name'] ?? '');
+      const pname = jsonText((provider['identity'] as Record<string, unknown> | undefined)?.['name']);
       for (const strategyPath of Array.isArray(provider['strategies']) ? provider['strategies'].map(String) : []) {
         const sdoc = await readYamlMapping(join(manifestDir, strategyPath));
         found.push({
-          name: String((sdoc['identity'] as Record<string, unknown> | undefined)?.['name'] ?? strategyPath),
+          name: jsonText((sdoc['identity'] as Record<string, unknown> | undefined)?.['name'], strategyPath),
           path: join(manifestDir, strategyPath),
           provider: pname,
         });

@@ -88,7 +88,7 @@ const openApiImportCommand: Command = defineCommand({
           auth = r.auth;
           break;
         }
-        if (values.security) throw new UsageError(r.why!);
+        if (values.security) throw new UsageError(r.why);
         io.stderr.write(`warning: ${r.why}\n`);
       }
     }

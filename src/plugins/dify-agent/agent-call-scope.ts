@@ -10,6 +10,7 @@ import type { AgentModel } from './agent-model.js';
 import { FLEET_PROVIDER } from './tool-entities.js';
 import { withClampedParams } from './completion-params.js';
 import { MAX_HOPS } from '../../envelope/hops.js';
+import { jsonText } from '../../plain-object.js';
 
 type Json = Record<string, unknown>;
 
@@ -82,7 +83,7 @@ export class CallScope implements AgentCallScope {
   }
 
   async *tool(body: Json, signal: AbortSignal): AsyncGenerator<Json> {
-    const name = String(body['tool'] ?? '');
+    const name = jsonText(body['tool']);
     const target = this.options.tools.has(name) && body['provider'] === FLEET_PROVIDER ? this.options.fleet.tool(name) : undefined;
     if (!target) throw new Error(`there is not a tool named ${name} for this agent`);
     const refused = this.refusal(target.service);

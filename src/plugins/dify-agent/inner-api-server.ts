@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { ConfigError } from '../../errors.js';
 import { innerFrame } from './length-prefixed.js';
+import { jsonText } from '../../plain-object.js';
 
 type Json = Record<string, unknown>;
 
@@ -141,7 +142,7 @@ export class InnerApiServer {
         return json(res, 200, { data: null, error });
       }
       if (route !== 'invoke/llm' && route !== 'invoke/tool') return json(res, 404, { message: 'not found' });
-      const scope = this.calls.get(String(body['user_id'] ?? ''));
+      const scope = this.calls.get(jsonText(body['user_id']));
       if (!scope) return stream(res, (async function* () {})(), 'no running agent call has this user_id (it ended, or was cancelled)');
       await stream(res, route === 'invoke/llm' ? scope.llm(body, ac.signal) : scope.tool(body, ac.signal));
       // The time a round spent here, the model's or the tool's own time included.

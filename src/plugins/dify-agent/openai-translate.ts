@@ -5,6 +5,7 @@
  */
 
 import { llmUsage, resultChunk, type ChunkExtras, type TokenUsage } from './llm-result.js';
+import { jsonText } from '../../plain-object.js';
 
 type Json = Record<string, unknown>;
 
@@ -13,7 +14,7 @@ const PASSED = ['temperature', 'top_p', 'max_tokens', 'presence_penalty', 'frequ
 
 function text(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((part: Json) => (part['type'] === 'text' ? String(part['data'] ?? '') : '')).join('');
+  if (Array.isArray(content)) return content.map((part: Json) => (part['type'] === 'text' ? jsonText(part['data']) : '')).join('');
   return '';
 }
 
@@ -24,10 +25,10 @@ function userContent(content: unknown): unknown {
       const url =
         typeof part['url'] === 'string' && part['url'] !== ''
           ? part['url']
-          : `data:${String(part['mime_type'] ?? 'image/png')};base64,${String(part['base64_data'] ?? '')}`;
+          : `data:${jsonText(part['mime_type'], 'image/png')};base64,${jsonText(part['base64_data'])}`;
       return { type: 'image_url', image_url: { url, ...(part['detail'] ? { detail: part['detail'] } : {}) } };
     }
-    return { type: 'text', text: String(part['data'] ?? '') };
+    return { type: 'text', text: jsonText(part['data']) };
   });
 }
 

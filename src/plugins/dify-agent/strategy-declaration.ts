@@ -51,7 +51,7 @@ export function strategyDescriptor(input: StrategyDescriptorInput): { descriptor
   const descriptor = {
     type: 'tool-service',
     name: input.name ?? strategy,
-    description: input.description ?? i18n((doc['description'] as unknown) ?? '', lang) ?? '',
+    description: input.description ?? i18n(doc['description'] ?? '', lang) ?? '',
     service: input.service,
     arguments: args,
     'plugin-options': {

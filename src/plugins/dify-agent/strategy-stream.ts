@@ -2,6 +2,7 @@ import type { Span } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { StreamItem } from '../dify-common/observe-stream.js';
 import { stringifyPluginJson } from '../dify-common/plugin-json.js';
+import { jsonText } from '../../plain-object.js';
 
 type Json = Record<string, unknown>;
 
@@ -14,7 +15,7 @@ export interface StrategyStreamOptions {
 
 function logLine(message: Json): string {
   const data = message['data'] && typeof message['data'] === 'object' ? stringifyPluginJson(message['data']) : '';
-  return `[${String(message['label'] ?? '')}: ${String(message['status'] ?? '')}] ${data}\n`;
+  return `[${jsonText(message['label'])}: ${jsonText(message['status'])}] ${data}\n`;
 }
 
 /**
@@ -45,9 +46,9 @@ export async function* routeStrategyMessages(items: AsyncIterable<StreamItem>, o
         'agent strategy log',
       );
       opts.span.addEvent('agent.log', {
-        'agent.log.label': String(body['label'] ?? ''),
-        'agent.log.status': String(body['status'] ?? ''),
-        'agent.log.id': String(body['id'] ?? ''),
+        'agent.log.label': jsonText(body['label']),
+        'agent.log.status': jsonText(body['status']),
+        'agent.log.id': jsonText(body['id']),
       });
       if (opts.logToAnswer) yield { kind: 'message', value: { type: 'text', message: { text: logLine(body) }, meta: null } };
       continue;

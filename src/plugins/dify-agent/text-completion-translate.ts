@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { ToolFailedError } from '../../errors.js';
 import type { TokenUsage } from './llm-result.js';
+import { jsonText } from '../../plain-object.js';
 
 type Json = Record<string, unknown>;
 
@@ -31,11 +32,11 @@ function textOf(content: unknown): string {
     return content
       .map((part: Json) => {
         if (part['type'] !== 'text') throw new ToolFailedError(`${TEXT_ONLY}; this prompt holds a ${String(part['type'])} part`);
-        return String(part['data'] ?? '');
+        return jsonText(part['data']);
       })
       .join('');
   }
-  return String(content);
+  return jsonText(content);
 }
 
 const LABEL: Readonly<Record<string, string>> = { user: 'User', assistant: 'Assistant' };
@@ -54,7 +55,7 @@ export function completionRequest(body: Json): { request: TextCompletionRequest;
   const system: string[] = [];
   const turns: { role: string; text: string }[] = [];
   for (const m of (body['prompt_messages'] as Json[] | null | undefined) ?? []) {
-    const role = String(m['role'] ?? 'user');
+    const role = jsonText(m['role'], 'user');
     if (role === 'system') {
       system.push(textOf(m['content']));
       continue;

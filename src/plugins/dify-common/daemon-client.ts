@@ -109,7 +109,9 @@ export class DifyDaemonClient {
       }
       if (!response.body) return;
 
-      const reader = response.body.getReader();
+      // A fetch body's chunks are bytes; Node's types leave them `any`.
+      const body: ReadableStream<Uint8Array> = response.body;
+      const reader = body.getReader();
       const decoder = new TextDecoder('utf-8');
       const parser = new SseParser();
       for (;;) {

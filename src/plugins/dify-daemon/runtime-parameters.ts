@@ -28,7 +28,7 @@ export async function runtimeParameters(
     signal,
   )) {
     if (item.kind === 'error') throw new Error(agentError(item.error, { toolName: target.tool, secrets: [key, ...Object.values(creds)] }).message);
-    if (isPlainObject(item.value) && Array.isArray(item.value['parameters'])) return item.value['parameters'];
+    if (isPlainObject(item.value) && Array.isArray(item.value['parameters'])) return item.value['parameters'] as unknown[];
   }
   throw new Error('the daemon answered without a parameters list');
 }

@@ -5,7 +5,7 @@ import type { StreamItem } from '../dify-common/observe-stream.js';
 import { redact, truncate } from '../../redact.js';
 import type { SlimMode } from './settings.js';
 import type { SlimOutput } from './slim-process.js';
-import { isPlainObject } from '../../plain-object.js';
+import { isPlainObject, jsonText } from '../../plain-object.js';
 
 /** Slim's exit codes. */
 export const SlimExit = { Ok: 0, Plugin: 1, Input: 2, Network: 3, Daemon: 4 } as const;
@@ -23,7 +23,7 @@ function stderrError(stderr: string): { code: string; message: string } {
   for (const line of lines) {
     try {
       const v: unknown = JSON.parse(line);
-      if (isPlainObject(v) && typeof v['message'] === 'string') return { code: String(v['code'] ?? ''), message: v['message'] };
+      if (isPlainObject(v) && typeof v['message'] === 'string') return { code: jsonText(v['code']), message: v['message'] };
     } catch {
       // not the JSON line
     }
@@ -78,8 +78,8 @@ export async function* slimItems(outputs: AsyncIterable<SlimOutput>, mode: SlimM
           break;
         case 'error': {
           const d = isPlainObject(data) ? data : {};
-          const code = String(d['code'] ?? '');
-          yield { kind: 'error', error: slimError(code, agentSized(String(d['message'] ?? 'plugin error'), code, log, secrets)) };
+          const code = jsonText(d['code']);
+          yield { kind: 'error', error: slimError(code, agentSized(jsonText(d['message'], 'plugin error'), code, log, secrets)) };
           return;
         }
         case 'done':

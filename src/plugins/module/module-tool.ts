@@ -8,7 +8,7 @@ export type { ModuleToolContext, ModuleToolResult } from './tool-context.js';
  * An in-process tool: a function that returns (or resolves to) its answer, or an async
  * generator that yields chunks. Throw a ToolFailedError for a failure the agent should read.
  */
-export type ModuleTool = (ctx: ModuleToolContext) => ModuleToolResult | Promise<ModuleToolResult> | AsyncIterable<unknown>;
+export type ModuleTool = (ctx: ModuleToolContext) => ModuleToolResult;
 
 /**
  * A typed tool (`{ name, description, arguments: z.object({...}), run }`): its descriptors

@@ -14,5 +14,8 @@ export interface ModuleToolContext {
   readonly log: Logger;
 }
 
-/** A value (a string, or anything JSON: sent as its JSON text), or chunks of an answer. */
+/**
+ * A value (a string, or anything JSON: sent as its JSON text), a promise of one, or chunks of
+ * an answer (an AsyncIterable). `unknown`, which all of those are.
+ */
 export type ModuleToolResult = unknown;

@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path';
 import { realpath } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { isPlainObject } from '../../plain-object.js';
 
 type TypeScript = typeof import('typescript');
 
@@ -34,7 +35,8 @@ export async function typeErrors(file: string, mayImport: (file: string) => Prom
     return undefined;
   }
   const configFile = ts.findConfigFile(dirname(file), (fileName) => ts.sys.fileExists(fileName));
-  const json = configFile ? ts.readConfigFile(configFile, (fileName) => ts.sys.readFile(fileName)).config : {};
+  const config: unknown = configFile ? ts.readConfigFile(configFile, (fileName) => ts.sys.readFile(fileName)).config : {};
+  const json = isPlainObject(config) ? config : {};
   const parsed = ts.parseJsonConfigFileContent(
     { ...json, compilerOptions: { ...PROJECT_COMPILER_OPTIONS, ...(json as { compilerOptions?: object }).compilerOptions, noEmit: true } },
     ts.sys,

@@ -13,7 +13,9 @@ export interface HttpRequest {
 
 /** A value on the wire: text as is, anything structured as JSON. */
 function wireText(value: unknown): string {
-  return typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' || value === undefined) return String(value);
+  return JSON.stringify(value);
 }
 
 /** A value for the URL or a header: a lone surrogate has no UTF-8 (encodeURIComponent throws, URLSearchParams writes U+FFFD). */

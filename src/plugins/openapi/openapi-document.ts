@@ -42,10 +42,7 @@ export async function loadApi(source: string, signal?: AbortSignal): Promise<Loa
   let doc: Record<string, unknown>;
   try {
     input = isUrl(source) ? await fetchDocument(source, signal) : resolvePath(source);
-    doc = (await dereference(structuredClone(input) as never, { dereference: { circular: 'ignore' }, timeoutMs: 30_000 })) as unknown as Record<
-      string,
-      unknown
-    >;
+    doc = await dereference(structuredClone(input) as never, { dereference: { circular: 'ignore' }, timeoutMs: 30_000 });
   } catch (err) {
     throw new ConfigError([`${source}: not a readable OpenAPI document: ${errorMessage(err)}`]);
   }

@@ -165,7 +165,7 @@ export class OpenApiPlugin implements Plugin<OpenApiToolOptions> {
         res = await this.agent.request({
           origin: url.origin,
           path: `${url.pathname}${url.search}`,
-          method: method as Dispatcher.HttpMethod,
+          method,
           headers,
           body: body ?? null,
           signal,

@@ -1,4 +1,4 @@
-import { isPlainObject } from '../../plain-object.js';
+import { isPlainObject, jsonText } from '../../plain-object.js';
 
 type Json = Record<string, unknown>;
 
@@ -68,6 +68,10 @@ function obj(value: unknown): Json {
   return isPlainObject(value) ? value : {};
 }
 
+function list(value: unknown): readonly unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
 function securityNames(value: unknown): string[] | undefined {
   if (!Array.isArray(value)) return undefined;
   return [...new Set(value.flatMap((req) => Object.keys(obj(req))))];
@@ -98,7 +102,7 @@ function parameterOf(parameter: Json, swagger2: boolean): OperationParameter | u
 /** Parameters of the path item and the operation; the operation's win by (name, in). */
 function mergedParameters(item: Json, op: Json): Json[] {
   const byKey = new Map<string, Json>();
-  for (const p of [...(Array.isArray(item['parameters']) ? item['parameters'] : []), ...(Array.isArray(op['parameters']) ? op['parameters'] : [])]) {
+  for (const p of [...list(item['parameters']), ...list(op['parameters'])]) {
     if (isPlainObject(p)) byKey.set(`${String(p['in'])}:${String(p['name'])}`, p);
   }
   return [...byKey.values()];
@@ -151,7 +155,7 @@ function openApi3Servers(doc: Json): string[] {
     .map((server) => {
       let url = str(server['url']);
       if (!url) return undefined;
-      for (const [k, v] of Object.entries(obj(server['variables']))) url = url.replaceAll(`{${k}}`, String(obj(v)['default'] ?? ''));
+      for (const [k, v] of Object.entries(obj(server['variables']))) url = url.replaceAll(`{${k}}`, jsonText(obj(v)['default']));
       return url;
     })
     .filter((url): url is string => url !== undefined);

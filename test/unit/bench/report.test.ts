@@ -71,7 +71,7 @@ function reportOf(scenarios: readonly ScenarioResult[], ratios: ReturnType<typeo
       scenarios,
       ratios,
       checks: checkTargets(ratios, undefined),
-    } as unknown as BenchReport,
+    },
     undefined,
   );
 }
@@ -310,7 +310,7 @@ describe('planScenarios', () => {
   });
 
   it('measures the three-way single comparison first, then toolwire streamed, then the long RSS run', () => {
-    const ids = planScenarios({ ...options, broker: undefined, python: undefined } as BenchOptions).map((s) => s.id);
+    const ids = planScenarios({ ...options, broker: undefined, python: undefined }).map((s) => s.id);
     expect(ids).toEqual([
       'floor-single',
       'toolwire-single',
@@ -351,7 +351,7 @@ describe('planScenarios', () => {
       oneCallMs: 0,
       broker: undefined,
       python: undefined,
-    } as BenchOptions).map((s) => s.id);
+    }).map((s) => s.id);
     expect(ids).toEqual(['floor-single', 'toolwire-single', 'python-single', 'toolwire-single-r2', 'floor-single-r2', 'toolwire-single-r3', 'floor-single-r3']);
   });
 
@@ -365,7 +365,7 @@ describe('planScenarios', () => {
       oneCallMs: 0,
       broker: undefined,
       python: undefined,
-    } as BenchOptions).map((s) => s.id);
+    }).map((s) => s.id);
     expect(ids).toEqual([
       'floor-single',
       'toolwire-single',
@@ -400,7 +400,7 @@ describe('planScenarios', () => {
       oneCallMs: 0,
       broker: undefined,
       python: undefined,
-    } as BenchOptions);
+    });
     expect(s).toEqual([expect.objectContaining({ id: 'toolwire-single', requests: 10, durationMs: undefined })]);
   });
 });

@@ -8,7 +8,7 @@ import { ConfigServiceError } from '../../../src/errors.js';
 /** An HTTP server that answers each POST with what `answer` returns, and keeps what it was sent. */
 async function server(
   answer: (body: unknown, req: IncomingMessage) => { status?: number; body: unknown },
-): Promise<{ url: string; seen: { path: string; auth: string | undefined; body: unknown }[]; close(): Promise<void> }> {
+): Promise<{ url: string; seen: { path: string; auth: string | undefined; body: unknown }[]; close: () => Promise<void> }> {
   const seen: { path: string; auth: string | undefined; body: unknown }[] = [];
   const s: Server = createServer((req, res) => {
     let text = '';

@@ -78,7 +78,7 @@ describe('decodeRequest and hostile keys', () => {
       ),
     );
     expect(Object.keys(r.arguments)).toEqual(['q']);
-    const merged = Object.assign({}, r.arguments) as Record<string, unknown>;
+    const merged: Record<string, unknown> = Object.assign({}, r.arguments);
     expect(merged['base_url']).toBeUndefined();
     const outer = decodeRequest(b('{"config":{"__proto__":{"polluted":1},"style":"pun"}}'));
     expect(outer.config).toEqual({ style: 'pun' });
@@ -90,7 +90,7 @@ describe('decodeRequest and hostile keys', () => {
     const inner = '{"\\u005f_proto__":{"base_url":"https://evil.example"},"q":"x"}';
     const r = decodeRequest(b(`{"arguments":"${inner.replace(/"/g, '\\"')}"}`));
     expect(Object.keys(r.arguments)).toEqual(['q']);
-    expect((Object.assign({}, r.arguments) as Record<string, unknown>)['base_url']).toBeUndefined();
+    expect(Object.assign({}, r.arguments)['base_url']).toBeUndefined();
     const outer = decodeRequest(b('{"config":{"\\u005f\\u005fproto__":{"polluted":1},"style":"pun"}}'));
     expect(outer.config).toEqual({ style: 'pun' });
   });

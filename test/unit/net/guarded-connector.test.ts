@@ -8,7 +8,7 @@ function connect(connector: ReturnType<typeof guardedConnector>, hostname: strin
   return new Promise((resolve, reject) =>
     connector(
       { hostname, host: hostname, port: String(port), protocol: 'http:', servername: undefined, localAddress: null, httpSocket: undefined },
-      (err, socket) => (err ? reject(err) : resolve(socket as Socket)),
+      (err, socket) => (err ? reject(err) : resolve(socket)),
     ),
   );
 }

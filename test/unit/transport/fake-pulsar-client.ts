@@ -4,6 +4,7 @@ import type {
   NativeConsumer,
   NativeConsumerConfig,
   NativeMessage,
+  NativeMessageId,
   NativeProducer,
   NativeProducerConfig,
   PulsarClientModule,
@@ -179,7 +180,7 @@ export class FakeProducer implements NativeProducer {
    * dropped: ledger and entry -1 (ServerCnx), printed as pulsar-client prints ids.
    */
   dropNext = 0;
-  async send(m: { data: Buffer; properties?: Record<string, string> }): Promise<unknown> {
+  async send(m: { data: Buffer; properties?: Record<string, string> }): Promise<NativeMessageId> {
     if (this.failWith) throw this.failWith;
     this.sent.push(m);
     const dropped = this.dropNext > 0;

@@ -124,7 +124,7 @@ export class FakePulsarWs {
 
 /** Starts a fake endpoint and a transport on it (quick reconnects); stop() ends both, for afterEach. */
 export interface FakeWsSetup {
-  start(settings?: Partial<PulsarWsTransportSettings>, autoPong?: boolean): Promise<[FakePulsarWs, PulsarWsTransport]>;
+  readonly start: (settings?: Partial<PulsarWsTransportSettings>, autoPong?: boolean) => Promise<[FakePulsarWs, PulsarWsTransport]>;
   stop(): Promise<void>;
 }
 

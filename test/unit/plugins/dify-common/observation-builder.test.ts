@@ -58,7 +58,7 @@ describe('ObservationBuilder', () => {
 });
 
 describe('ObservationBuilder bounds', () => {
-  const json = (o: unknown): InvokeMessage => ({ type: 'json', message: { json_object: o }, meta: null }) as InvokeMessage;
+  const json = (o: unknown): InvokeMessage => ({ type: 'json', message: { json_object: o }, meta: null });
   const text = (t: string): InvokeMessage => ({ type: 'text', message: { text: t }, meta: null });
 
   it('refuses JSON messages past their bound in all, instead of holding them until the end', async () => {

@@ -71,7 +71,7 @@ describe('dify-slim as the real binary behaves', () => {
         traceback: undefined,
         code: 'PLUGIN_EXEC_ERROR',
         httpStatus: undefined,
-      } as never,
+      },
       { log, toolName: 't', secrets: [] },
     );
     expect(lines().some((l) => l.includes('does not know the route'))).toBe(false);

@@ -4,7 +4,7 @@
  * uses) judges the arguments against the server's schema. The seed is random and printed;
  * replay a failure with `TOOLWIRE_FC_SEED=<seed> npx vitest run --project unit test/unit/plugins/mcp/mcp-mapping.property.test.ts`.
  */
-import { ToolSchema, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { ToolSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv } from 'ajv';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -63,7 +63,7 @@ const typed: fc.Arbitrary<Typed> = fc.letrec<{ t: Typed }>((tie) => ({
 function objectValue(props: Record<string, Typed>, required: ReadonlySet<string>): fc.Arbitrary<Record<string, unknown>> {
   const shape: Record<string, fc.Arbitrary<unknown>> = {};
   for (const [k, t] of Object.entries(props)) shape[k] = t.value;
-  return fc.record(shape, { requiredKeys: Object.keys(props).filter((k) => required.has(k)), noNullPrototype: true }) as fc.Arbitrary<Record<string, unknown>>;
+  return fc.record(shape, { requiredKeys: Object.keys(props).filter((k) => required.has(k)), noNullPrototype: true });
 }
 
 /** An MCP tool with an input schema, and arguments its schema accepts. */
@@ -76,7 +76,7 @@ const toolWithArguments = fc
   .chain(({ name, props, required }) => {
     const req = new Set(required.filter((r) => Object.hasOwn(props, r)));
     const inputSchema = { type: 'object' as const, properties: Object.fromEntries(Object.entries(props).map(([k, t]) => [k, t.schema])), required: [...req] };
-    return objectValue(props, req).map((args) => ({ tool: { name, inputSchema } as McpTool, args }));
+    return objectValue(props, req).map((args) => ({ tool: { name, inputSchema }, args }));
   });
 
 describe('MCP import (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => {
@@ -99,7 +99,7 @@ describe('MCP import (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => {
         (schema, name) => {
           const listed = ToolSchema.safeParse({ name, inputSchema: schema });
           fc.pre(listed.success);
-          toolDescriptors([listed.data!], { service: 'mcp', prefix: '' });
+          toolDescriptors([listed.data], { service: 'mcp', prefix: '' });
         },
       ),
       500,
@@ -143,7 +143,7 @@ describe('MCP import (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => {
         const shown = toolInputSchema(t.parameters);
         for (const [k, s] of Object.entries(tool.inputSchema.properties ?? {})) {
           // A nullable type is shown as its other type: leaving the argument out is the model's null.
-          const declared = (s as Schema)['type'];
+          const declared = s['type'];
           const type = Array.isArray(declared) ? declared.find((x) => x !== 'null') : declared;
           if (type !== undefined) expect(shown.properties[k]?.['type']).toEqual(type === 'integer' ? expect.stringMatching(/^(integer|number)$/) : type);
         }

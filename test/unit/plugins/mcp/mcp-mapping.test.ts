@@ -25,8 +25,8 @@ describe('MCP argument mapping', () => {
     expect(prepared({ level: { type: 'integer', enum: [1, 2, 3] } }, { level: 2 })).toEqual({ level: 2 });
     expect(prepared({ level: { type: 'integer', enum: [1, 2, 3] } }, { level: '2' })).toEqual({ level: 2 });
     expect(prepared({ mixed: { enum: [0, 'auto'] } }, { mixed: 0 })).toEqual({ mixed: 0 });
-    const declared = argumentsOf({ name: 't', inputSchema: { type: 'object', properties: { level: { type: 'integer', enum: [1, 2, 3] } } } } as McpTool).map(
-      (a) => parameterSchema.parse(a),
+    const declared = argumentsOf({ name: 't', inputSchema: { type: 'object', properties: { level: { type: 'integer', enum: [1, 2, 3] } } } }).map((a) =>
+      parameterSchema.parse(a),
     );
     expect(toolInputSchema(declared).properties['level']).toMatchObject({ type: 'integer', enum: [1, 2, 3] });
     expect(prepared({ colour: { type: 'string', enum: ['red', 'blue'] } }, { colour: 'red' })).toEqual({ colour: 'red' });

@@ -120,10 +120,12 @@ describe('a module plugin named as a package', () => {
     } as ToolCall;
     expect(await plugin.invoke(call)).toBe('hello ops');
     await expect(
-      modulePluginFactory.create(
-        asServed({ ...service, plugin: { kind: 'module', options: { module: 'not-installed-anywhere', export: 'default' } } } as unknown as ToolService),
-        { log, configDir: dir, secrets: new Map() as never, settings: {} },
-      ),
+      modulePluginFactory.create(asServed({ ...service, plugin: { kind: 'module', options: { module: 'not-installed-anywhere', export: 'default' } } }), {
+        log,
+        configDir: dir,
+        secrets: new Map() as never,
+        settings: {},
+      }),
     ).rejects.toThrow(/cannot find package "not-installed-anywhere" from/);
   });
 });

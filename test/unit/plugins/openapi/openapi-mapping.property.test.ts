@@ -146,7 +146,9 @@ function argumentFor(declaration: Record<string, unknown>): fc.Arbitrary<unknown
 
 /** The text a value has on the wire, as http-request.ts writes it. */
 function wireText(v: unknown): string {
-  return typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint' || v === undefined) return String(v);
+  return JSON.stringify(v);
 }
 
 /** undici's rule for a header value (lib/core/util.js): what it refuses would fail only at send time. */
@@ -207,7 +209,7 @@ describe('OpenAPI import (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => 
           document,
         ),
         (doc) => {
-          const model = apiModel(doc as Record<string, unknown>);
+          const model = apiModel(doc);
           toolDescriptors(model.operations, model.securitySchemes, { service: 'api', prefix: '' });
         },
       ),

@@ -43,6 +43,7 @@ const resolver: Resolver = async (host) => {
 
 /** Every connection attempt; any beyond loopback is refused before a socket opens. */
 const dialled: string[] = [];
+// eslint-disable-next-line @typescript-eslint/unbound-method -- kept to be put back in afterAll, and called meanwhile with .apply(this socket)
 const realConnect = net.Socket.prototype.connect;
 /** What the plugins counted besides calls (retries, tokens), as `<service> <event>`. */
 const events: string[] = [];
@@ -85,7 +86,7 @@ beforeAll(async () => {
     dialled.push(String(host));
     if (!host || !/^(127\.|::1$|::ffff:127\.)/.test(host)) throw new Error(`test guard: refused a connection to ${String(host)}`);
     return (realConnect as (...a: unknown[]) => net.Socket).apply(this, args);
-  } as typeof net.Socket.prototype.connect;
+  };
 
   api = await startItemsApi();
   blobDir = await mkdtemp(join(tmpdir(), 'toolwire-openapi-blobs-'));
