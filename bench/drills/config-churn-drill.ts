@@ -121,7 +121,12 @@ export async function configChurnDrill(ctx: DrillContext, o: ConfigChurnOptions)
       store = new TrustGraphConfigStore(new BrokerConfigApi(agent, ctx.log, { queues: queues.full }), 'default');
       // A slow poll behind the pokes, as in a deployment (there 30 s): a poke is a non-persistent
       // message, and one in several hundred changes went unserved with pokes alone (old and new code alike).
-      Object.assign(env, trustGraphSourceEnv(queues), { TOOLWIRE_CONFIG_POLL_MS: String(SLOW_CHANGE_MS) });
+      Object.assign(env, trustGraphSourceEnv(queues), {
+        TOOLWIRE_CONFIG_POLL_MS: String(SLOW_CHANGE_MS),
+        // The churn namespaces are the drill's own: from a remote source the operator lists them,
+        // beside TrustGraph's, or the worker refuses services there (docs/security.md).
+        TOOLWIRE_ALLOW_NAMESPACES: ['tg/request', 'tg/flow', 'tg/response', namespaces.p, namespaces.n].join(','),
+      });
     } else {
       store = new DirectoryConfigStore(dir);
     }
