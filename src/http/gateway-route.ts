@@ -2,9 +2,10 @@ import { context, propagation } from '@opentelemetry/api';
 import { z } from 'zod';
 import { tracingEnabled } from '../tracing/trace-context.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ToolClient } from '../client/tool-client.js';
-import { ErrorCode, HopLimitError, InvalidArgumentsError, InvalidRequestError } from '../errors.js';
+import { ErrorCode, HopLimitError, InvalidArgumentsError, InvalidRequestError, ToolwireError } from '../errors.js';
 import { HOPS_HEADER, readHops } from '../envelope/hops.js';
 import { prepareArguments } from '../arguments/prepare-arguments.js';
 import { GATEWAY_ERROR } from './gateway-error.js';
@@ -22,6 +23,7 @@ export { GATEWAY_ERROR } from './gateway-error.js';
 export interface GatewaySources {
   readonly catalog: () => Catalog;
   readonly client: ToolClient;
+  readonly log: Logger;
   readonly maxBodyBytes?: number;
 }
 
@@ -89,7 +91,11 @@ export async function invokeTool(name: string, req: IncomingMessage, res: Server
       }
     } catch (err) {
       if (!abort.signal.aborted) {
-        res.write(`data: ${JSON.stringify({ error: { type: GATEWAY_ERROR, message: (err as Error).message }, response: '', end_of_stream: true })}\n\n`);
+        // The worker's rule: only toolwire's own error text reaches a caller; anything else is
+        // a fault whose message (a path, a secret) stays in the log.
+        if (!(err instanceof ToolwireError)) sources.log.error({ err, tool: tool.name }, 'gateway call failed');
+        const message = err instanceof ToolwireError ? err.message : 'internal error in the gateway';
+        res.write(`data: ${JSON.stringify({ error: { type: GATEWAY_ERROR, message }, response: '', end_of_stream: true })}\n\n`);
       }
     }
   };

@@ -48,7 +48,7 @@ beforeAll(async () => {
   fx = await startFixture(catalog, behaviours, RES);
   client = new ToolClient(fx.transport, log);
   gateway = createServer((req, res) => {
-    void invokeTool('echo', req, res, { catalog: () => catalog, client });
+    void invokeTool('echo', req, res, { catalog: () => catalog, client, log });
   });
   await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
   gatewayUrl = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
