@@ -1,5 +1,5 @@
+import { listen } from '../net/listen.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ConfigStatus } from '../config/config-follower.js';
@@ -72,12 +72,7 @@ export class HttpSurface {
       });
     });
     this.server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.options.port, this.options.host, () => resolve());
-    });
-    const a = server.address() as AddressInfo;
-    return { host: a.address, port: a.port };
+    return listen(server, this.options.port, this.options.host, (err) => this.options.log.error({ err }, 'http server error'));
   }
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {

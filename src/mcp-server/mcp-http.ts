@@ -1,6 +1,6 @@
+import { listen } from '../net/listen.js';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { hasBearer } from '../http/bearer.js';
@@ -85,12 +85,7 @@ export class McpHttpServer {
       });
     });
     this.http = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.options.port, this.options.host, () => resolve());
-    });
-    const a = server.address() as AddressInfo;
-    return { host: a.address, port: a.port };
+    return listen(server, this.options.port, this.options.host, (err) => this.deps.log.error({ err }, 'mcp http server error'));
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -1,6 +1,6 @@
+import { listen } from '../../net/listen.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { sameSecret } from '../../net/same-secret.js';
-import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { ConfigError } from '../../errors.js';
 import { innerFrame } from './length-prefixed.js';
@@ -96,19 +96,10 @@ export class InnerApiServer {
 
   async start(): Promise<{ host: string; port: number }> {
     const server = createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.options.port, this.options.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    // A server error after listen (EMFILE on accept) has no caller to reject: unheard, it would end the worker.
-    server.on('error', (err) => this.options.log.error({ err }, 'dify inner API server error'));
+    const at = await listen(server, this.options.port, this.options.host, (err) => this.options.log.error({ err }, 'dify inner API server error'));
     this.server = server;
-    const a = server.address() as AddressInfo;
-    this.options.log.info({ host: a.address, port: a.port }, 'dify inner API listening');
-    return { host: a.address, port: a.port };
+    this.options.log.info(at, 'dify inner API listening');
+    return at;
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
