@@ -35,13 +35,17 @@ const running: RunProcess[] = [];
 const dirs: string[] = [];
 
 /** An echo service on `namespace`'s request topic, answering on tg/response. */
-function echoService(id: string, requestNamespace = 'tg/request'): { services: Record<string, unknown>[]; tools: Record<string, unknown>[] } {
+function echoService(
+  id: string,
+  requestNamespace = 'tg/request',
+  kind = 'non-persistent',
+): { services: Record<string, unknown>[]; tools: Record<string, unknown>[] } {
   return {
     services: [
       {
         id,
-        'request-queue': `non-persistent://${requestNamespace}/${id}`,
-        'response-queue': `non-persistent://tg/response/${id}`,
+        'request-queue': `${kind}://${requestNamespace}/${id}`,
+        'response-queue': `${kind}://tg/response/${id}`,
         plugin: { kind: 'module', module: 'builtin:echo' },
       },
     ],
@@ -78,10 +82,10 @@ async function agent(): Promise<{ transport: Transport; client: ToolClient }> {
   return { transport, client: new ToolClient(transport, log) };
 }
 
-const call = (client: ToolClient, id: string, text: string, namespace = 'tg/request') =>
+const call = (client: ToolClient, id: string, text: string, namespace = 'tg/request', kind = 'non-persistent') =>
   client.call({
-    requestQueue: `non-persistent://${namespace}/${id}`,
-    responseQueue: `non-persistent://tg/response/${id}`,
+    requestQueue: `${kind}://${namespace}/${id}`,
+    responseQueue: `${kind}://tg/response/${id}`,
     config: {},
     arguments: { text },
     timeoutMs: 20_000,
@@ -304,6 +308,20 @@ describe(`a secured broker (${TEST_TRANSPORT})`, () => {
     expect(err.message).toMatch(/PULSAR_TLS_TRUST_CERTS/);
   });
 
+  it('serves persistent request and response topics too, each party on its own role over TLS', async () => {
+    const id = `sec-k-${sfx}`;
+    const configDir = await writeConfigDir(echoService(id, 'tg/request', 'persistent'));
+    dirs.push(configDir);
+    await worker(configDir, { PULSAR_TOKEN: await broker.token(WORKER) });
+    const { transport, client } = await agent();
+    try {
+      for (let i = 0; i < 20; i++) expect(await call(client, id, `p${i}`, 'tg/request', 'persistent')).toBe(`p${i}`);
+    } finally {
+      await client.close();
+      await transport.close();
+    }
+  });
+
   it('takes a client certificate as the role it names (Pulsar TLS authentication)', async () => {
     const id = `sec-e-${sfx}`;
     const configDir = await writeConfigDir(echoService(id));
@@ -354,6 +372,7 @@ describe(`a secured broker (${TEST_TRANSPORT})`, () => {
         1_000,
       );
       // One error line when it started failing, not one per attempt.
+      await waitUntil(() => run.stderr().includes('config change could not be applied'), 10_000, 'the refusal is said');
       expect(run.stderr().match(/config change could not be applied/g)).toHaveLength(1);
       const lines = run
         .stderr()

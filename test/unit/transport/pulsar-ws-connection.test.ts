@@ -129,7 +129,7 @@ describe('PulsarWsConnection when the broker refuses a reconnect', () => {
     // The file is rotated and the broker takes the new token: the next dial carries it.
     current = 'second-token';
     fake.refuseWith = undefined;
-    await until(() => conn!.isOpen, 'reconnected');
+    await until(() => lines().some((l) => l.includes('pulsar-ws no longer refused; reconnected')), 'reconnected, and said so');
     expect(fake.authorizations.at(-1)).toBe('Bearer second-token');
     expect(fake.authorizations.filter((a) => a === 'Bearer first-token').length).toBe(1);
     expect(said().filter((l) => l.msg === 'pulsar-ws no longer refused; reconnected')).toHaveLength(1);
