@@ -4,6 +4,19 @@ import { fixedTokens, type TokenSource } from '../transport/token-source.js';
 import { topicPath } from '../transport/topic-name.js';
 import { PulsarAdminError } from './admin-error.js';
 import { jsonText } from '../plain-object.js';
+import {
+  adminReply,
+  errorReply,
+  retentionReply,
+  stringList,
+  tenantInfoReply,
+  topicLookupReply,
+  topicStatsReply,
+  type TopicLookup,
+  type TopicStats,
+} from './admin-replies.js';
+
+export type { TopicLookup, TopicStats } from './admin-replies.js';
 
 /**
  * toolwire's one client for the Pulsar admin REST API (`/admin/v2/...`): checking a broker,
@@ -40,22 +53,6 @@ export type CreateOutcome = 'created' | 'exists';
 
 export const DEFAULT_ADMIN_TIMEOUT_MS = 10_000;
 
-/** The parts of a topic's stats that toolwire reads. */
-export interface TopicStats {
-  readonly msgInCounter: number;
-  readonly subscriptions: Readonly<
-    Record<string, { readonly msgBacklog: number; readonly msgOutCounter?: number; readonly type?: string; readonly consumers: readonly unknown[] }>
-  >;
-}
-
-/** Pulsar's LookupData: the owner's binary-protocol and web URLs; the TLS ones only where it has TLS ports. */
-export interface TopicLookup {
-  readonly brokerUrl?: string;
-  readonly brokerUrlTls?: string;
-  readonly httpUrl?: string;
-  readonly httpUrlTls?: string;
-}
-
 interface AdminResponse {
   readonly status: number;
   readonly body: unknown;
@@ -86,12 +83,12 @@ export class PulsarAdminClient {
   /** `GET /admin/v2/clusters`: the names of the broker's clusters (`["standalone"]` on a standalone). */
   async listClusters(signal?: AbortSignal): Promise<string[]> {
     const res = await this.#call('GET', '/admin/v2/clusters', undefined, signal);
-    return stringArray(res.body, 'GET /admin/v2/clusters');
+    return adminReply(stringList, res.body, 'GET /admin/v2/clusters');
   }
 
   async listTenants(signal?: AbortSignal): Promise<string[]> {
     const res = await this.#call('GET', '/admin/v2/tenants', undefined, signal);
-    return stringArray(res.body, 'GET /admin/v2/tenants');
+    return adminReply(stringList, res.body, 'GET /admin/v2/tenants');
   }
 
   async createTenant(tenant: string, info: TenantInfo, signal?: AbortSignal): Promise<CreateOutcome> {
@@ -100,12 +97,8 @@ export class PulsarAdminClient {
   }
 
   async getTenant(tenant: string, signal?: AbortSignal): Promise<TenantInfo> {
-    const call = `GET /admin/v2/tenants/${tenant}`;
     const res = await this.#call('GET', `/admin/v2/tenants/${segment(tenant)}`, undefined, signal);
-    const b = (res.body ?? {}) as Record<string, unknown>;
-    const roles = b['adminRoles'] ?? [];
-    const clusters = b['allowedClusters'] ?? [];
-    return { adminRoles: stringArray(roles, call), allowedClusters: stringArray(clusters, call) };
+    return adminReply(tenantInfoReply, res.body ?? {}, `GET /admin/v2/tenants/${tenant}`);
   }
 
   /** Deletes an empty tenant (its namespaces must be gone). 404 counts as done. */
@@ -121,7 +114,7 @@ export class PulsarAdminClient {
   /** `GET /admin/v2/namespaces/<tenant>`: full names, e.g. `["tg/flow", "tg/request"]`. */
   async listNamespaces(tenant: string, signal?: AbortSignal): Promise<string[]> {
     const res = await this.#call('GET', `/admin/v2/namespaces/${segment(tenant)}`, undefined, signal);
-    return stringArray(res.body, `GET /admin/v2/namespaces/${tenant}`);
+    return adminReply(stringList, res.body, `GET /admin/v2/namespaces/${tenant}`);
   }
 
   /** `namespace` is `tenant/name`. */
@@ -135,13 +128,7 @@ export class PulsarAdminClient {
     const res = await this.#call('GET', `/admin/v2/namespaces/${namespacePath(namespace)}/retention`, undefined, signal);
     // A namespace that never had a policy answers with an empty body.
     if (res.body === undefined || res.body === null || res.body === '') return { retentionTimeInMinutes: 0, retentionSizeInMB: 0 };
-    const b = res.body as Record<string, unknown>;
-    const time = b['retentionTimeInMinutes'];
-    const size = b['retentionSizeInMB'];
-    if (typeof time !== 'number' || typeof size !== 'number') {
-      throw new PulsarAdminError(`${call} answered an unexpected body: ${preview(res.body)}`, { call, status: res.status }, { retriable: false });
-    }
-    return { retentionTimeInMinutes: time, retentionSizeInMB: size };
+    return adminReply(retentionReply, res.body, call);
   }
 
   async setRetention(namespace: string, policy: RetentionPolicy, signal?: AbortSignal): Promise<void> {
@@ -187,13 +174,13 @@ export class PulsarAdminClient {
   /** A topic's stats, or undefined when the topic does not exist. */
   async topicStats(topic: string, signal?: AbortSignal): Promise<TopicStats | undefined> {
     const res = await this.#call('GET', `/admin/v2/${topicPath(topic)}/stats`, undefined, signal, [404]);
-    return res.status === 404 ? undefined : (res.body as TopicStats);
+    return res.status === 404 ? undefined : adminReply(topicStatsReply, res.body, `GET /admin/v2/${topicPath(topic)}/stats`);
   }
 
   /** Which broker serves a topic now, from the lookup API (the broker takes it on if none does). */
   async lookupTopic(topic: string, signal?: AbortSignal): Promise<TopicLookup> {
     const res = await this.#call('GET', `/lookup/v2/topic/${topicPath(topic)}`, undefined, signal);
-    return res.body ?? {};
+    return adminReply(topicLookupReply, res.body ?? {}, `GET /lookup/v2/topic/${topicPath(topic)}`);
   }
 
   /** The broker's version string, e.g. `3.3.6`. */
@@ -304,21 +291,10 @@ function parseBody(text: string): unknown {
 }
 
 function reasonOf(parsed: unknown, text: string): string | undefined {
-  if (parsed && typeof parsed === 'object' && typeof (parsed as Record<string, unknown>)['reason'] === 'string') {
-    return (parsed as Record<string, string>)['reason'];
-  }
+  const reason = errorReply.safeParse(parsed);
+  if (reason.success) return reason.data.reason;
   const t = text.trim();
   return t === '' ? undefined : t.slice(0, 300);
-}
-
-function stringArray(body: unknown, call: string): string[] {
-  if (Array.isArray(body) && body.every((item) => typeof item === 'string')) return body;
-  throw new PulsarAdminError(`${call} answered an unexpected body: ${preview(body)}`, { call }, { retriable: false });
-}
-
-function preview(value: unknown): string {
-  const s = typeof value === 'string' ? value : JSON.stringify(value);
-  return s === undefined ? String(value) : s.slice(0, 200);
 }
 
 function describeFetchError(err: unknown): string {

@@ -142,6 +142,44 @@ describe('PulsarAdminClient', () => {
     expect(err.message).toMatch(/cannot reach the broker \(ECONNREFUSED\)/);
   });
 
+  describe('against something that answers in another shape', () => {
+    let broker: FakeAdminServer;
+    beforeEach(async () => {
+      broker = new FakeAdminServer();
+      await broker.start();
+    });
+    afterEach(async () => {
+      await broker.stop();
+    });
+
+    it('names the call and the field when a reply is not what the admin API sends', async () => {
+      broker.override = (req, res) => {
+        if (req.url?.endsWith('/stats')) res.end(JSON.stringify({ msgInCounter: 'many', subscriptions: {} }));
+        else res.end('<html>proxy login</html>');
+        return true;
+      };
+      const client = new PulsarAdminClient(broker.url);
+      const stats = (await client.topicStats('persistent://tg/flow/t').catch((e: unknown) => e)) as PulsarAdminError;
+      expect(stats).toBeInstanceOf(PulsarAdminError);
+      expect(stats.retriable).toBe(false);
+      expect(stats.message).toMatch(/^GET \/admin\/v2\/persistent\/tg\/flow\/t\/stats answered an unexpected body at msgInCounter/);
+      await expect(client.listClusters()).rejects.toThrow(/GET \/admin\/v2\/clusters answered an unexpected body .*proxy login/);
+    });
+
+    it('reads the parts of a stats reply it uses and ignores the rest', async () => {
+      broker.override = (_req, res) => {
+        res.end(
+          JSON.stringify({ msgInCounter: 3, bytesInCounter: 90, subscriptions: { s: { msgBacklog: 1, msgOutCounter: 2, consumers: [{}], extra: true } } }),
+        );
+        return true;
+      };
+      expect(await new PulsarAdminClient(broker.url).topicStats('persistent://tg/flow/t')).toEqual({
+        msgInCounter: 3,
+        subscriptions: { s: { msgBacklog: 1, msgOutCounter: 2, consumers: [{}] } },
+      });
+    });
+  });
+
   describe('against a broker that never answers', () => {
     let broker: FakeAdminServer;
     beforeEach(async () => {
