@@ -9,6 +9,7 @@ import type { AgentCallScope } from './inner-api-server.js';
 import type { AgentModel } from './agent-model.js';
 import { FLEET_PROVIDER } from './tool-entities.js';
 import { withClampedParams } from './completion-params.js';
+import { readLlmInvocation } from './llm-invocation.js';
 import { MAX_HOPS } from '../../envelope/hops.js';
 import { jsonText } from '../../plain-object.js';
 
@@ -63,7 +64,7 @@ export class CallScope implements AgentCallScope {
     const started = performance.now();
     try {
       yield* this.options.model.invoke(
-        withClampedParams(body, this.options.modelParameters),
+        withClampedParams(readLlmInvocation(body), this.options.modelParameters),
         this.options.modelName,
         AbortSignal.any([this.options.signal, signal]),
         (usage) => {

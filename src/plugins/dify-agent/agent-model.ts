@@ -1,3 +1,4 @@
+import type { LlmInvocation } from './llm-invocation.js';
 import type { TokenUsage } from './llm-result.js';
 
 type Json = Record<string, unknown>;
@@ -9,7 +10,7 @@ type Json = Record<string, unknown>;
  */
 export interface AgentModel {
   /** Dify LLMResultChunks for one invocation; `onUsage` gets the tokens when the backend reports them. */
-  invoke(body: Json, model: string, signal: AbortSignal, onUsage: (usage: TokenUsage) => void): AsyncIterable<Json>;
+  invoke(invocation: LlmInvocation, model: string, signal: AbortSignal, onUsage: (usage: TokenUsage) => void): AsyncIterable<Json>;
   /** Ends the rounds still running too. */
   close(): Promise<void>;
 }

@@ -1,3 +1,5 @@
+import type { LlmInvocation } from './llm-invocation.js';
+
 type Json = Record<string, unknown>;
 
 /** Parameters that only cap what a round may cost: a strategy may ask for less than the descriptor, never more. */
@@ -25,7 +27,7 @@ export function clampCompletionParams(asked: unknown, allowed: Readonly<Json>): 
 }
 
 /** A Dify LLM invocation with its parameters clamped; Dify names them `completion_params` or `model_parameters`. */
-export function withClampedParams(body: Readonly<Json>, allowed: Readonly<Json>): Json {
-  const { model_parameters: legacy, ...rest } = body;
-  return { ...rest, completion_params: clampCompletionParams(body['completion_params'] ?? legacy, allowed) };
+export function withClampedParams(invocation: LlmInvocation, allowed: Readonly<Json>): LlmInvocation {
+  const { model_parameters: legacy, ...rest } = invocation;
+  return { ...rest, completion_params: clampCompletionParams(invocation.completion_params ?? legacy, allowed) };
 }

@@ -4,6 +4,8 @@ import { readSseData } from '../../sse/sse-reader.js';
 import type { AgentModel } from './agent-model.js';
 import type { TokenUsage } from './llm-result.js';
 import { ChunkTranslator, chatRequest } from './openai-translate.js';
+import type { LlmInvocation } from './llm-invocation.js';
+import { chatCompletionChunk } from './openai-chunk.js';
 
 type Json = Record<string, unknown>;
 
@@ -26,7 +28,7 @@ export class OpenAiChatModel implements AgentModel {
   constructor(private readonly endpoint: ModelEndpoint) {}
 
   /** Dify LLMResultChunks for one invocation; `onUsage` gets the tokens when the endpoint reports them. */
-  async *invoke(body: Json, model: string, signal: AbortSignal, onUsage: (usage: TokenUsage) => void): AsyncGenerator<Json> {
+  async *invoke(invocation: LlmInvocation, model: string, signal: AbortSignal, onUsage: (usage: TokenUsage) => void): AsyncGenerator<Json> {
     const started = Date.now();
     const res = await request(`${this.endpoint.baseUrl}/chat/completions`, {
       method: 'POST',
@@ -37,7 +39,7 @@ export class OpenAiChatModel implements AgentModel {
         accept: 'text/event-stream',
         ...(this.endpoint.key ? { authorization: `Bearer ${this.endpoint.key}` } : {}),
       },
-      body: JSON.stringify(chatRequest(body, model)),
+      body: JSON.stringify(chatRequest(invocation, model)),
     }).catch((err: unknown) => {
       if (signal.aborted) throw err;
       throw new UnavailableError(`the model endpoint cannot be reached: ${(err as Error).message}`, { cause: err });
@@ -55,14 +57,16 @@ export class OpenAiChatModel implements AgentModel {
       // A cancelled round must not look finished (readSseData just stops, mid tool-call arguments perhaps).
       signal.throwIfAborted();
       if (data.trim() === '[DONE]') continue;
-      let c: Json;
+      let event: unknown;
       try {
-        c = JSON.parse(data) as Json;
+        event = JSON.parse(data);
       } catch {
         throw new ToolFailedError(`the model endpoint sent an event that is not JSON: ${data.slice(0, 200)}`);
       }
-      if (c['error']) throw new ToolFailedError(`the model endpoint failed: ${JSON.stringify(c['error']).slice(0, 500)}`);
-      yield* t.accept(c);
+      const c = chatCompletionChunk.safeParse(event);
+      if (!c.success) throw new ToolFailedError(`the model endpoint sent an event that is not a chat completion chunk: ${data.slice(0, 200)}`);
+      if (c.data.error) throw new ToolFailedError(`the model endpoint failed: ${JSON.stringify(c.data.error).slice(0, 500)}`);
+      yield* t.accept(c.data);
     }
     signal.throwIfAborted();
     if (t.usage) onUsage(t.usage);

@@ -6,52 +6,49 @@
 
 import { llmUsage, resultChunk, type ChunkExtras, type TokenUsage } from './llm-result.js';
 import { jsonText } from '../../plain-object.js';
+import type { ContentPart, LlmInvocation, PromptMessage } from './llm-invocation.js';
+import type { ChatCompletionChunk } from './openai-chunk.js';
 
 type Json = Record<string, unknown>;
 
 /** Sampling parameters an OpenAI-compatible endpoint takes from Dify's completion_params. */
 const PASSED = ['temperature', 'top_p', 'max_tokens', 'presence_penalty', 'frequency_penalty', 'seed', 'response_format'] as const;
 
-function text(content: unknown): string {
+function text(content: PromptMessage['content']): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((part: Json) => (part['type'] === 'text' ? jsonText(part['data']) : '')).join('');
+  if (Array.isArray(content)) return content.map((part) => (part.type === 'text' ? jsonText(part.data) : '')).join('');
   return '';
 }
 
-function userContent(content: unknown): unknown {
-  if (!Array.isArray(content)) return text(content);
-  return content.map((part: Json) => {
-    if (part['type'] === 'image') {
-      const url =
-        typeof part['url'] === 'string' && part['url'] !== ''
-          ? part['url']
-          : `data:${jsonText(part['mime_type'], 'image/png')};base64,${jsonText(part['base64_data'])}`;
-      return { type: 'image_url', image_url: { url, ...(part['detail'] ? { detail: part['detail'] } : {}) } };
-    }
-    return { type: 'text', text: jsonText(part['data']) };
-  });
+function userPart(part: ContentPart): Json {
+  if (part.type === 'image') {
+    const url = part.url ? part.url : `data:${part.mime_type ?? 'image/png'};base64,${part.base64_data ?? ''}`;
+    return { type: 'image_url', image_url: { url, ...(part.detail ? { detail: part.detail } : {}) } };
+  }
+  return { type: 'text', text: jsonText(part.data) };
 }
 
 /** One Dify prompt message as an OpenAI chat message. */
-export function chatMessage(message: Json): Json {
-  switch (message['role']) {
+export function chatMessage(message: PromptMessage): Json {
+  switch (message.role) {
     case 'system':
-      return { role: 'system', content: text(message['content']) };
+      return { role: 'system', content: text(message.content) };
     case 'assistant': {
-      const calls = Array.isArray(message['tool_calls']) ? (message['tool_calls'] as Json[]) : [];
-      const out: Json = { role: 'assistant', content: text(message['content']) || (calls.length > 0 ? null : '') };
+      const calls = message.tool_calls ?? [];
+      const out: Json = { role: 'assistant', content: text(message.content) || (calls.length > 0 ? null : '') };
       if (calls.length > 0) {
-        out['tool_calls'] = calls.map((call) => {
-          const f = (call['function'] ?? {}) as Json;
-          return { id: call['id'], type: 'function', function: { name: f['name'], arguments: f['arguments'] ?? '{}' } };
-        });
+        out['tool_calls'] = calls.map((call) => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.function.name, arguments: call.function.arguments ?? '{}' },
+        }));
       }
       return out;
     }
     case 'tool':
-      return { role: 'tool', tool_call_id: message['tool_call_id'], content: text(message['content']) };
+      return { role: 'tool', tool_call_id: message.tool_call_id, content: text(message.content) };
     default:
-      return { role: 'user', content: userContent(message['content']) };
+      return { role: 'user', content: Array.isArray(message.content) ? message.content.map(userPart) : text(message.content) };
   }
 }
 
@@ -59,22 +56,22 @@ export function chatMessage(message: Json): Json {
  * The chat completions body for a Dify LLM invocation. Key order is fixed and nothing of the
  * call's own (time, ids) goes in, so equal prompts give equal bytes: what a prefix cache needs.
  */
-export function chatRequest(body: Json, model: string): Json {
+export function chatRequest(invocation: LlmInvocation, model: string): Json {
   const out: Json = {
     model,
-    messages: ((body['prompt_messages'] as Json[] | null) ?? []).map(chatMessage),
+    messages: (invocation.prompt_messages ?? []).map(chatMessage),
     stream: true,
     stream_options: { include_usage: true },
   };
-  const tools = (body['tools'] as Json[] | null) ?? [];
+  const tools = invocation.tools ?? [];
   if (tools.length > 0)
     out['tools'] = tools.map((tool) => ({
       type: 'function',
-      function: { name: tool['name'], description: tool['description'] ?? '', parameters: tool['parameters'] ?? { type: 'object', properties: {} } },
+      function: { name: tool.name, description: tool.description ?? '', parameters: tool.parameters ?? { type: 'object', properties: {} } },
     }));
-  const stop = (body['stop'] as string[] | null) ?? [];
+  const stop = invocation.stop ?? [];
   if (stop.length > 0) out['stop'] = stop;
-  const params = ((body['completion_params'] ?? body['model_parameters']) as Json | null) ?? {};
+  const params = invocation.completion_params ?? invocation.model_parameters ?? {};
   for (const k of PASSED) if (params[k] !== undefined && params[k] !== null) out[k] = params[k];
   return out;
 }
@@ -99,22 +96,20 @@ export class ChunkTranslator {
     return resultChunk(this.model, this.index++, content, extras);
   }
 
-  accept(chunk: Json): Json[] {
-    const u = chunk['usage'] as Json | null | undefined;
-    if (u) this.usage = { promptTokens: Number(u['prompt_tokens'] ?? 0), completionTokens: Number(u['completion_tokens'] ?? 0) };
+  accept(chunk: ChatCompletionChunk): Json[] {
+    const u = chunk.usage;
+    if (u) this.usage = { promptTokens: u.prompt_tokens ?? 0, completionTokens: u.completion_tokens ?? 0 };
     const out: Json[] = [];
-    for (const choice of (chunk['choices'] as Json[] | undefined) ?? []) {
-      const delta = (choice['delta'] ?? {}) as Json;
-      if (typeof delta['content'] === 'string' && delta['content'] !== '') out.push(this.chunk(delta['content']));
-      for (const tc of (delta['tool_calls'] as Json[] | undefined) ?? []) {
-        const i = typeof tc['index'] === 'number' ? tc['index'] : this.calls.length;
-        const f = (tc['function'] ?? {}) as Json;
-        const call = (this.calls[i] ??= { id: '', name: '', args: '' });
-        if (typeof tc['id'] === 'string') call.id = tc['id'];
-        if (typeof f['name'] === 'string') call.name += f['name'];
-        if (typeof f['arguments'] === 'string') call.args += f['arguments'];
+    for (const choice of chunk.choices ?? []) {
+      const delta = choice.delta;
+      if (delta?.content) out.push(this.chunk(delta.content));
+      for (const tc of delta?.tool_calls ?? []) {
+        const call = (this.calls[tc.index ?? this.calls.length] ??= { id: '', name: '', args: '' });
+        if (typeof tc.id === 'string') call.id = tc.id;
+        if (typeof tc.function?.name === 'string') call.name += tc.function.name;
+        if (typeof tc.function?.arguments === 'string') call.args += tc.function.arguments;
       }
-      if (typeof choice['finish_reason'] === 'string') this.finishReason = choice['finish_reason'];
+      if (typeof choice.finish_reason === 'string') this.finishReason = choice.finish_reason;
     }
     return out;
   }

@@ -1,5 +1,6 @@
 import type { Fleet } from '../plugin.js';
 import type { AgentModel } from './agent-model.js';
+import type { LlmInvocation } from './llm-invocation.js';
 import { llmUsage, resultChunk, type TokenUsage } from './llm-result.js';
 import { StopCutter, completionRequest, readAnswer } from './text-completion-translate.js';
 
@@ -26,9 +27,9 @@ export class TextCompletionModel implements AgentModel {
     private readonly topics: TextCompletionTopics,
   ) {}
 
-  async *invoke(body: Json, model: string, signal: AbortSignal, onUsage: (usage: TokenUsage) => void): AsyncGenerator<Json> {
+  async *invoke(invocation: LlmInvocation, model: string, signal: AbortSignal, onUsage: (usage: TokenUsage) => void): AsyncGenerator<Json> {
     const started = Date.now();
-    const { request, stop } = completionRequest(body);
+    const { request, stop } = completionRequest(invocation);
     const cutter = new StopCutter(stop);
     let index = 0;
     let usage: TokenUsage | undefined;

@@ -10,8 +10,7 @@ import { z } from 'zod';
 import { ToolFailedError } from '../../errors.js';
 import type { TokenUsage } from './llm-result.js';
 import { jsonText } from '../../plain-object.js';
-
-type Json = Record<string, unknown>;
+import type { LlmInvocation, PromptMessage } from './llm-invocation.js';
 
 /** What goes on the request topic. `operation` is 2.x's; the model and temperature are the flow's parameters. */
 export interface TextCompletionRequest {
@@ -25,18 +24,15 @@ export interface TextCompletionRequest {
 const TEXT_ONLY = 'the model is TrustGraph text-completion (DIFY_AGENT_MODEL=text-completion), which takes text only';
 const USE_INSTEAD = 'use a text-only strategy such as ReAct, or DIFY_AGENT_MODEL=openai';
 
-function textOf(content: unknown): string {
+function textOf(content: PromptMessage['content']): string {
   if (content === null || content === undefined) return '';
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) {
-    return content
-      .map((part: Json) => {
-        if (part['type'] !== 'text') throw new ToolFailedError(`${TEXT_ONLY}; this prompt holds a ${String(part['type'])} part`);
-        return jsonText(part['data']);
-      })
-      .join('');
-  }
-  return jsonText(content);
+  return content
+    .map((part) => {
+      if (part.type !== 'text') throw new ToolFailedError(`${TEXT_ONLY}; this prompt holds a ${part.type} part`);
+      return jsonText(part.data);
+    })
+    .join('');
 }
 
 const LABEL: Readonly<Record<string, string>> = { user: 'User', assistant: 'Assistant' };
@@ -49,26 +45,25 @@ const LABEL: Readonly<Record<string, string>> = { user: 'User', assistant: 'Assi
  * turns as `User: …` / `Assistant: …` blocks. `stop` is not a TrustGraph field: the caller
  * applies it (StopCutter). Tools, tool calls and non-text parts are refused.
  */
-export function completionRequest(body: Json): { request: TextCompletionRequest; stop: string[] } {
-  const tools = (body['tools'] as Json[] | null | undefined) ?? [];
+export function completionRequest(invocation: LlmInvocation): { request: TextCompletionRequest; stop: string[] } {
+  const tools = invocation.tools ?? [];
   if (tools.length > 0) throw new ToolFailedError(`${TEXT_ONLY}, not tool definitions: this strategy calls tools natively (function calling); ${USE_INSTEAD}`);
   const system: string[] = [];
   const turns: { role: string; text: string }[] = [];
-  for (const m of (body['prompt_messages'] as Json[] | null | undefined) ?? []) {
-    const role = jsonText(m['role'], 'user');
+  for (const m of invocation.prompt_messages ?? []) {
+    const role = m.role;
     if (role === 'system') {
-      system.push(textOf(m['content']));
+      system.push(textOf(m.content));
       continue;
     }
-    const calls = m['tool_calls'];
-    if (role === 'tool' || (Array.isArray(calls) && calls.length > 0)) {
+    if (role === 'tool' || (m.tool_calls ?? []).length > 0) {
       throw new ToolFailedError(`${TEXT_ONLY}, not tool calls or tool results: this strategy calls tools natively (function calling); ${USE_INSTEAD}`);
     }
-    turns.push({ role, text: textOf(m['content']) });
+    turns.push({ role, text: textOf(m.content) });
   }
   const lone = turns.length === 1 && turns[0]!.role === 'user';
   const prompt = lone ? turns[0]!.text : turns.map((turn) => `${LABEL[turn.role] ?? 'User'}: ${turn.text}`).join('\n\n');
-  const stop = ((body['stop'] as unknown[] | null | undefined) ?? []).filter((sequence): sequence is string => typeof sequence === 'string' && sequence !== '');
+  const stop = (invocation.stop ?? []).filter((sequence) => sequence !== '');
   return { request: { operation: 'completion', system: system.join('\n\n'), prompt, streaming: true }, stop };
 }
 

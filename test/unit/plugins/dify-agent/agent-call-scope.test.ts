@@ -235,7 +235,7 @@ describe('a model round the agent call cancels', () => {
       const seen: unknown[] = [];
       await expect(
         (async () => {
-          for await (const c of m.invoke({ prompt_messages: [{ role: 'user', content: 'hi' }], stream: true }, 'm', ac.signal, () => undefined)) {
+          for await (const c of m.invoke({ prompt_messages: [{ role: 'user', content: 'hi' }] }, 'm', ac.signal, () => undefined)) {
             seen.push(c);
             ac.abort();
           }

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { StopCutter, completionRequest, readAnswer } from '../../../../src/plugins/dify-agent/text-completion-translate.js';
+import { StopCutter, completionRequest as translate, readAnswer } from '../../../../src/plugins/dify-agent/text-completion-translate.js';
+import { readLlmInvocation } from '../../../../src/plugins/dify-agent/llm-invocation.js';
+
+// As the inner API hands it on: the strategy's body, read at the boundary.
+const completionRequest = (body: unknown) => translate(readLlmInvocation(body));
 
 const msg = (role: string, content: unknown, more: Record<string, unknown> = {}) => ({ role, content, name: '', tool_calls: null, tool_call_id: '', ...more });
 const answer = (o: Record<string, unknown>) => Buffer.from(JSON.stringify(o));
