@@ -2,13 +2,13 @@ import { UsageError } from '../args.js';
 import { defineCommand, type Command } from '../command.js';
 import { settingsFromFlags } from '../setting-flags.js';
 import { CONFIG_FLAGS } from './config/config-flags.js';
-import type { ConfigOperation } from './config/config-operation.js';
-import { deleteOperation } from './config/delete.js';
-import { getOperation } from './config/get.js';
-import { importOperation } from './config/import.js';
-import { listOperation } from './config/list.js';
+import type { ConfigSubcommand } from './config/config-subcommand.js';
+import { deleteSubcommand } from './config/delete.js';
+import { getSubcommand } from './config/get.js';
+import { importSubcommand } from './config/import.js';
+import { listSubcommand } from './config/list.js';
 import { openStore, storeKind } from './config/open-store.js';
-import { putOperation } from './config/put.js';
+import { putSubcommand } from './config/put.js';
 
 const HELP = `Usage: toolwire config <put|get|list|delete|import> [options]
 
@@ -49,12 +49,12 @@ Item:
       --static          check the catalog without executing modules or contacting backends
 `;
 
-const OPERATIONS: ReadonlyMap<string, ConfigOperation> = new Map([
-  ['put', putOperation],
-  ['get', getOperation],
-  ['list', listOperation],
-  ['delete', deleteOperation],
-  ['import', importOperation],
+const OPERATIONS: ReadonlyMap<string, ConfigSubcommand> = new Map([
+  ['put', putSubcommand],
+  ['get', getSubcommand],
+  ['list', listSubcommand],
+  ['delete', deleteSubcommand],
+  ['import', importSubcommand],
 ]);
 
 /**

@@ -6,7 +6,7 @@ import { createLogger } from '../../../logging.js';
 import { defaultRegistry } from '../../../plugins/default-registry.js';
 import { ExecPolicy } from '../../../policy/exec-policy.js';
 import { loadSecrets } from '../../../secrets.js';
-import type { ConfigRequest } from './config-operation.js';
+import type { ConfigCommandLine } from './config-subcommand.js';
 import type { OpenedStore } from './open-store.js';
 
 /**
@@ -16,7 +16,7 @@ import type { OpenedStore } from './open-store.js';
 export async function problemsAfter(
   opened: OpenedStore,
   change: (entries: ConfigEntry[]) => ConfigEntry[],
-  { io, settings }: ConfigRequest,
+  { io, settings }: ConfigCommandLine,
 ): Promise<readonly string[]> {
   const entries = change(await opened.store.entries(DESCRIPTOR_TYPES)).filter((entry) => DESCRIPTOR_TYPES.includes(entry.type));
   try {
@@ -40,7 +40,7 @@ export async function problemsAfter(
 }
 
 /** Says why a change is refused (`what`: not written, not deleted); exit code 1. */
-export function refuse(io: ConfigRequest['io'], problems: readonly string[], what: string): number {
+export function refuse(io: ConfigCommandLine['io'], problems: readonly string[], what: string): number {
   io.stderr.write(`not ${what}: the catalog would not validate (--force writes anyway)\n`);
   for (const problem of problems) io.stderr.write(`  ${problem}\n`);
   return 1;

@@ -1,9 +1,9 @@
 import { problemsAfter, refuse } from './catalog-check.js';
 import { required } from './config-flags.js';
-import type { ConfigOperation } from './config-operation.js';
+import type { ConfigSubcommand } from './config-subcommand.js';
 
 /** `config delete --type T --key K`: remove an item, unless the catalog would break without it. */
-export const deleteOperation: ConfigOperation = async (request) => {
+export const deleteSubcommand: ConfigSubcommand = async (request) => {
   const { io, values } = request;
   const type = required(values.type, '--type');
   const key = required(values.key, '--key');

@@ -1,9 +1,9 @@
 import { UsageError } from '../../args.js';
 import { required } from './config-flags.js';
-import type { ConfigOperation } from './config-operation.js';
+import type { ConfigSubcommand } from './config-subcommand.js';
 
 /** `config get --type T --key K`: print an item's JSON; exit 1 when there is none. */
-export const getOperation: ConfigOperation = async ({ io, values }) => {
+export const getSubcommand: ConfigSubcommand = async ({ io, values }) => {
   const type = required(values.type, '--type');
   const key = required(values.key, '--key');
   return async (opened) => {

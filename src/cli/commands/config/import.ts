@@ -1,11 +1,11 @@
 import { DESCRIPTOR_TYPES } from '../../../config/config-source.js';
 import { DirectoryConfigStore } from '../../../config/directory-store.js';
 import { UsageError } from '../../args.js';
-import type { ConfigOperation } from './config-operation.js';
+import type { ConfigSubcommand } from './config-subcommand.js';
 import { writeItems } from './write-items.js';
 
 /** `config import DIR`: put every tool-service and tool of a descriptor directory, in one request. */
-export const importOperation: ConfigOperation = async (request) => {
+export const importSubcommand: ConfigSubcommand = async (request) => {
   const dir = request.operands[0];
   if (!dir) throw new UsageError('import needs the directory to read');
   const found = await new DirectoryConfigStore(dir).entries(DESCRIPTOR_TYPES);

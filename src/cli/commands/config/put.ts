@@ -1,10 +1,10 @@
 import { readStdin, UsageError } from '../../args.js';
 import { required } from './config-flags.js';
-import type { ConfigOperation } from './config-operation.js';
+import type { ConfigSubcommand } from './config-subcommand.js';
 import { writeItems } from './write-items.js';
 
 /** `config put --type T --key K (--value JSON | --stdin)`: write one item. */
-export const putOperation: ConfigOperation = async (request) => {
+export const putSubcommand: ConfigSubcommand = async (request) => {
   const { io, values } = request;
   const type = required(values.type, '--type');
   const key = required(values.key, '--key');

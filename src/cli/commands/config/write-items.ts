@@ -1,10 +1,10 @@
 import type { ConfigItem } from '../../../config/config-store.js';
 import { problemsAfter, refuse } from './catalog-check.js';
-import type { ConfigRequest } from './config-operation.js';
+import type { ConfigCommandLine } from './config-subcommand.js';
 import type { OpenedStore } from './open-store.js';
 
 /** Puts `items` (put's one, import's many) in one request, unless the catalog would break and --force is not given. */
-export async function writeItems(request: ConfigRequest, opened: OpenedStore, items: readonly ConfigItem[]): Promise<number> {
+export async function writeItems(request: ConfigCommandLine, opened: OpenedStore, items: readonly ConfigItem[]): Promise<number> {
   if (!request.values.force) {
     const replaced = (entry: { type: string; key: string }): boolean => items.some((item) => item.type === entry.type && item.key === entry.key);
     const problems = await problemsAfter(
