@@ -4,7 +4,7 @@ import type { TransportKind } from './transport/transport-kind.js';
 import { parseTopic } from './transport/topic-name.js';
 import { ExecSetting, readExecRules, type ExecRules } from './policy/exec-rules.js';
 import { DEFAULT_LIMITS, type WorkerLimits } from './worker/limits.js';
-import { DEFAULT_SESSION_LIMITS } from './mcp-server/mcp-sessions.js';
+import { DEFAULT_SESSION_LIMITS } from './mcp-server/client-sessions.js';
 import { CHILD_BASICS, slimEnvNames } from './plugins/dify-slim/child-env.js';
 import type { BrokerTls } from './transport/broker-tls.js';
 import { isSecretRef, loadSecrets, secretRefSchema } from './secrets.js';

@@ -8,7 +8,7 @@ import { isLoopback } from '../net/loopback.js';
 import { isJsonBody, RequestGuard, type BrowserPolicy } from '../http/request-guard.js';
 import { ConfigError } from '../errors.js';
 import { fleetMcpServer, InFlight, type FleetDeps } from './fleet-mcp-server.js';
-import { DEFAULT_SESSION_LIMITS, McpSession, McpSessions, type SessionLimits, type SessionRefusal } from './mcp-sessions.js';
+import { DEFAULT_SESSION_LIMITS, ClientSession, ClientSessions, type SessionLimits, type SessionRefusal } from './client-sessions.js';
 import { clientKey } from './client-key.js';
 
 export interface McpHttpOptions extends Partial<SessionLimits> {
@@ -43,11 +43,11 @@ function requestIds(body: unknown): RequestId[] {
  * `toolwire mcp serve --http`: MCP's streamable HTTP on `/mcp`, one MCP session per client
  * (the `Mcp-Session-Id` header). Every request is checked for its Host and Origin (a web
  * page may not drive it), a JSON body and the bearer token; sessions are bounded
- * (mcp-sessions.ts); a call whose client goes away is cancelled.
+ * (client-sessions.ts); a call whose client goes away is cancelled.
  */
 export class McpHttpServer {
   private http: HttpServer | undefined;
-  private readonly sessions: McpSessions;
+  private readonly sessions: ClientSessions;
   private readonly inFlight = new InFlight();
   private readonly guard: RequestGuard;
 
@@ -60,7 +60,7 @@ export class McpHttpServer {
         `mcp serve: listening on ${options.host} needs a bearer token (TOOLWIRE_HTTP_TOKEN, a secret reference); without one it listens on loopback only`,
       ]);
     this.guard = new RequestGuard(options.host, options.browser ?? { allowedHosts: [], allowedOrigins: [] });
-    this.sessions = new McpSessions({
+    this.sessions = new ClientSessions({
       maxSessions: options.maxSessions ?? DEFAULT_SESSION_LIMITS.maxSessions,
       maxSessionsPerClient: options.maxSessionsPerClient ?? DEFAULT_SESSION_LIMITS.maxSessionsPerClient,
       idleMs: options.idleMs ?? DEFAULT_SESSION_LIMITS.idleMs,
@@ -100,7 +100,7 @@ export class McpHttpServer {
     if (this.options.token && !hasBearer(req, this.options.token)) return void res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
     const sessionId = req.headers['mcp-session-id'];
     // Looked up after the body is in: an idle session may have given way to a new one meanwhile.
-    const session = (): McpSession | undefined => (typeof sessionId === 'string' ? this.sessions.get(sessionId) : undefined);
+    const session = (): ClientSession | undefined => (typeof sessionId === 'string' ? this.sessions.get(sessionId) : undefined);
     if (req.method === 'POST') {
       if (!isJsonBody(req)) return reply(415, 'the body must be JSON, sent as content-type: application/json');
       const body = await this.body(req);
@@ -130,7 +130,7 @@ export class McpHttpServer {
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => this.sessions.initialized(id, session),
     });
-    const session = new McpSession(transport, () => server.close(), this.sessions.limits.idleMs, client);
+    const session = new ClientSession(transport, () => server.close(), this.sessions.limits.idleMs, client);
     transport.onclose = () => {
       if (transport.sessionId) this.sessions.forget(transport.sessionId);
       dispose();
@@ -154,7 +154,7 @@ export class McpHttpServer {
    * are cancelled (as if it had sent notifications/cancelled), so the fleet stops the work
    * and the in-flight slot is free at once, not at the call's timeout.
    */
-  private async post(session: McpSession, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+  private async post(session: ClientSession, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     session.hold(res);
     const ids = requestIds(body);
     if (ids.length > 0) {

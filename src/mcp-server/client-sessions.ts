@@ -30,7 +30,7 @@ export interface SessionRefusal {
 }
 
 /** One client's MCP session: its transport, how to close it, and what it has open now. */
-export class McpSession {
+export class ClientSession {
   /** Requests and streams whose HTTP response is still open. */
   private open = 0;
   private idleTimer: NodeJS.Timeout | undefined;
@@ -78,8 +78,8 @@ export class McpSession {
  * open) gives way to the new one, the least recently used first: a client that opened every
  * session and went quiet does not lock the next one out for the idle time.
  */
-export class McpSessions {
-  private readonly byId = new Map<string, McpSession>();
+export class ClientSessions {
+  private readonly byId = new Map<string, ClientSession>();
   /** Sessions being initialized: counted against the caps before they have an id. */
   private starting = 0;
   /** Sessions of each client, initializing ones included. */
@@ -96,7 +96,7 @@ export class McpSessions {
     return this.perClient.get(client) ?? 0;
   }
 
-  get(id: string): McpSession | undefined {
+  get(id: string): ClientSession | undefined {
     return this.byId.get(id);
   }
 
@@ -117,7 +117,7 @@ export class McpSessions {
     return undefined;
   }
 
-  initialized(id: string, session: McpSession): void {
+  initialized(id: string, session: ClientSession): void {
     this.starting--;
     this.byId.set(id, session);
   }
@@ -143,8 +143,8 @@ export class McpSessions {
   }
 
   /** Closes the least recently used idle session that `eligible` takes; false when none is idle. */
-  private evictIdle(eligible: (session: McpSession) => boolean): boolean {
-    let lru: { id: string; session: McpSession; idleSince: number } | undefined;
+  private evictIdle(eligible: (session: ClientSession) => boolean): boolean {
+    let lru: { id: string; session: ClientSession; idleSince: number } | undefined;
     for (const [id, session] of this.byId) {
       const idleSince = session.idleSince;
       if (idleSince !== undefined && (lru === undefined || idleSince < lru.idleSince) && eligible(session)) lru = { id, session, idleSince };

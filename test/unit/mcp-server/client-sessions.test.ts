@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startApp, type App } from '../../../src/assembly/app.js';
 import type { FleetDeps } from '../../../src/mcp-server/fleet-mcp-server.js';
 import { McpHttpServer } from '../../../src/mcp-server/mcp-http.js';
-import { McpSession } from '../../../src/mcp-server/mcp-sessions.js';
+import { ClientSession } from '../../../src/mcp-server/client-sessions.js';
 import { clientKey } from '../../../src/mcp-server/client-key.js';
 import { loadSecrets } from '../../../src/secrets.js';
 import { readSettings } from '../../../src/settings.js';
@@ -262,7 +262,7 @@ describe('mcp serve over HTTP keeps its sessions bounded', () => {
   it('leaves no session behind for an initialize it refuses', async () => {
     const server = new McpHttpServer(deps, { host: '127.0.0.1', port: 0, token: undefined, maxSessions: 3, idleMs: 600_000 });
     const { port } = await server.start();
-    const stop = vi.spyOn(McpSession.prototype, 'stop');
+    const stop = vi.spyOn(ClientSession.prototype, 'stop');
     try {
       // The SDK refuses an initialize without the Accept it needs (406): no session may stay.
       const r = await fetch(`http://127.0.0.1:${port}/mcp`, {
@@ -302,7 +302,7 @@ describe('an MCP session that was stopped', () => {
     vi.useFakeTimers();
     try {
       const close = vi.fn(() => Promise.resolve());
-      const session = new McpSession({} as StreamableHTTPServerTransport, close, 1_000, '127.0.0.1');
+      const session = new ClientSession({} as StreamableHTTPServerTransport, close, 1_000, '127.0.0.1');
       const res = new EventEmitter();
       session.hold(res as ServerResponse);
       session.stop();
