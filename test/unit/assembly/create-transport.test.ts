@@ -2,7 +2,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createTransport, subscriptionAdmin } from '../../../src/assembly/create-transport.js';
 import { tokenAccess } from '../../../src/assembly/broker-access.js';
-import { FakeAdminServer } from '../pulsar/fake-admin-server.js';
+import { FakeAdminServer } from '../../fakes/fake-admin-server.js';
 
 const log = pino({ level: 'silent' });
 const missing = async (): Promise<unknown> => Promise.reject(Object.assign(new Error('not found'), { code: 'ERR_MODULE_NOT_FOUND' }));

@@ -12,7 +12,7 @@ import { defaultRegistry } from '../../../src/plugins/default-registry.js';
 import { ExecPolicy } from '../../../src/policy/exec-policy.js';
 import { readExecRules } from '../../../src/policy/exec-rules.js';
 import { readSettings } from '../../../src/settings.js';
-import { remoteWorkerOutcome } from '../../support/fake-config-service.js';
+import { remoteWorkerOutcome } from '../../fakes/fake-config-service.js';
 import { entry, pluginContext, captureLogger } from '../../support/harness.js';
 
 const echo = (id: string, extra: Record<string, unknown> = {}) => ({

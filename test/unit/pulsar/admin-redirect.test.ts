@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PulsarAdminClient } from '../../../src/pulsar/admin-client.js';
 import { PulsarAdminError } from '../../../src/pulsar/admin-error.js';
-import { FakeAdminServer } from './fake-admin-server.js';
+import { FakeAdminServer } from '../../fakes/fake-admin-server.js';
 
 // On a cluster, a broker answers an admin call about a topic another broker owns with a 307 to
 // that broker. fetch would follow it without the Authorization header (another port is

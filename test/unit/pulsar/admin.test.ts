@@ -6,7 +6,7 @@ import { bootstrapTrustGraph } from '../../../src/pulsar/trustgraph-bootstrap.js
 import { waitForBroker } from '../../../src/pulsar/wait-for-broker.js';
 import { PulsarAdminError } from '../../../src/pulsar/admin-error.js';
 import { AbortedError } from '../../../src/errors.js';
-import { FakeAdminServer } from './fake-admin-server.js';
+import { FakeAdminServer } from '../../fakes/fake-admin-server.js';
 
 async function closedPort(): Promise<number> {
   const s = createServer();

@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pulsarBootstrapCommand, pulsarCommand } from '../../../src/cli/commands/pulsar-bootstrap.js';
 import type { CommandIo } from '../../../src/cli/command.js';
-import { FakeAdminServer } from './fake-admin-server.js';
+import { FakeAdminServer } from '../../fakes/fake-admin-server.js';
 
 interface Run {
   code: number;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSecrets, unresolvedReason } from '../../../src/secrets.js';
-import { remoteWorkerOutcome } from '../../support/fake-config-service.js';
+import { remoteWorkerOutcome } from '../../fakes/fake-config-service.js';
 
 const env = { OPENAI_API_KEY: 'sk-live-1', GITHUB_TOKEN: 'ghp-2', DATABASE_URL: 'postgres://u:pw@db/x', PGPASSWORD: 'pw-3' };
 

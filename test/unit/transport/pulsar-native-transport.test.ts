@@ -7,7 +7,7 @@ import { tokenAccess } from '../../../src/assembly/broker-access.js';
 import { loadPulsarClient } from '../../../src/transport/pulsar-native-client.js';
 import { BATCH_MAX, BATCH_WAIT_MS } from '../../../src/transport/pulsar-native-consumer.js';
 import type { Transport } from '../../../src/transport/transport.js';
-import { FakeAuthenticationToken, FakeClient, fakeImporter, fakeMessage } from './fake-pulsar-client.js';
+import { FakeAuthenticationToken, FakeClient, fakeImporter, fakeMessage } from '../../fakes/fake-pulsar-client.js';
 
 const log = pino({ level: 'silent' });
 const TOPIC = 'persistent://public/default/native';

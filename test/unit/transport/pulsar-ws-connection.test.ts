@@ -4,7 +4,7 @@ import { captureLogger } from '../../support/harness.js';
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PulsarWsConnection } from '../../../src/transport/pulsar-ws-connection.js';
-import { FakePulsarWs } from './fake-pulsar-ws.js';
+import { FakePulsarWs } from '../../fakes/fake-pulsar-ws.js';
 
 const log = pino({ level: 'silent' });
 const TOPIC = 'persistent://public/default/cork';

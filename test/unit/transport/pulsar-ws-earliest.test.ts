@@ -2,7 +2,7 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PulsarWsTransport } from '../../../src/transport/pulsar-ws-transport.js';
-import { FakePulsarWs } from './fake-pulsar-ws.js';
+import { FakePulsarWs } from '../../fakes/fake-pulsar-ws.js';
 
 const log = pino({ level: 'silent' });
 

@@ -2,7 +2,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PulsarWsTransport } from '../../../src/transport/pulsar-ws-transport.js';
 import { captureLogger } from '../../support/harness.js';
-import { FakePulsarWs } from './fake-pulsar-ws.js';
+import { FakePulsarWs } from '../../fakes/fake-pulsar-ws.js';
 
 const log = pino({ level: 'silent' });
 const until = (fn: () => void): Promise<void> => vi.waitFor(fn, { timeout: 5_000, interval: 10 });

@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { IncomingMessage } from '../../../src/transport/transport.js';
-import { fakeWsSetup, type FakePulsarWs } from './fake-pulsar-ws.js';
+import { fakeWsSetup, type FakePulsarWs } from '../../fakes/fake-pulsar-ws.js';
 
 const log = pino({ level: 'silent' });
 const NP_TOPIC = 'non-persistent://public/default/pull';

@@ -2,7 +2,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TransportError } from '../../../src/errors.js';
 import type { IncomingMessage } from '../../../src/transport/transport.js';
-import { fakeWsSetup } from './fake-pulsar-ws.js';
+import { fakeWsSetup } from '../../fakes/fake-pulsar-ws.js';
 
 const log = pino({ level: 'silent' });
 const TOPIC = 'persistent://public/default/reconnect';

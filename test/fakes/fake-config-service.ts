@@ -4,7 +4,7 @@ import { ID_PROPERTY } from '../../src/envelope/properties.js';
 import { loadSecrets } from '../../src/secrets.js';
 import { readSettings } from '../../src/settings.js';
 import { MemoryTransport } from '../../src/transport/memory-transport.js';
-import { captureLogger } from './harness.js';
+import { captureLogger } from '../support/harness.js';
 
 /** Descriptors by config type, then by key, as TrustGraph's config service holds one workspace. */
 export type ConfigItems = Readonly<Record<string, Readonly<Record<string, unknown>>>>;

@@ -8,7 +8,7 @@ import type {
   NativeProducer,
   NativeProducerConfig,
   PulsarClientModule,
-} from '../../../src/transport/pulsar-native-client.js';
+} from '../../src/transport/pulsar-native-client.js';
 
 /** Stands in for the parts of npm pulsar-client the native transport uses (it cannot install here). */
 export function fakeMessage(data: string, properties: Record<string, string> = {}, redeliveryCount = 0, id = data): NativeMessage {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { PulsarWsTransport, type PulsarWsTransportSettings } from '../../../src/transport/pulsar-ws-transport.js';
+import { PulsarWsTransport, type PulsarWsTransportSettings } from '../../src/transport/pulsar-ws-transport.js';
 
 const DROPPED_MESSAGE_ID = 'CP///////////wEQ////////////ATAA';
 
