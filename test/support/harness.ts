@@ -54,15 +54,6 @@ export function asTools<T = unknown>(tools: readonly Tool[]): ToolWith<T>[] {
   return tools as ToolWith<T>[];
 }
 
-export function service(id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    id,
-    'request-queue': `persistent://tg/flow/${id}-request`,
-    'response-queue': `non-persistent://tg/response/${id}`,
-    ...extra,
-  };
-}
-
 /** A plugin kind whose behaviour each test supplies, by name. */
 export type Behaviour = (call: import('../../src/plugins/plugin.js').ToolCall) => import('../../src/plugins/plugin.js').Observation;
 

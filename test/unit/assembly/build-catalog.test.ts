@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/errors.js';
-import { catalogOf, entry, service } from '../../support/harness.js';
+import { catalogOf, entry } from '../../support/harness.js';
+import { serviceDescriptor as service } from '../../support/descriptors.js';
 
 const joke = service('joke-service', { 'config-params': [{ name: 'style', required: true }], plugin: { kind: 'module', module: 'builtin:joke' } });
 const tellJoke = {

@@ -5,7 +5,8 @@ import { ConfigFollower } from '../../../src/config/config-follower.js';
 import type { ConfigSnapshot, ConfigSource } from '../../../src/config/config-source.js';
 import type { ConfigEntry } from '../../../src/config/config-store.js';
 import { ConfigError } from '../../../src/errors.js';
-import { captureLogger, catalogOf, entry, service } from '../../support/harness.js';
+import { captureLogger, catalogOf, entry } from '../../support/harness.js';
+import { serviceDescriptor as service } from '../../support/descriptors.js';
 
 /** A source the test moves by hand: what it holds, and a count of reads. */
 class HandSource implements ConfigSource {

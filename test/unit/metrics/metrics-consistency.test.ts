@@ -11,7 +11,8 @@ import type { ToolCall } from '../../../src/plugins/plugin.js';
 import { MemoryTransport } from '../../../src/transport/memory-transport.js';
 import type { IncomingMessage, Producer, SubscribeOptions, Subscription, Transport } from '../../../src/transport/transport.js';
 import { Worker } from '../../../src/worker/worker.js';
-import { captureLogger, catalogOf, entry, pluginMaker, service, testRegistry } from '../../support/harness.js';
+import { captureLogger, catalogOf, entry, pluginMaker, testRegistry } from '../../support/harness.js';
+import { serviceDescriptor as service } from '../../support/descriptors.js';
 import { ResponseCollector } from '../../support/worker-fixture.js';
 
 const RES = 'non-persistent://tg/response/consistency';

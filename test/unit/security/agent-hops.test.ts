@@ -16,7 +16,8 @@ import { invokeTool } from '../../../src/http/gateway-route.js';
 import { McpHttpServer } from '../../../src/mcp-server/mcp-http.js';
 import type { Plugin, ToolCall } from '../../../src/plugins/plugin.js';
 import { PreparedCall } from '../../../src/worker/prepared-call.js';
-import { catalogOf, captureLogger, entry, pluginMaker, service, testRegistry } from '../../support/harness.js';
+import { catalogOf, captureLogger, entry, pluginMaker, testRegistry } from '../../support/harness.js';
+import { serviceDescriptor as service } from '../../support/descriptors.js';
 import { startFixture, type Fixture } from '../../support/worker-fixture.js';
 
 const REQ = 'persistent://tg/flow/svc-request';

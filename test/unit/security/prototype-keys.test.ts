@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DirectoryBlobSink } from '../../../src/plugins/blob-sink.js';
 import { loadSecrets } from '../../../src/secrets.js';
-import { catalogOf, entry, service } from '../../support/harness.js';
+import { catalogOf, entry } from '../../support/harness.js';
+import { serviceDescriptor as service } from '../../support/descriptors.js';
 
 describe('lookups by a name from outside', () => {
   it('resolves no secret named after an inherited property, from the environment or the file', () => {

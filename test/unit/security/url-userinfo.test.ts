@@ -6,11 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { readDifyDaemonSettings } from '../../../src/plugins/dify-daemon/settings.js';
 import { readDifySlimSettings } from '../../../src/plugins/dify-slim/settings.js';
 import { loadSecrets } from '../../../src/secrets.js';
-import { catalogOf, entry, service } from '../../support/harness.js';
+import { catalogOf, entry } from '../../support/harness.js';
+import { serviceDescriptor as service } from '../../support/descriptors.js';
 
 const PASSWORD = 'hunter2-in-the-url';
 
-async function problemsOf(plugin: Record<string, unknown>): Promise<string> {
+async function problemsOf(plugin: { kind: string; [key: string]: unknown }): Promise<string> {
   const err = await catalogOf([entry('tool-service', 's', service('s', { plugin }))]).then(
     () => undefined,
     (e: unknown) => e as Error,

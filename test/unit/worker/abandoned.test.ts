@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolCall } from '../../../src/plugins/plugin.js';
-import { catalogOf, entry, service, testRegistry } from '../../support/harness.js';
+import { catalogOf, entry, testRegistry } from '../../support/harness.js';
+import { serviceDescriptor as service } from '../../support/descriptors.js';
 import { startFixture, type Fixture } from '../../support/worker-fixture.js';
 
 // A plugin that ignores its signal: its calls time out (the agent is answered) but keep running.

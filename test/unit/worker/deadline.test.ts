@@ -5,7 +5,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { TOOL_PROPERTY } from '../../../src/envelope/properties.js';
 import type { ToolCall } from '../../../src/plugins/plugin.js';
-import { catalogOf, entry, service, testRegistry } from '../../support/harness.js';
+import { catalogOf, entry, testRegistry } from '../../support/harness.js';
+import { serviceDescriptor as service } from '../../support/descriptors.js';
 import { startFixture, type Fixture } from '../../support/worker-fixture.js';
 
 const RES = 'non-persistent://tg/response/deadline';

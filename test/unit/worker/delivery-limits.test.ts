@@ -18,7 +18,8 @@ import { DEFAULT_LIMITS } from '../../../src/worker/limits.js';
 import { DEAD_LETTER_REASON_PROPERTY } from '../../../src/envelope/properties.js';
 import { Outcome } from '../../../src/worker/outcome.js';
 import { RequestHandler } from '../../../src/worker/request-handler.js';
-import { captureLogger, catalogOf, entry, pluginMaker, service, testRegistry, type Behaviour } from '../../support/harness.js';
+import { captureLogger, catalogOf, entry, pluginMaker, testRegistry, type Behaviour } from '../../support/harness.js';
+import { serviceDescriptor as service } from '../../support/descriptors.js';
 import { startFixture, type Fixture } from '../../support/worker-fixture.js';
 
 const REQ = 'persistent://tg/flow/lim-request';

@@ -7,7 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { UnavailableError } from '../../../src/errors.js';
 import type { ToolCall } from '../../../src/plugins/plugin.js';
 import type { WorkerLimits } from '../../../src/worker/limits.js';
-import { catalogOf, entry, service, testRegistry, type Behaviour } from '../../support/harness.js';
+import { catalogOf, entry, testRegistry, type Behaviour } from '../../support/harness.js';
+import { serviceDescriptor as service } from '../../support/descriptors.js';
 import { startFixture, type Fixture } from '../../support/worker-fixture.js';
 
 const REQ = 'non-persistent://tg/request/np';

@@ -6,7 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryTransport } from '../../../src/transport/memory-transport.js';
 import type { SubscribeOptions, Subscription } from '../../../src/transport/transport.js';
-import { catalogOf, entry, service, testRegistry, type Behaviour } from '../../support/harness.js';
+import { catalogOf, entry, testRegistry, type Behaviour } from '../../support/harness.js';
+import { serviceDescriptor as service } from '../../support/descriptors.js';
 import { startFixture, type Fixture } from '../../support/worker-fixture.js';
 
 /** The in-memory broker under another transport's name, every subscribe recorded. */

@@ -6,7 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolCall } from '../../../src/plugins/plugin.js';
 import type { CallContext, Interceptor } from '../../../src/worker/interceptor.js';
-import { catalogOf, entry, service, testRegistry, type Behaviour } from '../../support/harness.js';
+import { catalogOf, entry, testRegistry, type Behaviour } from '../../support/harness.js';
+import { serviceDescriptor as service } from '../../support/descriptors.js';
 import { startFixture, type Fixture } from '../../support/worker-fixture.js';
 
 const RES = 'non-persistent://tg/response/queue-time';

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolCall } from '../../../src/plugins/plugin.js';
-import { catalogOf, entry, service, testRegistry } from '../../support/harness.js';
+import { catalogOf, entry, testRegistry } from '../../support/harness.js';
+import { serviceDescriptor as service } from '../../support/descriptors.js';
 import { startFixture, type Fixture } from '../../support/worker-fixture.js';
 
 const REQ = 'persistent://tg/flow/slow-request';

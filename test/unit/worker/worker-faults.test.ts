@@ -6,7 +6,8 @@ import type { ToolCall } from '../../../src/plugins/plugin.js';
 import { MemoryTransport } from '../../../src/transport/memory-transport.js';
 import { createSink } from '../../../src/worker/observation-sink.js';
 import type { Interceptor } from '../../../src/worker/interceptor.js';
-import { catalogOf, entry, service, testRegistry, type Behaviour } from '../../support/harness.js';
+import { catalogOf, entry, testRegistry, type Behaviour } from '../../support/harness.js';
+import { serviceDescriptor as service } from '../../support/descriptors.js';
 import { startFixture, type Fixture } from '../../support/worker-fixture.js';
 
 const REQ = 'persistent://tg/flow/f-request';

@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RateLimitedError, ToolFailedError } from '../../../src/errors.js';
 import type { Observation, ToolCall } from '../../../src/plugins/plugin.js';
 import { DEAD_LETTER_REASON_PROPERTY } from '../../../src/envelope/properties.js';
-import { catalogOf, entry, service, testRegistry } from '../../support/harness.js';
+import { catalogOf, entry, testRegistry } from '../../support/harness.js';
+import { serviceDescriptor as service } from '../../support/descriptors.js';
 import { startFixture, type Fixture } from '../../support/worker-fixture.js';
 
 const REQ = 'persistent://tg/flow/svc-request';

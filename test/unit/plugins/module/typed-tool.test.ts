@@ -10,7 +10,8 @@ import { parseArguments, typedToolArguments } from '../../../../src/plugins/modu
 import type { Plugin, ToolCall } from '../../../../src/plugins/plugin.js';
 import { buildCatalog } from '../../../../src/assembly/build-catalog.js';
 import { ExecPolicy } from '../../../../src/policy/exec-policy.js';
-import { asServed, captureLogger, entry, pluginContext, pluginMaker, service } from '../../../support/harness.js';
+import { asServed, captureLogger, entry, pluginContext, pluginMaker } from '../../../support/harness.js';
+import { serviceDescriptor as service } from '../../../support/descriptors.js';
 import { defaultRegistry } from '../../../../src/plugins/default-registry.js';
 import type { Catalog } from '../../../../src/catalog/catalog.js';
 import { toolInputSchema } from '../../../../src/arguments/json-schema.js';
