@@ -71,12 +71,27 @@ export function encodeError(type: string, message: string): Buffer {
 }
 
 /**
+ * How the worker logs an error it answers: `expected` (a ToolwireError: the agent's input, the
+ * tool's own failure) at info, `internal` (anything else: a fault of the worker or a plugin) at error.
+ */
+export const ErrorSeverity = {
+  Expected: 'expected',
+  Internal: 'internal',
+} as const;
+export type ErrorSeverity = (typeof ErrorSeverity)[keyof typeof ErrorSeverity];
+
+/** An error as the worker answers it: its wire form, and how it is logged. */
+export interface AnsweredError extends WireError {
+  readonly severity: ErrorSeverity;
+}
+
+/**
  * The wire form of any error. Only ToolwireErrors carry their own text: anything else is
  * an internal fault, and its message (which may hold paths or secrets) stays in the log.
  */
-export function wireError(err: unknown): WireError {
-  if (err instanceof ToolwireError) return { type: err.code, message: boundedText(err.message) };
-  return { type: ErrorCode.ToolFailed, message: 'internal error in the tool worker' };
+export function wireError(err: unknown): AnsweredError {
+  if (err instanceof ToolwireError) return { type: err.code, message: boundedText(err.message), severity: ErrorSeverity.Expected };
+  return { type: ErrorCode.ToolFailed, message: 'internal error in the tool worker', severity: ErrorSeverity.Internal };
 }
 
 export function decodeResponse(data: Buffer): ToolResponse {

@@ -8,8 +8,7 @@ import type { PluginInterceptor } from './interceptor.js';
  */
 export const deadlineInterceptor: PluginInterceptor = async (run, next) => {
   const { tool, service, timeoutMs } = run.call;
-  const started = run.ctx.pluginStartedAt;
-  const left = started === undefined ? timeoutMs : Math.max(0, timeoutMs - (performance.now() - started));
+  const left = Math.max(0, timeoutMs - (performance.now() - run.invokedAt));
   const timer = setTimeout(() => run.abort.abort(new TimeoutError(`tool ${tool?.name ?? service.id} did not finish within ${timeoutMs} ms`)), left);
   try {
     await next(run);

@@ -6,40 +6,47 @@ import type { ObservationSink } from './observation-sink.js';
 import type { Outcome } from './outcome.js';
 
 /**
- * One delivery on its way through a service's interceptors. The handler fills in what it
- * learns (the tool, the plugin's time, the error type); interceptors read it after `next`.
- * Times are `performance.now()` milliseconds.
+ * One delivery as the service's interceptors receive it, read and never filled in (in the
+ * manner of Temporal's ActivityExecuteInput): what the handler learns comes back as the
+ * CallResult that `next` resolves to. Times are `performance.now()` milliseconds.
  */
-export interface CallContext {
+export interface CallInput {
   readonly service: ToolService;
   readonly message: IncomingMessage;
   /** When the intake took the message from the broker. */
   readonly receivedAt: number;
   /** When it got a slot and handling began. */
   readonly startedAt: number;
-  tool: Tool | undefined;
-  pluginStartedAt: number | undefined;
-  pluginEndedAt: number | undefined;
-  /** The wire error type the agent was answered with, if any. */
-  errorType: string | undefined;
   /**
-   * Set by an interceptor that must know when the final answer goes to the broker (before
-   * the publish is confirmed and the message acked): the handler calls it then, at most once
-   * that matters (it may call it again when a failed publish is answered by an error).
+   * Told when the final answer goes to the broker, before its publish is confirmed: a moment
+   * no result can carry, since the request has not settled yet. Called at most once. An
+   * interceptor that must know passes `next` an input with its own observer, which calls the
+   * one it was given.
    */
-  onAnswer: ((ctx: CallContext) => void) | undefined;
-  /** The metrics' ticket for this request's answer handed to the broker, if any. */
-  handoff: number | undefined;
+  readonly answering?: () => void;
 }
 
-export type Next = (ctx: CallContext) => Promise<Outcome>;
+/** How one delivery ended, and what the handler learnt on the way; what `next` resolves to. */
+export interface CallResult {
+  readonly outcome: Outcome;
+  /** The tool the request resolved to, if it got that far. */
+  readonly tool: Tool | undefined;
+  /** When the plugin was invoked and when its answer ended, if it was. */
+  readonly pluginStartedAt: number | undefined;
+  readonly pluginEndedAt: number | undefined;
+  /** The wire error type the agent was answered with, if any. */
+  readonly errorType: string | undefined;
+}
+
+export type Next = (input: CallInput) => Promise<CallResult>;
 
 /**
  * A concern around the handling of each request (metrics, logging, tracing...), in the
- * manner of Temporal's worker interceptors: it calls `next` once and returns what it gives.
- * An interceptor must not throw: the handler has settled the message by then.
+ * manner of Temporal's worker interceptors: it calls `next` once and returns what it gives,
+ * reading what it needs from that. An interceptor must not throw: the handler has settled
+ * the message by then.
  */
-export type Interceptor = (ctx: CallContext, next: Next) => Promise<Outcome>;
+export type Interceptor = (input: CallInput, next: Next) => Promise<CallResult>;
 
 /**
  * The plugin's part of one request whose answer is not there when the plugin returns: the
@@ -49,10 +56,11 @@ export type Interceptor = (ctx: CallContext, next: Next) => Promise<Outcome>;
  * plugin that answers at once never enters the chain: nothing can interrupt synchronous code.
  */
 export interface PluginRun {
-  readonly ctx: CallContext;
   readonly requestId: string;
   readonly call: ToolCall;
-  /** What the plugin returned; the call's time runs from `ctx.pluginStartedAt`, before it was invoked. */
+  /** When the plugin was invoked (`performance.now()`): the call's time runs from then. */
+  readonly invokedAt: number;
+  /** What the plugin returned. */
   readonly observation: PendingObservation;
   readonly sink: ObservationSink;
   /** Aborting it ends the run at once, whether or not the plugin heeds its signal. */

@@ -9,18 +9,18 @@ import type { Interceptor } from './interceptor.js';
  */
 export function loggingInterceptor(log: Logger): Interceptor | undefined {
   if (!log.isLevelEnabled('debug')) return undefined;
-  return async (ctx, next) => {
-    const outcome = await next(ctx);
+  return async (input, next) => {
+    const result = await next(input);
     log.debug(
       {
-        requestId: ctx.message.properties[ID_PROPERTY],
-        tool: ctx.tool?.name,
-        outcome,
-        ms: +(performance.now() - ctx.receivedAt).toFixed(3),
-        ...(ctx.errorType ? { errorType: ctx.errorType } : {}),
+        requestId: input.message.properties[ID_PROPERTY],
+        tool: result.tool?.name,
+        outcome: result.outcome,
+        ms: +(performance.now() - input.receivedAt).toFixed(3),
+        ...(result.errorType ? { errorType: result.errorType } : {}),
       },
       'request settled',
     );
-    return outcome;
+    return result;
   };
 }

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ToolService } from '../catalog/descriptors.js';
 import { decodeRequest } from '../envelope/request.js';
-import { boundedText, encodeError, observationText, wireError, type WireError } from '../envelope/response.js';
+import { boundedText, encodeError, ErrorSeverity, observationText, wireError, type WireError } from '../envelope/response.js';
 import { AbortedError, UnavailableError, errorMessage, isRetriable } from '../errors.js';
 import { isAsyncIterable, type Plugin } from '../plugins/plugin.js';
 import { prepareArguments } from '../arguments/prepare-arguments.js';
@@ -16,7 +16,8 @@ import { createSink, wholeAnswer, type ObservationSink } from './observation-sin
 import { DeliveryLedger, Handling } from './delivery-ledger.js';
 import { injectTraceContext } from '../tracing/trace-context.js';
 import { Outcome } from './outcome.js';
-import { compose, type CallContext, type Interceptor, type Next, type PluginRun, type RunNext } from './interceptor.js';
+import { compose, type CallInput, type CallResult, type Interceptor, type Next, type PluginRun, type RunNext } from './interceptor.js';
+import { CallRecord } from './call-record.js';
 import { deadlineInterceptor } from './deadline-interceptor.js';
 import { RunningCalls } from './running-calls.js';
 
@@ -56,7 +57,7 @@ export class RequestHandler {
   private abandonedCalls = 0;
 
   /** Deliveries handled and answered here, by request id and delivery key; only a topic that redelivers needs it. */
-  private readonly ledger: DeliveryLedger | undefined;
+  private readonly ledger: DeliveryLedger<CallResult> | undefined;
 
   /** The interceptors around handleCore, composed once. */
   private readonly chain: Next;
@@ -71,11 +72,11 @@ export class RequestHandler {
   private ready: Producer | undefined;
 
   constructor(private readonly deps: RequestHandlerDeps) {
-    this.chain = compose(deps.interceptors ?? [], (ctx) => this.handleCore(ctx));
+    this.chain = compose(deps.interceptors ?? [], (input) => this.handleCore(input));
     this.running = new RunningCalls(deps.hardStop);
     // Around the wait for each plugin's answer: the running calls outermost, then the deadline.
     this.runChain = compose([this.running.interceptor, deadlineInterceptor], (run) => this.runPlugin(run));
-    this.ledger = deps.redeliverable ? new DeliveryLedger(deps.limits.answeredMemory) : undefined;
+    this.ledger = deps.redeliverable ? new DeliveryLedger<CallResult>(deps.limits.answeredMemory) : undefined;
     this.debug = deps.log.isLevelEnabled('debug');
   }
 
@@ -138,36 +139,31 @@ export class RequestHandler {
    * that waited for nothing); else the clock is read here.
    */
   handle(msg: IncomingMessage, receivedAt?: number, startedAt = performance.now()): Promise<Outcome> {
-    return this.chain({
-      service: this.deps.service,
-      message: msg,
-      receivedAt: receivedAt ?? startedAt,
-      startedAt,
-      tool: undefined,
-      pluginStartedAt: undefined,
-      pluginEndedAt: undefined,
-      errorType: undefined,
-      onAnswer: undefined,
-      handoff: undefined,
-    });
+    const input: CallInput = { service: this.deps.service, message: msg, receivedAt: receivedAt ?? startedAt, startedAt };
+    return this.chain(input).then(outcomeOf);
   }
 
-  private handleCore(ctx: CallContext): Promise<Outcome> {
-    const id = ctx.message.properties[ID_PROPERTY];
-    if (!id) return this.deadLetter(ctx.message, 'request has no id property; no agent could receive an answer');
+  private handleCore(input: CallInput): Promise<CallResult> {
+    const record = new CallRecord();
+    const id = input.message.properties[ID_PROPERTY];
+    if (!id) return this.deadLetterRecorded(input.message, record);
     // Only a topic that redelivers brings a message back, so only there is its delivery key read.
-    return this.ledger ? this.handleRedeliverable(ctx, id, this.ledger) : this.answer(ctx, id);
+    return this.ledger ? this.handleRedeliverable(input, record, id, this.ledger) : this.answer(input, record, id);
+  }
+
+  private async deadLetterRecorded(msg: IncomingMessage, record: CallRecord): Promise<CallResult> {
+    return record.ended(await this.deadLetter(msg, 'request has no id property; no agent could receive an answer'));
   }
 
   /** A delivery that may be a copy of one answered or being answered here. Not async: the common path adds no promise. */
-  private handleRedeliverable(ctx: CallContext, id: string, ledger: DeliveryLedger): Promise<Outcome> {
+  private handleRedeliverable(input: CallInput, record: CallRecord, id: string, ledger: DeliveryLedger<CallResult>): Promise<CallResult> {
     // The same on every delivery of one message: an agent's retry is a new message and runs.
     // Checked on every delivery, not only those counted as redelivered: a topic unload hands
     // unacked messages out again with a count of 0. Paired with the request id, which tells
     // apart what a transport's key alone may not (transport.ts, deliveryKey).
-    const claim = ledger.claim(id, ctx.message.deliveryKey);
-    if (!(claim instanceof Handling)) return this.settleCopy(ctx.message, id, claim);
-    const handling = this.answer(ctx, id, claim);
+    const claim = ledger.claim(id, input.message.deliveryKey);
+    if (!(claim instanceof Handling)) return this.settleCopy(input.message, record, id, claim);
+    const handling = this.answer(input, record, id, claim);
     // answer() settles the claim only after an await (and whatever happens), so this comes first.
     ledger.begin(claim, handling);
     return handling;
@@ -177,17 +173,17 @@ export class RequestHandler {
    * A copy of a delivery answered here (acked at once), or still being handled (an unload
    * mid-answer: it runs nothing and settles as the first does).
    */
-  private async settleCopy(msg: IncomingMessage, id: string, first: Promise<Outcome> | true): Promise<Outcome> {
+  private async settleCopy(msg: IncomingMessage, record: CallRecord, id: string, first: Promise<CallResult> | true): Promise<CallResult> {
     if (this.debug) {
       const what = first === true ? 'redelivered request already answered; acked' : 'copy of a request still being answered; settles with it';
       this.deps.log.debug({ requestId: id, messageId: msg.messageId }, what);
     }
-    if (first !== true && (await first) === Outcome.Nacked) {
+    if (first !== true && (await first).outcome === Outcome.Nacked) {
       await msg.nack();
-      return Outcome.Nacked;
+      return record.ended(Outcome.Nacked);
     }
     await msg.ack();
-    return Outcome.Duplicate;
+    return record.ended(Outcome.Duplicate);
   }
 
   /**
@@ -225,9 +221,9 @@ export class RequestHandler {
    * how `claim` settled. One async function with two try blocks, not two functions: the outer
    * one cost a promise and a resumption a request (docs/benchmarks-rationale.md).
    */
-  private async answer(ctx: CallContext, id: string, claim?: Handling): Promise<Outcome> {
+  private async answer(input: CallInput, record: CallRecord, id: string, claim?: Handling<CallResult>): Promise<CallResult> {
     const { service, limits } = this.deps;
-    const msg = ctx.message;
+    const msg = input.message;
     let answered = false;
     try {
       const properties = answerProperties(id);
@@ -240,7 +236,7 @@ export class RequestHandler {
         // Past the limit, refused before anything runs: an agent reaching the fleet again and again.
         const hops = readHops(msg.properties[HOPS_PROPERTY]);
         const { tool, config } = this.deps.catalog().resolve(service, request.config, msg.properties[TOOL_PROPERTY]);
-        ctx.tool = tool;
+        record.tool = tool;
         const args = prepareArguments(tool?.parameters ?? [], tool?.runtimeParameters ?? {}, request.arguments);
         const streamProp = msg.properties[STREAM_PROPERTY];
         const stream = streamProp === undefined ? service.stream === 'stream' : streamProp === 'true' || streamProp === '1';
@@ -250,42 +246,46 @@ export class RequestHandler {
         call = new PreparedCall(id, service, tool, config, args, request.user, stream, timeoutMs, this.deps.log, hops);
         if (this.debug) call.log.debug({ stream, redelivery: msg.redeliveryCount }, 'invoking tool');
         this.running.admit();
-        ctx.pluginStartedAt = performance.now();
+        const invokedAt = (record.pluginStartedAt = performance.now());
         const observation = this.deps.plugin.invoke(call);
         if (typeof observation === 'string' && !stream) {
           // The usual answer: whole at once, one message, and no sink to gather it.
-          ctx.pluginEndedAt = performance.now();
+          record.pluginEndedAt = performance.now();
           const data = wholeAnswer(observation, limits.maxObservationBytes);
-          ctx.onAnswer?.(ctx);
+          record.answering(input);
           await producer.send({ data, properties });
         } else {
           sink = createSink(stream, producer, properties, limits.maxObservationBytes);
           if (typeof observation === 'string') {
-            ctx.pluginEndedAt = performance.now();
+            record.pluginEndedAt = performance.now();
             sink.write(observation);
           } else {
-            await this.runChain({ ctx, requestId: id, call, observation, sink, abort: PreparedCall.abortOf(call) });
+            try {
+              await this.runChain({ requestId: id, call, invokedAt, observation, sink, abort: PreparedCall.abortOf(call) });
+            } finally {
+              record.pluginEndedAt = performance.now();
+            }
           }
-          ctx.onAnswer?.(ctx);
+          record.answering(input);
           await sink.end();
         }
         await msg.ack();
         answered = true;
-        return Outcome.Answered;
+        return record.ended(Outcome.Answered);
       } catch (err) {
         // A plugin that threw as it was called has still had its time.
-        if (ctx.pluginStartedAt !== undefined) ctx.pluginEndedAt ??= performance.now();
+        if (record.pluginStartedAt !== undefined) record.pluginEndedAt ??= performance.now();
         // Nothing more of this answer may go out once its final (error) message is decided.
         sink?.abort();
         // A request that failed before it became a call logs as one would.
-        const log = call?.log ?? requestLog(this.deps.log, id, ctx.tool);
-        const outcome = await this.fail(ctx, err, properties, sink?.started ?? false, log);
+        const log = call?.log ?? requestLog(this.deps.log, id, record.tool);
+        const outcome = await this.fail(input, record, err, properties, sink?.started ?? false, log);
         answered = outcome !== Outcome.Nacked;
-        return outcome;
+        return record.ended(outcome);
       }
     } catch (err) {
       // The final (error) message could not be published either.
-      return await this.settleUnpublished(msg, id, err);
+      return record.ended(await this.settleUnpublished(msg, id, err));
     } finally {
       // Reached only after an await, so handleRedeliverable's begin() came first.
       if (claim !== undefined) this.ledger?.settle(claim, answered);
@@ -294,7 +294,7 @@ export class RequestHandler {
 
   /** The chain's core: wait for what the plugin answers and write it, unless the run is aborted first. */
   private async runPlugin(run: PluginRun): Promise<void> {
-    const { ctx, abort, sink, observation } = run;
+    const { abort, sink, observation } = run;
     const consumed = isAsyncIterable(observation)
       ? (async () => {
           // for-await returns the plugin's iterator when this loop leaves early.
@@ -310,9 +310,7 @@ export class RequestHandler {
       // A plugin that ignores its signal still cannot hold the request past its abort.
       // One race for the whole answer, not one per chunk: a stream of 100 chunks paid 100.
       await abort.race(consumed);
-      ctx.pluginEndedAt = performance.now();
     } catch (err) {
-      ctx.pluginEndedAt = performance.now();
       if (abort.reason !== undefined) this.abandon(consumed);
       else consumed.catch(() => undefined);
       throw abort.reason ?? err;
@@ -323,9 +321,9 @@ export class RequestHandler {
    * Settle a request that did not succeed. Redelivery is for work nobody has seen: once
    * chunks of a stream reached the agent, a retry would repeat them, so the error is answered.
    */
-  private async fail(ctx: CallContext, err: unknown, properties: Record<string, string>, started: boolean, log: Logger): Promise<Outcome> {
+  private async fail(input: CallInput, record: CallRecord, err: unknown, properties: Record<string, string>, started: boolean, log: Logger): Promise<Outcome> {
     const { limits, service, hardStop, redeliverable } = this.deps;
-    const msg = ctx.message;
+    const msg = input.message;
     if (err instanceof AbortedError && hardStop.aborted && !started) {
       if (redeliverable) {
         log.warn({ service: service.id }, 'interrupted by shutdown; request nacked for another worker');
@@ -341,10 +339,10 @@ export class RequestHandler {
       return Outcome.Nacked;
     }
     const e = wireError(err);
-    ctx.errorType = e.type;
-    if (e.message === 'internal error in the tool worker') log.error({ err, service: service.id }, 'tool failed unexpectedly');
+    record.errorType = e.type;
+    if (e.severity === ErrorSeverity.Internal) log.error({ err, service: service.id }, 'tool failed unexpectedly');
     else log.info({ service: service.id, errorType: e.type, errorMessage: e.message }, 'request answered with an error');
-    ctx.onAnswer?.(ctx);
+    record.answering(input);
     return this.answerError(msg, e, properties);
   }
 
@@ -374,3 +372,5 @@ export class RequestHandler {
     }
   }
 }
+
+const outcomeOf = (result: CallResult): Outcome => result.outcome;

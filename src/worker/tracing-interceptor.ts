@@ -14,40 +14,42 @@ const epoch = (relativeMs: number): number => performance.timeOrigin + relativeM
 export function tracingInterceptor(): Interceptor | undefined {
   if (!tracingEnabled()) return undefined;
   const tracer = trace.getTracer('toolwire');
-  return (ctx, next) => {
-    const parent = propagation.extract(ROOT_CONTEXT, ctx.message.properties);
+  return (input, next) => {
+    const { service, message, receivedAt } = input;
+    const parent = propagation.extract(ROOT_CONTEXT, message.properties);
     return tracer.startActiveSpan(
-      `tool-service ${ctx.service.id}`,
+      `tool-service ${service.id}`,
       {
         kind: SpanKind.CONSUMER,
-        startTime: epoch(ctx.receivedAt),
+        startTime: epoch(receivedAt),
         attributes: {
-          'toolwire.service': ctx.service.id,
+          'toolwire.service': service.id,
           'messaging.system': 'pulsar',
-          'messaging.destination.name': ctx.service.requestQueue,
-          'toolwire.redelivery_count': ctx.message.redeliveryCount,
+          'messaging.destination.name': service.requestQueue,
+          'toolwire.redelivery_count': message.redeliveryCount,
         },
       },
       parent,
       async (span) => {
         try {
-          const outcome = await next(ctx);
-          span.setAttribute('toolwire.outcome', outcome);
-          if (ctx.tool) span.setAttribute('toolwire.tool', ctx.tool.name);
-          if (ctx.errorType) {
-            span.setAttribute('toolwire.error_type', ctx.errorType);
-            span.setStatus({ code: SpanStatusCode.ERROR, message: ctx.errorType });
+          const result = await next(input);
+          const { tool, errorType, pluginStartedAt, pluginEndedAt } = result;
+          span.setAttribute('toolwire.outcome', result.outcome);
+          if (tool) span.setAttribute('toolwire.tool', tool.name);
+          if (errorType) {
+            span.setAttribute('toolwire.error_type', errorType);
+            span.setStatus({ code: SpanStatusCode.ERROR, message: errorType });
           }
-          if (ctx.pluginStartedAt !== undefined && ctx.pluginEndedAt !== undefined) {
+          if (pluginStartedAt !== undefined && pluginEndedAt !== undefined) {
             tracer
               .startSpan(
-                `plugin ${ctx.tool?.name ?? ctx.service.id}`,
-                { kind: SpanKind.INTERNAL, startTime: epoch(ctx.pluginStartedAt), attributes: { 'toolwire.plugin': ctx.service.plugin?.kind ?? '' } },
+                `plugin ${tool?.name ?? service.id}`,
+                { kind: SpanKind.INTERNAL, startTime: epoch(pluginStartedAt), attributes: { 'toolwire.plugin': service.plugin?.kind ?? '' } },
                 trace.setSpan(context.active(), span),
               )
-              .end(epoch(ctx.pluginEndedAt));
+              .end(epoch(pluginEndedAt));
           }
-          return outcome;
+          return result;
         } finally {
           span.end();
         }

@@ -6,7 +6,7 @@ import { ToolResponseError } from '../../../src/client/tool-client.js';
 import { loadSecrets } from '../../../src/secrets.js';
 import { readSettings } from '../../../src/settings.js';
 import { MemoryTransport } from '../../../src/transport/memory-transport.js';
-import type { CallContext } from '../../../src/worker/interceptor.js';
+import type { CallInput, CallResult } from '../../../src/worker/interceptor.js';
 import { captureLogger } from '../../support/harness.js';
 
 /** Every sample line of the exposition text, by its series (name and labels as written). */
@@ -117,19 +117,19 @@ describe('plugin events', () => {
 
 describe('series of a service that left the catalog', () => {
   const service = (id: string) => ({ id, plugin: { kind: 'module', options: {} } }) as unknown as ToolService;
-  const call = (id: string) =>
-    ({ service: service(id), message: { redeliveryCount: 0 }, receivedAt: 0, startedAt: 0, tool: undefined }) as unknown as CallContext;
+  const call = (id: string) => ({ service: service(id), message: { redeliveryCount: 0 }, receivedAt: 0, startedAt: 0 }) as unknown as CallInput;
+  const answered: CallResult = { outcome: 'answered', tool: undefined, pluginStartedAt: undefined, pluginEndedAt: undefined, errorType: undefined };
 
   it('are all dropped, the no-tool series and token counts too, and a late call of the retired instance shows nowhere', async () => {
     const { WorkerMetrics } = await import('../../../src/metrics/worker-metrics.js');
     const m = new WorkerMetrics({ processMetrics: false });
     const old = m.forService('gone');
-    old.record(call('gone'), 'answered');
+    old.record(call('gone'), answered);
     m.pluginEvents('gone', 'module').tokens?.('gpt', 'prompt', 5);
     m.pluginEvents('kept', 'module').tokens?.('gpt', 'prompt', 7);
     expect(await m.text()).toContain('service="gone"');
     m.retain(new Catalog([service('kept')], []));
-    old.record(call('gone'), 'answered');
+    old.record(call('gone'), answered);
     const text = await m.text();
     expect(text).not.toContain('service="gone"');
     expect(samples(text).get('toolwire_model_tokens_total{service="kept",model="gpt",kind="prompt"}')).toBe(7);

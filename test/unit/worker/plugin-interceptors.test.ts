@@ -10,9 +10,9 @@ import { deadlineInterceptor } from '../../../src/worker/deadline-interceptor.js
 import type { PluginRun } from '../../../src/worker/interceptor.js';
 import { RunningCalls } from '../../../src/worker/running-calls.js';
 
-const run = (over: { requestId?: string; timeoutMs?: number; pluginStartedAt?: number } = {}): PluginRun =>
+const run = (over: { requestId?: string; timeoutMs?: number; invokedAt?: number } = {}): PluginRun =>
   ({
-    ctx: { pluginStartedAt: over.pluginStartedAt },
+    invokedAt: over.invokedAt ?? performance.now(),
     requestId: over.requestId ?? 'r1',
     abort: new CallAbort(),
     call: { tool: { name: 'slow-tool' }, service: { id: 'svc' }, timeoutMs: over.timeoutMs ?? 1_000 },
@@ -44,7 +44,7 @@ describe('the deadline interceptor', () => {
 
   it('counts the deadline from when the plugin was invoked, not from when its promise came back', async () => {
     // The plugin's synchronous part took 400 ms of a 1,000 ms deadline.
-    const r = run({ timeoutMs: 1_000, pluginStartedAt: performance.now() - 400 });
+    const r = run({ timeoutMs: 1_000, invokedAt: performance.now() - 400 });
     const p = pending();
     void deadlineInterceptor(r, p.next);
     vi.advanceTimersByTime(598);

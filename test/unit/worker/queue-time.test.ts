@@ -1,11 +1,11 @@
 /**
- * The time a request waits for a slot (a CallContext's startedAt less its receivedAt, the
+ * The time a request waits for a slot (a CallInput's startedAt less its receivedAt, the
  * metrics' queue wait): none for a request that starts as it is taken, which reads no clock of
  * its own, and the wait itself for one held in the backlog or for a global slot.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolCall } from '../../../src/plugins/plugin.js';
-import type { CallContext, Interceptor } from '../../../src/worker/interceptor.js';
+import type { CallInput, Interceptor } from '../../../src/worker/interceptor.js';
 import { catalogOf, entry, testRegistry, type Behaviour } from '../../support/harness.js';
 import { serviceDescriptor as service } from '../../support/descriptors.js';
 import { startFixture, type Fixture } from '../../support/worker-fixture.js';
@@ -37,10 +37,10 @@ async function start(requestQueues: string[], limits: { concurrency?: number; se
     ),
   );
   const catalog = await catalogOf(services, testRegistry({ b: behaviour }));
-  const seen = new Map<string, CallContext>();
-  const record: Interceptor = (ctx, next) => {
-    seen.set(ctx.message.properties['id']!, ctx);
-    return next(ctx);
+  const seen = new Map<string, CallInput>();
+  const record: Interceptor = (input, next) => {
+    seen.set(input.message.properties['id']!, input);
+    return next(input);
   };
   const f = await startFixture(catalog, { b: behaviour }, RES, limits.concurrency === undefined ? {} : { concurrency: limits.concurrency }, {
     interceptors: () => [record],
@@ -55,7 +55,7 @@ async function start(requestQueues: string[], limits: { concurrency?: number; se
   return { f, seen, send, releaseWhen, held: () => held.length };
 }
 
-const waited = (ctx: CallContext | undefined): number => ctx!.startedAt - ctx!.receivedAt;
+const waited = (input: CallInput | undefined): number => input!.startedAt - input!.receivedAt;
 
 describe('queue wait', () => {
   it('is none for a request started as it came, and the wait for one held in the backlog', async () => {
