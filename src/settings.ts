@@ -5,17 +5,31 @@ import { parseTopic } from './transport/topic-name.js';
 import { ExecSetting, readExecRules, type ExecRules } from './policy/exec-rules.js';
 import { DEFAULT_LIMITS, type WorkerLimits } from './worker/limits.js';
 import { DEFAULT_SESSION_LIMITS } from './mcp-server/client-sessions.js';
-import { CHILD_BASICS, slimEnvNames } from './plugins/dify-slim/child-env.js';
+import { declaredSecrets, declaredValues, type KindSettings } from './plugins/kind-settings.js';
+import { parseWholeNumber, type WholeNumberBounds } from './plugins/whole-number.js';
 import type { BrokerTls } from './transport/broker-tls.js';
 import { isSecretRef, loadSecrets, secretRefSchema } from './secrets.js';
 import { errorMessage } from './errors.js';
 
 /**
- * A whole number given as digits. Not z.coerce.number(): it reads an empty variable as 0, so
- * TOOLWIRE_HTTP_PORT= would bind a random port and TOOLWIRE_TIMEOUT_MS= time every call out.
+ * A whole number given as digits, read as the plugins' settings read theirs (whole-number.ts).
+ * Not z.coerce.number(): it reads an empty variable as 0, so TOOLWIRE_HTTP_PORT= would bind a
+ * random port and TOOLWIRE_TIMEOUT_MS= time every call out.
  */
-const digits = z.string().regex(/^\d+$/, 'must be a whole number (digits only)').transform(Number);
-const int = (def: number) => digits.default(def);
+const wholeNumber = (bounds?: WholeNumberBounds) =>
+  z.string().transform((text, ctx) => {
+    const n = parseWholeNumber(text, bounds);
+    if ('value' in n) return n.value;
+    ctx.addIssue({ code: 'custom', message: n.problem });
+    return z.NEVER;
+  });
+/** Unset: `def`. */
+const count = (def: number) => wholeNumber().default(def);
+/** Unset or 0: `def`, since 0 would stop all work (nothing in flight, every call timed out at once). */
+const nonZero = (def: number) =>
+  wholeNumber()
+    .optional()
+    .transform((n) => n || def);
 /** An optional setting that an empty variable leaves unset, as `PULSAR_TOKEN=` always has. */
 const unsetWhenBlank = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 /** true/false or 1/0. */
@@ -42,7 +56,7 @@ const envSchema = z.object({
   TOOLWIRE_CONFIG_DIR: z.string().default('config'),
   TOOLWIRE_CONFIG_SOURCE: z.enum(['directory', 'trustgraph']).default('directory'),
   TOOLWIRE_CONFIG_WORKSPACE: z.string().min(1).default('default'),
-  TOOLWIRE_CONFIG_POLL_MS: digits.optional(),
+  TOOLWIRE_CONFIG_POLL_MS: wholeNumber().optional(),
   // TrustGraph's --config-request-queue / --config-response-queue / --config-push-queue.
   TOOLWIRE_CONFIG_REQUEST_QUEUE: z.string().default(CONFIG_REQUEST_TOPIC),
   TOOLWIRE_CONFIG_RESPONSE_QUEUE: z.string().default(CONFIG_RESPONSE_TOPIC),
@@ -64,7 +78,7 @@ const envSchema = z.object({
   PULSAR_TLS_VALIDATE_HOSTNAME: flag(true),
   TOOLWIRE_BOOTSTRAP: z.enum(['0', '1', 'true', 'false']).optional(),
   TOOLWIRE_HTTP_HOST: z.string().default('127.0.0.1'),
-  TOOLWIRE_HTTP_PORT: z.union([z.literal('off'), digits.pipe(z.number().max(65535))], { error: 'must be a port number (0-65535) or off' }).default(8787),
+  TOOLWIRE_HTTP_PORT: z.union([z.literal('off'), wholeNumber({ max: 65535 })], { error: 'must be a port number (0-65535) or off' }).default(8787),
   TOOLWIRE_SECRETS_FILE: z.string().optional(),
   // Read by loadSecrets (secrets.ts): the env: names and file: keys descriptors may use.
   TOOLWIRE_SECRET_ENV: z.string().optional(),
@@ -79,26 +93,29 @@ const envSchema = z.object({
   [ExecSetting.Namespaces]: z.string().optional(),
   TOOLWIRE_HTTP_ALLOWED_HOSTS: list,
   TOOLWIRE_HTTP_ALLOWED_ORIGINS: origins,
-  TOOLWIRE_MCP_MAX_SESSIONS: int(DEFAULT_SESSION_LIMITS.maxSessions),
-  TOOLWIRE_MCP_MAX_SESSIONS_PER_CLIENT: int(DEFAULT_SESSION_LIMITS.maxSessionsPerClient),
-  TOOLWIRE_MCP_SESSION_IDLE_MS: int(DEFAULT_SESSION_LIMITS.idleMs),
+  TOOLWIRE_MCP_MAX_SESSIONS: nonZero(DEFAULT_SESSION_LIMITS.maxSessions),
+  TOOLWIRE_MCP_MAX_SESSIONS_PER_CLIENT: nonZero(DEFAULT_SESSION_LIMITS.maxSessionsPerClient),
+  TOOLWIRE_MCP_SESSION_IDLE_MS: nonZero(DEFAULT_SESSION_LIMITS.idleMs),
   TOOLWIRE_HTTP_TOKEN: secretRefSchema.optional(),
-  TOOLWIRE_CONCURRENCY: int(DEFAULT_LIMITS.concurrency),
-  TOOLWIRE_SERVICE_CONCURRENCY: int(DEFAULT_LIMITS.serviceConcurrency),
-  TOOLWIRE_TIMEOUT_MS: int(DEFAULT_LIMITS.timeoutMs),
-  TOOLWIRE_MAX_PAYLOAD_BYTES: int(DEFAULT_LIMITS.maxPayloadBytes),
-  TOOLWIRE_MAX_OBSERVATION_BYTES: int(DEFAULT_LIMITS.maxObservationBytes),
-  TOOLWIRE_MAX_REDELIVERIES: int(DEFAULT_LIMITS.maxRedeliveries),
-  TOOLWIRE_NACK_DELAY_MS: int(DEFAULT_LIMITS.nackDelayMs),
-  TOOLWIRE_SHUTDOWN_GRACE_MS: int(DEFAULT_LIMITS.shutdownGraceMs),
-  TOOLWIRE_BACKLOG_MESSAGES: int(DEFAULT_LIMITS.backlogMessages),
-  TOOLWIRE_BACKLOG_BYTES: int(DEFAULT_LIMITS.backlogBytes),
-  TOOLWIRE_NON_PERSISTENT_PREFETCH: digits.optional(),
-  TOOLWIRE_NON_PERSISTENT_IN_FLIGHT: int(500),
-  TOOLWIRE_NON_PERSISTENT_CONNECTIONS: int(2),
+  TOOLWIRE_CONCURRENCY: nonZero(DEFAULT_LIMITS.concurrency),
+  TOOLWIRE_SERVICE_CONCURRENCY: nonZero(DEFAULT_LIMITS.serviceConcurrency),
+  TOOLWIRE_TIMEOUT_MS: nonZero(DEFAULT_LIMITS.timeoutMs),
+  TOOLWIRE_MAX_PAYLOAD_BYTES: nonZero(DEFAULT_LIMITS.maxPayloadBytes),
+  TOOLWIRE_MAX_OBSERVATION_BYTES: nonZero(DEFAULT_LIMITS.maxObservationBytes),
+  TOOLWIRE_MAX_REDELIVERIES: count(DEFAULT_LIMITS.maxRedeliveries),
+  TOOLWIRE_NACK_DELAY_MS: count(DEFAULT_LIMITS.nackDelayMs),
+  TOOLWIRE_SHUTDOWN_GRACE_MS: count(DEFAULT_LIMITS.shutdownGraceMs),
+  TOOLWIRE_BACKLOG_MESSAGES: count(DEFAULT_LIMITS.backlogMessages),
+  TOOLWIRE_BACKLOG_BYTES: count(DEFAULT_LIMITS.backlogBytes),
+  // Unset or 0: by transport, defaultNonPersistentPrefetch().
+  TOOLWIRE_NON_PERSISTENT_PREFETCH: wholeNumber()
+    .optional()
+    .transform((n) => n || undefined),
+  TOOLWIRE_NON_PERSISTENT_IN_FLIGHT: nonZero(500),
+  TOOLWIRE_NON_PERSISTENT_CONNECTIONS: nonZero(2),
   // Up to 72 bytes a key (answered-keys.ts): a typo must not reserve gigabytes.
-  TOOLWIRE_ANSWERED_MEMORY: digits.pipe(z.number().max(1_000_000)).default(DEFAULT_LIMITS.answeredMemory),
-  TOOLWIRE_MAX_ABANDONED: int(DEFAULT_LIMITS.maxAbandoned),
+  TOOLWIRE_ANSWERED_MEMORY: wholeNumber({ max: 1_000_000 }).default(DEFAULT_LIMITS.answeredMemory),
+  TOOLWIRE_MAX_ABANDONED: count(DEFAULT_LIMITS.maxAbandoned),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
 });
@@ -144,8 +161,10 @@ export interface Settings {
   readonly execRules: ExecRules;
   readonly logLevel: string;
   readonly logFormat: 'json' | 'pretty' | undefined;
-  /** Plugin-level settings (DIFY_*, SLIM_*...), passed to plugin factories as they are. */
+  /** The variables the plugin kinds declare (DIFY_*, MCP_*...; KindSettings), passed to plugin factories as they are. */
   readonly pluginSettings: Readonly<Record<string, string | undefined>>;
+  /** Those of them the kinds declare secret (DIFY_DAEMON_KEY...), for settingSecrets. */
+  readonly pluginSecretNames: readonly string[];
 }
 
 /** OAuth2 client credentials, Pulsar's standard form. */
@@ -212,15 +231,18 @@ function pulsarToken(value: string, env: NodeJS.ProcessEnv, secretsFile: string 
   return resolved;
 }
 
-const PLUGIN_PREFIXES = ['DIFY_', 'SLIM_', 'MCP_', 'OPENAPI_', 'TOOLWIRE_PLUGIN_'];
 function fullTopic(name: string, value: string): string {
   const t = parseTopic(value);
   if ('error' in t) throw new Error(`invalid environment: ${name}: ${t.error}`);
   return t.full;
 }
 
-/** Read settings from an environment (main.ts and the CLI pass process.env). */
-export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings> = {}): Settings {
+/**
+ * Read settings from an environment (the CLI passes process.env). `kinds`: what the plugin
+ * kinds read (`PluginRegistry.declaredSettings()`, which the composition root hands in:
+ * assembly/worker-settings.ts); without them no plugin variable is read.
+ */
+export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings> = {}, kinds: readonly KindSettings[] = []): Settings {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     throw new Error(`invalid environment: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
@@ -228,9 +250,6 @@ export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings
   const e = parsed.data;
   const exec = readExecRules(env);
   if (exec.problems.length > 0) throw new Error(`invalid environment: ${exec.problems.join('; ')}`);
-  const pluginSettings: Record<string, string | undefined> = {};
-  const childNames = new Set([...CHILD_BASICS, ...slimEnvNames(env)]);
-  for (const [k, v] of Object.entries(env)) if (PLUGIN_PREFIXES.some((prefix) => k.startsWith(prefix)) || childNames.has(k)) pluginSettings[k] = v;
   const pulsarUrl = overrides.pulsarUrl ?? e.PULSAR_URL;
   return {
     configDir: e.TOOLWIRE_CONFIG_DIR,
@@ -246,8 +265,8 @@ export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings
     pulsarUrl,
     pulsarAdminUrl: e.PULSAR_ADMIN_URL,
     pulsarAuth: pulsarAuth(e, env),
-    nonPersistentInFlight: e.TOOLWIRE_NON_PERSISTENT_IN_FLIGHT || 500,
-    nonPersistentConnections: e.TOOLWIRE_NON_PERSISTENT_CONNECTIONS || 2,
+    nonPersistentInFlight: e.TOOLWIRE_NON_PERSISTENT_IN_FLIGHT,
+    nonPersistentConnections: e.TOOLWIRE_NON_PERSISTENT_CONNECTIONS,
     bootstrap: e.TOOLWIRE_BOOTSTRAP === '1' || e.TOOLWIRE_BOOTSTRAP === 'true',
     httpHost: e.TOOLWIRE_HTTP_HOST,
     httpPort: e.TOOLWIRE_HTTP_PORT === 'off' ? undefined : e.TOOLWIRE_HTTP_PORT,
@@ -255,35 +274,35 @@ export function readSettings(env: NodeJS.ProcessEnv, overrides: Partial<Settings
     httpToken: e.TOOLWIRE_HTTP_TOKEN,
     httpAllowedHosts: e.TOOLWIRE_HTTP_ALLOWED_HOSTS,
     httpAllowedOrigins: e.TOOLWIRE_HTTP_ALLOWED_ORIGINS,
-    mcpMaxSessions: e.TOOLWIRE_MCP_MAX_SESSIONS || DEFAULT_SESSION_LIMITS.maxSessions,
-    mcpMaxSessionsPerClient: e.TOOLWIRE_MCP_MAX_SESSIONS_PER_CLIENT || DEFAULT_SESSION_LIMITS.maxSessionsPerClient,
-    mcpSessionIdleMs: e.TOOLWIRE_MCP_SESSION_IDLE_MS || DEFAULT_SESSION_LIMITS.idleMs,
+    mcpMaxSessions: e.TOOLWIRE_MCP_MAX_SESSIONS,
+    mcpMaxSessionsPerClient: e.TOOLWIRE_MCP_MAX_SESSIONS_PER_CLIENT,
+    mcpSessionIdleMs: e.TOOLWIRE_MCP_SESSION_IDLE_MS,
     limits: {
-      concurrency: e.TOOLWIRE_CONCURRENCY || DEFAULT_LIMITS.concurrency,
-      serviceConcurrency: e.TOOLWIRE_SERVICE_CONCURRENCY || DEFAULT_LIMITS.serviceConcurrency,
-      timeoutMs: e.TOOLWIRE_TIMEOUT_MS || DEFAULT_LIMITS.timeoutMs,
-      maxPayloadBytes: e.TOOLWIRE_MAX_PAYLOAD_BYTES || DEFAULT_LIMITS.maxPayloadBytes,
-      maxObservationBytes: e.TOOLWIRE_MAX_OBSERVATION_BYTES || DEFAULT_LIMITS.maxObservationBytes,
+      concurrency: e.TOOLWIRE_CONCURRENCY,
+      serviceConcurrency: e.TOOLWIRE_SERVICE_CONCURRENCY,
+      timeoutMs: e.TOOLWIRE_TIMEOUT_MS,
+      maxPayloadBytes: e.TOOLWIRE_MAX_PAYLOAD_BYTES,
+      maxObservationBytes: e.TOOLWIRE_MAX_OBSERVATION_BYTES,
       maxRedeliveries: e.TOOLWIRE_MAX_REDELIVERIES,
       nackDelayMs: e.TOOLWIRE_NACK_DELAY_MS,
       shutdownGraceMs: e.TOOLWIRE_SHUTDOWN_GRACE_MS,
       backlogMessages: e.TOOLWIRE_BACKLOG_MESSAGES,
       backlogBytes: e.TOOLWIRE_BACKLOG_BYTES,
-      // Unset (or 0): by transport, defaultNonPersistentPrefetch().
-      nonPersistentPrefetch: e.TOOLWIRE_NON_PERSISTENT_PREFETCH || undefined,
+      nonPersistentPrefetch: e.TOOLWIRE_NON_PERSISTENT_PREFETCH,
       answeredMemory: e.TOOLWIRE_ANSWERED_MEMORY,
       maxAbandoned: e.TOOLWIRE_MAX_ABANDONED,
     },
     execRules: exec.rules,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
-    pluginSettings,
+    pluginSettings: declaredValues(env, kinds),
+    pluginSecretNames: declaredSecrets(kinds),
     ...overrides,
   };
 }
 
 /** Secret values held in settings themselves (not references), for the logger to mask. */
 export function settingSecrets(settings: Settings): string[] {
-  const values = [settings.pulsarAuth.token, settings.pluginSettings['DIFY_DAEMON_KEY'], settings.pluginSettings['DIFY_SLIM_DAEMON_KEY']];
+  const values = [settings.pulsarAuth.token, ...settings.pluginSecretNames.map((name) => settings.pluginSettings[name])];
   return values.filter((value): value is string => typeof value === 'string' && value !== '' && !isSecretRef(value));
 }

@@ -1,4 +1,5 @@
-import { readSettings, type Settings } from '../settings.js';
+import { readWorkerSettings } from '../assembly/worker-settings.js';
+import type { Settings } from '../settings.js';
 import { UsageError } from './args.js';
 
 /** The flags that stand for worker settings, each beside the environment variable it sets. */
@@ -38,7 +39,7 @@ export function settingsFromFlags(
   }
   for (const [k, v] of Object.entries(extra)) if (v) out[k] = v;
   try {
-    return { env: out, settings: readSettings(out) };
+    return { env: out, settings: readWorkerSettings(out) };
   } catch (err) {
     throw new UsageError((err as Error).message);
   }

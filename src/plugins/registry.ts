@@ -1,3 +1,4 @@
+import type { KindSettings } from './kind-settings.js';
 import type { PluginFactory } from './plugin.js';
 
 /** What descriptors are parsed with: a kind's name and its schemas, without its code. */
@@ -9,8 +10,13 @@ export type PluginSchemas<S = unknown, T = unknown> = Pick<PluginFactory<S, T>, 
  * worker holds only the kinds its descriptors use.
  */
 export interface PluginKind<S = unknown, T = unknown> extends PluginSchemas<S, T> {
+  /** The worker settings the kind reads; none when absent. */
+  readonly settings?: KindSettings;
   load(): Promise<PluginFactory<S, T>>;
 }
+
+/** The plugin core's own settings, whichever kinds there are: TOOLWIRE_PLUGIN_BLOB_RETENTION_HOURS (blob-sink.ts). */
+const CORE_SETTINGS: KindSettings = { prefixes: ['TOOLWIRE_PLUGIN_'], secrets: [] };
 
 interface Entry {
   readonly schemas: PluginKind;
@@ -54,6 +60,11 @@ export class PluginRegistry {
       return factory;
     });
     return entry.loaded;
+  }
+
+  /** What the plugins read of the worker's environment: the core's settings and each kind's. */
+  declaredSettings(): KindSettings[] {
+    return [CORE_SETTINGS, ...[...this.entries.values()].flatMap((entry) => (entry.schemas.settings ? [entry.schemas.settings] : []))];
   }
 
   kinds(): string[] {

@@ -1,5 +1,6 @@
 import { hasUserinfo } from '../net/http-url.js';
 import { isSecretRef, type Secrets } from '../secrets.js';
+import { parseWholeNumber } from './whole-number.js';
 
 /** Reads worker settings, collecting every problem instead of stopping at the first. */
 export class SettingsReader {
@@ -44,15 +45,26 @@ export class SettingsReader {
     return v.replace(/\/+$/, '');
   }
 
+  /** A whole number, `fallback` when the variable is not there; refused as the core's are (whole-number.ts), a blank included. */
   int(key: string, fallback: number, min: number): number {
-    const v = this.optional(key);
-    if (v === undefined) return fallback;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min) {
-      this.problems.push(`setting ${key}: must be an integer >= ${min}, got ${JSON.stringify(v)}`);
-      return fallback;
-    }
-    return n;
+    return this.optionalInt(key, min) ?? fallback;
+  }
+
+  /** A whole number; undefined when the variable is not there (or refused, with a problem). */
+  optionalInt(key: string, min: number): number | undefined {
+    const text = this.settings[key];
+    if (text === undefined) return undefined;
+    const n = parseWholeNumber(text, { min });
+    if ('problem' in n) this.problems.push(`setting ${key}: ${n.problem}`);
+    return 'value' in n ? n.value : undefined;
+  }
+
+  /**
+   * A user or group id to run a child as; undefined when unset or empty. Empty counts as unset
+   * here alone: the image sets these (Dockerfile), and an environment can only empty them.
+   */
+  userId(key: string): number | undefined {
+    return this.optional(key) === undefined ? undefined : this.optionalInt(key, 0);
   }
 
   oneOf<T extends string>(key: string, values: readonly T[], fallback: T): T {

@@ -169,12 +169,12 @@ export const callCommand: Command = defineCommand({
 
     // The broker path loads the worker's catalog code and a transport: only when asked for,
     // so that a call through the gateway starts in a fraction of the time.
-    const [{ loadCatalog }, { ToolClient }, { createLogger }, { defaultRegistry }, { readSettings }, { openTransport }] = await Promise.all([
+    const [{ loadCatalog }, { ToolClient }, { createLogger }, { defaultRegistry }, { readWorkerSettings }, { openTransport }] = await Promise.all([
       import('../../assembly/app.js'),
       import('../../client/tool-client.js'),
       import('../../logging.js'),
       import('../../plugins/default-registry.js'),
-      import('../../settings.js'),
+      import('../../assembly/worker-settings.js'),
       import('../../assembly/open-transport.js'),
     ]);
     const env = { ...io.env };
@@ -182,7 +182,7 @@ export const callCommand: Command = defineCommand({
     if (values['pulsar-url']) env['PULSAR_URL'] = values['pulsar-url'];
     if (values['admin-url']) env['PULSAR_ADMIN_URL'] = values['admin-url'];
     env['TOOLWIRE_TRANSPORT'] = values.transport ?? 'auto';
-    const settings = readSettings(env);
+    const settings = readWorkerSettings(env);
     const log = createLogger({ level: settings.logLevel === 'info' ? 'warn' : settings.logLevel });
     const catalog = await loadCatalog(settings, defaultRegistry(), {
       log,

@@ -4,8 +4,9 @@ import { createLogger } from '../../logging.js';
 import { startTracing } from '../../tracing/start-tracing.js';
 import { fleetMcpServer, InFlight, type FleetDeps } from '../../mcp-server/fleet-mcp-server.js';
 import { McpHttpServer } from '../../mcp-server/mcp-http.js';
-import { toolDescriptors } from '../../plugins/mcp/mcp-descriptors.js';
+import { mcpToolDescriptors } from '../../plugins/mcp/mcp-descriptors.js';
 import type { McpServiceOptions } from '../../plugins/mcp/mcp-options.js';
+import { STDIO_BASICS } from '../../plugins/mcp/mcp-kind.js';
 import { connectMcp, listAllTools } from '../../plugins/mcp/mcp-session.js';
 import { loadSecrets, type Secrets } from '../../secrets.js';
 import { readSettings, settingSecrets, type Settings } from '../../settings.js';
@@ -74,7 +75,7 @@ const mcpImportCommand: Command = defineCommand({
       : { transport: 'http', url: values.url!, headers: {}, ...(values['token-ref'] ? { token: values['token-ref'] } : {}) };
     const settings = readSettings(io.env);
     const log = createLogger({ level: 'warn', pretty: false });
-    const basics: Record<string, string | undefined> = { PATH: io.env['PATH'], HOME: io.env['HOME'], TMPDIR: io.env['TMPDIR'], LANG: io.env['LANG'] };
+    const basics = Object.fromEntries(STDIO_BASICS.map((name) => [name, io.env[name]]));
     let client;
     try {
       // Relative paths are the operator's, from here; a worker resolves them from its config directory.
@@ -97,7 +98,7 @@ const mcpImportCommand: Command = defineCommand({
     const exclude = listFlag(values.exclude);
     const picked = tools.filter((tool) => (!include || include.has(tool.name)) && !exclude?.has(tool.name));
     const service = importedService(id, values, 'tool', { kind: 'mcp', ...plugin });
-    const descriptors = toolDescriptors(picked, { service: id, prefix: values.prefix ?? '' });
+    const descriptors = mcpToolDescriptors(picked, { service: id, prefix: values.prefix ?? '' });
     await writeDescriptors(io, values.out, service, descriptors, tools.length);
     return 0;
   },

@@ -1,43 +1,10 @@
+import { SLIM_LOCAL_REFUSAL } from './slim-refusal.js';
 import type { Secrets } from '../../secrets.js';
 import { parseTopic } from '../../transport/topic-name.js';
 import { SettingsReader } from '../settings-reader.js';
 import { blobSinkFor, type BlobSink } from '../blob-sink.js';
 import { innerApiKeyProblem } from './inner-api-server.js';
-
-/**
- * Worker settings of the dify-agent plugin (never taken from a request):
- * - `DIFY_AGENT_DAEMON_URL`, `DIFY_AGENT_DAEMON_KEY`, `DIFY_AGENT_TENANT_ID`: toolwire's own plugin
- *   daemon, whose DIFY_INNER_API_URL points at this worker (required). A daemon that a Dify
- *   installation shares will not do: it sends every plugin's callbacks to one inner API.
- * - `DIFY_AGENT_RUNTIME`    `daemon` (default). `slim` is refused: its local mode cannot answer a
- *                           strategy's callbacks, and its remote mode is the daemon again.
- * - `DIFY_INNER_API_HOST`   where the inner API listens (default 127.0.0.1)
- * - `DIFY_INNER_API_PORT`   its port (default 5001, Dify's API port)
- * - `DIFY_INNER_API_KEY`    the key the daemon was given as DIFY_INNER_API_KEY; value or `env:`/`file:` (required,
- *                           at least 16 characters)
- * - `DIFY_AGENT_MODEL`      `openai` (default): an OpenAI-compatible endpoint; `text-completion`:
- *                           TrustGraph's text-completion service on the broker (text-only strategies)
- * - `DIFY_AGENT_MODEL_URL`  an OpenAI-compatible base URL (…/v1); value or `env:`/`file:` (required with `openai`)
- * - `DIFY_AGENT_MODEL_KEY`  its API key (Bearer); value or reference (optional: Ollama, llama.cpp need none)
- * - `DIFY_AGENT_TEXT_COMPLETION_REQUEST_QUEUE` / `…_RESPONSE_QUEUE`  with `text-completion`: the
- *                           flow's queues, full Pulsar names or TrustGraph's `request:tg:…` form
- *                           (default: those of flow `default` in workspace `default`)
- * - `DIFY_BLOB_DIR`         where files a strategy sends are written, as for dify-daemon; unset: described, not kept
- */
-export const DifyAgentSetting = {
-  DaemonUrl: 'DIFY_AGENT_DAEMON_URL',
-  DaemonKey: 'DIFY_AGENT_DAEMON_KEY',
-  TenantId: 'DIFY_AGENT_TENANT_ID',
-  Runtime: 'DIFY_AGENT_RUNTIME',
-  InnerHost: 'DIFY_INNER_API_HOST',
-  InnerPort: 'DIFY_INNER_API_PORT',
-  InnerKey: 'DIFY_INNER_API_KEY',
-  Model: 'DIFY_AGENT_MODEL',
-  ModelUrl: 'DIFY_AGENT_MODEL_URL',
-  ModelKey: 'DIFY_AGENT_MODEL_KEY',
-  TextCompletionRequestQueue: 'DIFY_AGENT_TEXT_COMPLETION_REQUEST_QUEUE',
-  TextCompletionResponseQueue: 'DIFY_AGENT_TEXT_COMPLETION_RESPONSE_QUEUE',
-} as const;
+import { DifyAgentSetting } from './agent-kind.js';
 
 /** Where a strategy's model rounds go. */
 export const AgentModelKind = {
@@ -62,16 +29,32 @@ export type AgentModelSettings =
   | { readonly kind: typeof AgentModelKind.OpenAi; readonly baseUrl: string; readonly key: string | undefined }
   | { readonly kind: typeof AgentModelKind.TextCompletion; readonly request: string; readonly response: string };
 
+/**
+ * Worker settings of the dify-agent plugin (never taken from a request):
+ * - `DIFY_AGENT_DAEMON_URL`, `DIFY_AGENT_DAEMON_KEY`, `DIFY_AGENT_TENANT_ID`: toolwire's own plugin
+ *   daemon, whose DIFY_INNER_API_URL points at this worker (required). A daemon that a Dify
+ *   installation shares will not do: it sends every plugin's callbacks to one inner API.
+ * - `DIFY_AGENT_RUNTIME`    `daemon` (default). `slim` is refused: its local mode cannot answer a
+ *                           strategy's callbacks, and its remote mode is the daemon again.
+ * - `DIFY_INNER_API_HOST`   where the inner API listens (default 127.0.0.1)
+ * - `DIFY_INNER_API_PORT`   its port (default 5001, Dify's API port)
+ * - `DIFY_INNER_API_KEY`    the key the daemon was given as DIFY_INNER_API_KEY; value or `env:`/`file:` (required,
+ *                           at least 16 characters)
+ * - `DIFY_AGENT_MODEL`      `openai` (default): an OpenAI-compatible endpoint; `text-completion`:
+ *                           TrustGraph's text-completion service on the broker (text-only strategies)
+ * - `DIFY_AGENT_MODEL_URL`  an OpenAI-compatible base URL (…/v1); value or `env:`/`file:` (required with `openai`)
+ * - `DIFY_AGENT_MODEL_KEY`  its API key (Bearer); value or reference (optional: Ollama, llama.cpp need none)
+ * - `DIFY_AGENT_TEXT_COMPLETION_REQUEST_QUEUE` / `…_RESPONSE_QUEUE`  with `text-completion`: the
+ *                           flow's queues, full Pulsar names or TrustGraph's `request:tg:…` form
+ *                           (default: those of flow `default` in workspace `default`)
+ * - `DIFY_BLOB_DIR`         where files a strategy sends are written, as for dify-daemon; unset: described, not kept
+ */
 export interface DifyAgentSettings {
   readonly daemon: { readonly url: string; readonly key: string; readonly tenantId: string };
   readonly innerApi: { readonly host: string; readonly port: number; readonly key: string };
   readonly model: AgentModelSettings;
   readonly blobSink: BlobSink;
 }
-
-/** Why slim's local mode cannot run a strategy (dify-plugin-daemon pkg/slim/local.go at bdb5642a). */
-export const SLIM_LOCAL_REFUSAL =
-  "slim's local mode cannot run an agent strategy: it handles only the plugin's stream, end and error session messages and closes the plugin's stdin after the request, so the strategy's model and tool calls would never be answered (it would hang until the timeout); run the strategy on a plugin daemon of toolwire's own (DIFY_AGENT_DAEMON_URL)";
 
 export function readDifyAgentSettings(
   settings: Readonly<Record<string, string | undefined>>,

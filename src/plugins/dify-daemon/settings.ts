@@ -5,6 +5,7 @@ import { DEFAULT_RETRY, type RetryPolicy } from '../dify-common/retry.js';
 import { SettingsReader } from '../settings-reader.js';
 import { readFileUrlPolicy } from '../dify-common/file-urls.js';
 import type { AddressPolicy } from '../../net/address-guard.js';
+import { DifyDaemonSetting } from './daemon-kind.js';
 
 /**
  * Worker settings of the dify-daemon plugin (never taken from a request):
@@ -19,17 +20,6 @@ import type { AddressPolicy } from '../../net/address-guard.js';
  * - `DIFY_DAEMON_RETRY_BASE_MS` first backoff bound, doubled per retry (default 500)
  * - `DIFY_DAEMON_RETRY_MAX_MS`  largest backoff bound (default 10000)
  */
-export const DifyDaemonSetting = {
-  Url: 'DIFY_DAEMON_URL',
-  Key: 'DIFY_DAEMON_KEY',
-  TenantId: 'DIFY_TENANT_ID',
-  UserId: 'DIFY_USER_ID',
-  BlobDir: 'DIFY_BLOB_DIR',
-  MaxAttempts: 'DIFY_DAEMON_MAX_ATTEMPTS',
-  RetryBaseMs: 'DIFY_DAEMON_RETRY_BASE_MS',
-  RetryMaxMs: 'DIFY_DAEMON_RETRY_MAX_MS',
-} as const;
-
 export interface DifyDaemonSettings {
   /** Which file URLs a model may hand the plugin (DIFY_FILE_URL_ALLOW_*). */
   readonly fileUrls: AddressPolicy;

@@ -5,9 +5,17 @@ import { SettingsReader } from '../settings-reader.js';
 import { readFileUrlPolicy } from '../dify-common/file-urls.js';
 import type { AddressPolicy } from '../../net/address-guard.js';
 import { CHILD_BASICS, slimEnvNames } from './child-env.js';
+import { DaemonFallback, DifySlimSetting } from './slim-kind.js';
 
 export const SlimMode = { Remote: 'remote', Local: 'local' } as const;
 export type SlimMode = (typeof SlimMode)[keyof typeof SlimMode];
+
+const LOCAL_PASSTHROUGH: Record<string, string> = {
+  DIFY_SLIM_PYTHON_PATH: 'SLIM_PYTHON_PATH',
+  DIFY_SLIM_UV_PATH: 'SLIM_UV_PATH',
+  DIFY_SLIM_MARKETPLACE_URL: 'SLIM_MARKETPLACE_URL',
+  DIFY_SLIM_PIP_MIRROR_URL: 'SLIM_PIP_MIRROR_URL',
+};
 
 /**
  * Worker settings of the dify-slim plugin (never taken from a request):
@@ -36,23 +44,6 @@ export type SlimMode = (typeof SlimMode)[keyof typeof SlimMode];
  *   when the worker's environment has them (python and uv need them in local mode), and the names
  *   `DIFY_SLIM_ENV` lists (comma-separated); nothing else of the worker's environment is.
  */
-export const DifySlimSetting = {
-  Path: 'DIFY_SLIM_PATH',
-  Mode: 'DIFY_SLIM_MODE',
-  DaemonAddr: 'DIFY_SLIM_DAEMON_ADDR',
-  DaemonKey: 'DIFY_SLIM_DAEMON_KEY',
-  Folder: 'DIFY_SLIM_FOLDER',
-  TimeoutMs: 'DIFY_SLIM_TIMEOUT_MS',
-  KillGraceMs: 'DIFY_SLIM_KILL_GRACE_MS',
-} as const;
-
-const LOCAL_PASSTHROUGH: Record<string, string> = {
-  DIFY_SLIM_PYTHON_PATH: 'SLIM_PYTHON_PATH',
-  DIFY_SLIM_UV_PATH: 'SLIM_UV_PATH',
-  DIFY_SLIM_MARKETPLACE_URL: 'SLIM_MARKETPLACE_URL',
-  DIFY_SLIM_PIP_MIRROR_URL: 'SLIM_PIP_MIRROR_URL',
-};
-
 export interface DifySlimSettings {
   /** Which file URLs a model may hand the plugin (DIFY_FILE_URL_ALLOW_*). */
   readonly fileUrls: AddressPolicy;
@@ -90,12 +81,12 @@ export function readDifySlimSettings(
   const why = 'needed by the dify-slim plugin';
   const path = r.required(DifySlimSetting.Path, why);
   const mode = r.oneOf(DifySlimSetting.Mode, [SlimMode.Remote, SlimMode.Local], SlimMode.Remote);
-  const timeoutMs = r.optional(DifySlimSetting.TimeoutMs) === undefined ? undefined : r.int(DifySlimSetting.TimeoutMs, 0, 1);
+  const timeoutMs = r.optionalInt(DifySlimSetting.TimeoutMs, 1);
   const env: Record<string, string> = { SLIM_MODE: mode };
   const hidden: string[] = [];
   if (mode === SlimMode.Remote) {
-    const addrKey = r.optional(DifySlimSetting.DaemonAddr) ? DifySlimSetting.DaemonAddr : 'DIFY_DAEMON_URL';
-    const keyKey = r.optional(DifySlimSetting.DaemonKey) ? DifySlimSetting.DaemonKey : 'DIFY_DAEMON_KEY';
+    const addrKey = r.optional(DifySlimSetting.DaemonAddr) ? DifySlimSetting.DaemonAddr : DaemonFallback.Url;
+    const keyKey = r.optional(DifySlimSetting.DaemonKey) ? DifySlimSetting.DaemonKey : DaemonFallback.Key;
     env['SLIM_DAEMON_ADDR'] = r.url(addrKey, `${why} in remote mode`);
     env['SLIM_DAEMON_KEY'] = r.secret(keyKey, `${why} in remote mode`);
     hidden.push(env['SLIM_DAEMON_KEY']);
@@ -125,8 +116,8 @@ export function readDifySlimSettings(
       blobSink: blobSinkFor(blobDir, settings),
       fileUrls: readFileUrlPolicy(r),
       cwd: r.optional('DIFY_SLIM_CWD'),
-      uid: r.optional('DIFY_SLIM_UID') === undefined ? undefined : r.int('DIFY_SLIM_UID', 0, 0),
-      gid: r.optional('DIFY_SLIM_GID') === undefined ? undefined : r.int('DIFY_SLIM_GID', 0, 0),
+      uid: r.userId('DIFY_SLIM_UID'),
+      gid: r.userId('DIFY_SLIM_GID'),
       retry: {
         maxAttempts: r.int('DIFY_SLIM_MAX_ATTEMPTS', DEFAULT_RETRY.maxAttempts, 1),
         baseDelayMs: r.int('DIFY_SLIM_RETRY_BASE_MS', DEFAULT_RETRY.baseDelayMs, 0),

@@ -22,10 +22,10 @@ export interface StdioIdentity {
 
 export function readStdioIdentity(settings: Readonly<Record<string, string | undefined>>, secrets: Secrets): { identity: StdioIdentity; problems: string[] } {
   const r = new SettingsReader(settings, secrets);
-  const id = (key: string) => (r.optional(key) === undefined ? undefined : r.int(key, 0, 0));
-  const uid = id(McpStdioSetting.Uid);
-  const gid = id(McpStdioSetting.Gid);
-  if ((uid === undefined) !== (gid === undefined))
+  const uid = r.userId(McpStdioSetting.Uid);
+  const gid = r.userId(McpStdioSetting.Gid);
+  // By presence: a refused value is a problem of its own, not a missing half.
+  if ((r.optional(McpStdioSetting.Uid) === undefined) !== (r.optional(McpStdioSetting.Gid) === undefined))
     r.problems.push(`settings ${McpStdioSetting.Uid} and ${McpStdioSetting.Gid}: set both or neither (a user alone keeps the worker's group)`);
   return { identity: { uid, gid, cwd: r.optional(McpStdioSetting.Cwd) }, problems: r.problems };
 }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { defaultRegistry } from '../../../src/plugins/default-registry.js';
 import type { PluginFactory } from '../../../src/plugins/plugin.js';
 import { PluginRegistry } from '../../../src/plugins/registry.js';
+import { serviceDescriptor } from '../../support/descriptors.js';
 import { catalogOf, entry } from '../../support/harness.js';
 
 const options = z.object({ label: z.string() });
@@ -18,13 +19,7 @@ function spiedKind(kind: string) {
   return { kind, serviceOptions: options, load };
 }
 
-const service = (id: string, kind: string) =>
-  entry('tool-service', id, {
-    id,
-    'request-queue': `persistent://tg/flow/${id}`,
-    'response-queue': `non-persistent://tg/response/${id}`,
-    plugin: { kind, label: id },
-  });
+const service = (id: string, kind: string) => entry('tool-service', id, serviceDescriptor(id, { plugin: { kind, label: id } }));
 
 describe('the plugin registry', () => {
   it('loads each shipped kind to a factory of the same name and the very schemas it parses descriptors with', async () => {

@@ -275,6 +275,6 @@ describe('dify-slim: where and as whom slim runs', () => {
       { DIFY_SLIM_PATH: '/bin/slim', DIFY_SLIM_MODE: 'local', DIFY_SLIM_FOLDER: '/tmp', DIFY_SLIM_UID: 'nobody' },
       loadSecrets({}),
     );
-    expect(problems).toEqual(['setting DIFY_SLIM_UID: must be an integer >= 0, got "nobody"']);
+    expect(problems).toEqual(['setting DIFY_SLIM_UID: must be a whole number (digits only), got "nobody"']);
   });
 });

@@ -154,7 +154,7 @@ describe('a stdio MCP server', () => {
   it('refuses a user without its group, or a uid that is not a number, before anything runs', async () => {
     for (const [settings, problem] of [
       [{ MCP_STDIO_UID: String(NOBODY) }, 'settings MCP_STDIO_UID and MCP_STDIO_GID: set both or neither'],
-      [{ MCP_STDIO_UID: 'nobody', MCP_STDIO_GID: '1' }, 'setting MCP_STDIO_UID: must be an integer >= 0, got "nobody"'],
+      [{ MCP_STDIO_UID: 'nobody', MCP_STDIO_GID: '1' }, 'setting MCP_STDIO_UID: must be a whole number (digits only), got "nobody"'],
     ] as const) {
       const err = await start({}, settings).then(
         () => undefined,

@@ -1,0 +1,4 @@
+import type { KindSettings } from '../kind-settings.js';
+
+/** OPENAPI_CA_FILE (trusted-cas.ts), OPENAPI_BLOB_DIR and the DIFY_BLOB_DIR it falls back to. */
+export const openApiSettings: KindSettings = { prefixes: ['OPENAPI_'], names: () => ['DIFY_BLOB_DIR'], secrets: [] };
