@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type App } from '../../src/assembly/app.js';
+import { readWorkerSettings } from '../../src/assembly/worker-settings.js';
 import { ToolClient, ToolResponseError } from '../../src/client/tool-client.js';
 import { loadSecrets } from '../../src/secrets.js';
-import { readSettings } from '../../src/settings.js';
 import { createTransport } from '../../src/assembly/create-transport.js';
 import type { Transport } from '../../src/transport/transport.js';
 import { pluginErrorEnvelope, text, TRACEBACK_SAMPLE } from '../fakes/dify-wire.js';
@@ -83,7 +83,7 @@ describe('dify-daemon plugin end to end over Pulsar', () => {
       DIFY_TENANT_ID: 'tenant-1',
       SERPAPI_API_KEY: SERP_KEY,
     };
-    const settings = readSettings(env);
+    const settings = readWorkerSettings(env);
     const secrets = loadSecrets(env);
     const transport = await createTransport({ kind: TEST_TRANSPORT, adminUrl: settings.pulsarAdminUrl, serviceUrl: settings.pulsarUrl, log: logs.log });
     app = await startApp({ settings, transport, secrets, log: logs.log });
@@ -119,7 +119,8 @@ describe('dify-daemon plugin end to end over Pulsar', () => {
     expect(req.headers['x-plugin-id']).toBe('langgenius/google');
     expect(req.headers['content-type']).toBe('application/json');
     const body = JSON.parse(req.body) as { data: Record<string, unknown> } & Record<string, unknown>;
-    expect(body).toMatchObject({ conversation_id: null, app_id: null, message_id: null });
+    // message_id carries the request's id: the idempotency key the plugin reads (docs/delivery.md).
+    expect(body).toMatchObject({ conversation_id: null, app_id: null, message_id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     expect(body.data).toEqual({
       provider: 'google',
       tool: 'google_search',

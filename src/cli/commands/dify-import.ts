@@ -9,12 +9,13 @@ import { defineCommand, type Command, type CommandIo } from '../command.js';
 import { commandGroup } from '../command-group.js';
 import { readYamlMapping } from '../read-yaml.js';
 import { isStrategyDeclaration } from '../../plugins/dify-agent/strategy-declaration.js';
-import { importStrategy } from './dify-import-strategy.js';
+import { importStrategies, STRATEGY_CONFIG_PARAM, strategyServicePlugin } from './dify-import-strategy.js';
+import { importedService, listFlag, writeDescriptors } from '../write-descriptors.js';
 
 const HELP = `Usage:
   toolwire dify import <tool.yaml> --service <id> [options]
   toolwire dify import --from-daemon --service <id> --provider <org/plugin/provider> --tool <name> [options]
-  toolwire dify import <plugin>/manifest.yaml --service <id> --strategy <name> [options]
+  toolwire dify import <plugin>/manifest.yaml --service <id> --strategy <name>[,<name>...] [options]
   toolwire dify import <plugin>/strategies/<name>.yaml --service <id> [options]
 
 Build a toolwire tool descriptor for a Dify plugin tool and print it as JSON, ready for
@@ -31,7 +32,10 @@ Sources:
   <manifest.yaml>, <strategy.yaml>
                                an agent-strategy plugin (plugins.agent_strategies) or one of its
                                strategies/*.yaml: a descriptor for the dify-agent plugin (query,
-                               context if declared; plugin_id, provider, strategy, maximum_iterations)
+                               context if declared; plugin_id, provider, strategy, maximum_iterations).
+                               Several strategies (--strategy a,b) make a tool-service too, whose
+                               config param "strategy" tells them apart: each tool's value is its
+                               strategy's name
   --from-daemon                ask the plugin daemon (get_runtime_parameters) instead; uses
                                DIFY_DAEMON_URL, DIFY_DAEMON_KEY and DIFY_TENANT_ID from the environment
 
@@ -43,7 +47,12 @@ Options:
   --plugin-id <org/plugin>     (implied by a three-part --provider)
   --plugin-unique-identifier <author/name:version@checksum>   for dify-slim
   --tool <name>                the tool's name in the plugin (default: the declaration's name)
-  --strategy <name>            which strategy of a strategy plugin's manifest
+  --strategy <name>[,<name>...]  which strategies of a strategy plugin's manifest
+  --out <dir>                  strategies only: write their tool-service and tools,
+                               <dir>/tool-service/<id>.json and <dir>/tool/<name>.json (default
+                               with several: print them as one JSON document)
+  --request-queue <topic>      the strategies' tool-service: default non-persistent://tg/request/<id>
+  --response-queue <topic>     the strategies' tool-service: default non-persistent://tg/response/<id>
   --credential <name>=<ref>    a credential reference, env:NAME or file:key (repeatable)
   --credential-type <type>     api-key, oauth2 or unauthorized
   --config <name>=<value>      a config-param value of the service (repeatable)
@@ -69,6 +78,9 @@ const FLAGS = {
   'from-daemon': { type: 'boolean' },
   'secrets-file': { type: 'string' },
   lang: { type: 'string' },
+  out: { type: 'string' },
+  'request-queue': { type: 'string' },
+  'response-queue': { type: 'string' },
 } as const satisfies Flags;
 
 type ImportValues = FlagValues<typeof FLAGS>;
@@ -127,18 +139,26 @@ function isStrategySource(doc: Record<string, unknown>): boolean {
   return isStrategyDeclaration(doc) || (isPlainObject(doc['plugins']) && Array.isArray(doc['plugins']['agent_strategies']));
 }
 
+/** One strategy's tool descriptor; several (or any with --out) as a service that tells them apart, and their tools. */
 async function printStrategy(io: CommandIo, file: string, doc: Record<string, unknown>, values: ImportValues, service: string, lang: string): Promise<number> {
-  const { descriptor, notes } = await importStrategy(file, doc, {
+  const strategies = listFlag(values.strategy);
+  const imported = await importStrategies(file, doc, {
     service,
     lang,
-    ...(values.strategy ? { strategy: values.strategy } : {}),
+    ...(strategies ? { strategies: [...strategies] } : {}),
     ...(values.name ? { name: values.name } : {}),
     ...(values.description ? { description: values.description } : {}),
     ...(values['plugin-id'] ? { pluginId: values['plugin-id'] } : {}),
     ...(values.provider ? { provider: values.provider } : {}),
   });
-  for (const note of notes) io.stderr.write(`${note}\n`);
-  io.stdout.write(`${JSON.stringify(descriptor, null, 2)}\n`);
+  for (const note of imported.notes) io.stderr.write(`${note}\n`);
+  const [only] = imported.descriptors;
+  if (imported.descriptors.length === 1 && only && values.out === undefined) {
+    io.stdout.write(`${JSON.stringify(only, null, 2)}\n`);
+    return 0;
+  }
+  const serviceDescriptor = importedService(service, values, STRATEGY_CONFIG_PARAM, strategyServicePlugin(imported));
+  await writeDescriptors(io, values.out, serviceDescriptor, imported.descriptors, imported.offered);
   return 0;
 }
 

@@ -1,7 +1,7 @@
 import { ConfigError } from '../../errors.js';
 import { isSecretRef } from '../../secrets.js';
 import { loadApi } from '../../plugins/openapi/openapi-document.js';
-import { authFromScheme, toolDescriptors } from '../../plugins/openapi/openapi-descriptors.js';
+import { authFromScheme, openApiToolDescriptors } from '../../plugins/openapi/openapi-descriptors.js';
 import type { OpenApiServiceOptions } from '../../plugins/openapi/openapi-options.js';
 import { operationName } from '../../plugins/openapi/operations.js';
 import { commandGroup } from '../command-group.js';
@@ -94,7 +94,7 @@ const openApiImportCommand: Command = defineCommand({
     }
     const plugin = { kind: 'openapi', server, ...(values['allow-private'] ? { 'allow-private': true } : {}), auth };
     const service = importedService(id, values, 'operation', plugin);
-    const descriptors = toolDescriptors(picked, model.securitySchemes, { service: id, prefix: values.prefix ?? '' });
+    const descriptors = openApiToolDescriptors(picked, model.securitySchemes, { service: id, prefix: values.prefix ?? '' });
     if (auth.type !== 'none') io.stderr.write(`auth: ${auth.type}; set the secret the descriptor names on each worker\n`);
     await writeDescriptors(io, values.out, service, descriptors, model.operations.length);
     return 0;

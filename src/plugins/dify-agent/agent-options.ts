@@ -1,42 +1,47 @@
 import { z } from 'zod';
+import { SLIM_KEYS, slimDescriptorRefusal } from './slim-refusal.js';
 
 export const DIFY_AGENT_KIND = 'dify-agent';
 
 /**
  * Which strategy runs and how (the service's `plugin: {kind: dify-agent, ...}`; a tool's
  * `plugin-options` override it key by key). The model endpoint and keys are worker settings.
+ * Unknown keys are refused; those that ask for slim (`runtime`, `slim_mode`) with the reason.
  */
-export const difyAgentOptionsSchema = z.strictObject({
-  /** `org/plugin` of the strategy plugin (X-Plugin-ID), e.g. `langgenius/agent`. */
-  plugin_id: z
-    .string()
-    .regex(/^[^/\s]+\/[^/\s]+$/, 'plugin_id must be "org/plugin"')
-    .optional(),
-  /** The strategy provider, `org/plugin/provider` or its last segment (e.g. `agent`). */
-  provider: z.string().min(1).optional(),
-  /** The strategy's name in the provider (`function_calling`, `ReAct`). */
-  strategy: z.string().min(1).optional(),
-  /**
-   * The model's name at the OpenAI-compatible endpoint. With TrustGraph text-completion the
-   * flow chooses the model: this is then only its label (in metrics and what the strategy sees).
-   */
-  model: z.string().min(1).optional(),
-  /** Sampling parameters passed to the endpoint (temperature, top_p, max_tokens, seed...). */
-  model_parameters: z.record(z.string(), z.unknown()).optional(),
-  /** Catalog tools the strategy may call, by tool name. */
-  tools: z.array(z.string().min(1)).optional(),
-  /** The system prompt: fixed by the descriptor, so the model's prefix cache holds across calls. */
-  instruction: z.string().optional(),
-  maximum_iterations: z.number().int().min(1).max(500).optional(),
-  /** Tool calls one agent call may make in all (default: 5 per model round, maximum_iterations × 5). */
-  maximum_tool_calls: z.number().int().min(0).max(5000).optional(),
-  /** What the calling agent may set besides `query`. */
-  agent_may_set: z.array(z.enum(['instruction', 'context'])).optional(),
-  /** Put the strategy's log (thought, action, observation) into a streamed answer too. */
-  stream_log: z.boolean().optional(),
-  /** Further strategy parameters, passed as given. */
-  params: z.record(z.string(), z.unknown()).optional(),
-});
+export const difyAgentOptionsSchema = z.strictObject(
+  {
+    /** `org/plugin` of the strategy plugin (X-Plugin-ID), e.g. `langgenius/agent`. */
+    plugin_id: z
+      .string()
+      .regex(/^[^/\s]+\/[^/\s]+$/, 'plugin_id must be "org/plugin"')
+      .optional(),
+    /** The strategy provider, `org/plugin/provider` or its last segment (e.g. `agent`). */
+    provider: z.string().min(1).optional(),
+    /** The strategy's name in the provider (`function_calling`, `ReAct`). */
+    strategy: z.string().min(1).optional(),
+    /**
+     * The model's name at the OpenAI-compatible endpoint. With TrustGraph text-completion the
+     * flow chooses the model: this is then only its label (in metrics and what the strategy sees).
+     */
+    model: z.string().min(1).optional(),
+    /** Sampling parameters passed to the endpoint (temperature, top_p, max_tokens, seed...). */
+    model_parameters: z.record(z.string(), z.unknown()).optional(),
+    /** Catalog tools the strategy may call, by tool name. */
+    tools: z.array(z.string().min(1)).optional(),
+    /** The system prompt: fixed by the descriptor, so the model's prefix cache holds across calls. */
+    instruction: z.string().optional(),
+    maximum_iterations: z.number().int().min(1).max(500).optional(),
+    /** Tool calls one agent call may make in all (default: 5 per model round, maximum_iterations × 5). */
+    maximum_tool_calls: z.number().int().min(0).max(5000).optional(),
+    /** What the calling agent may set besides `query`. */
+    agent_may_set: z.array(z.enum(['instruction', 'context'])).optional(),
+    /** Put the strategy's log (thought, action, observation) into a streamed answer too. */
+    stream_log: z.boolean().optional(),
+    /** Further strategy parameters, passed as given. */
+    params: z.record(z.string(), z.unknown()).optional(),
+  },
+  { error: (issue) => (issue.code === 'unrecognized_keys' && issue.keys.some((key) => SLIM_KEYS.has(key)) ? slimDescriptorRefusal(issue.keys) : undefined) },
+);
 export type DifyAgentOptions = z.output<typeof difyAgentOptionsSchema>;
 
 /** The default bound on tool calls per model round (a multi-tool-call round asks for several). */

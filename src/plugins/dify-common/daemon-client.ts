@@ -62,9 +62,14 @@ async function readLimited(body: ReadableStream<Uint8Array> | null, maxBytes: nu
 export class DifyDaemonClient {
   constructor(private readonly endpoint: DaemonEndpoint) {}
 
-  invokeTool(pluginId: string, body: { user_id: string; data: ToolInvokeData }, signal: AbortSignal): AsyncGenerator<StreamItem> {
+  /**
+   * `message_id`: the request's idempotency key (its id, the same on every delivery). The
+   * daemon hands it to the plugin's session (`self.session.message_id`), where Dify puts its
+   * own message's id: the one place of the invoke that reaches the plugin and means "this run".
+   */
+  invokeTool(pluginId: string, body: { user_id: string; message_id: string; data: ToolInvokeData }, signal: AbortSignal): AsyncGenerator<StreamItem> {
     // Key order and the explicit nulls follow what Dify itself sends.
-    const payload = { user_id: body.user_id, conversation_id: null, app_id: null, message_id: null, data: body.data };
+    const payload = { user_id: body.user_id, conversation_id: null, app_id: null, message_id: body.message_id, data: body.data };
     return this.dispatch('tool/invoke', pluginId, payload, signal);
   }
 

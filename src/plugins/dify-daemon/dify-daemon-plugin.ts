@@ -50,6 +50,7 @@ export class DifyDaemonPlugin implements Plugin {
     const hidden = [...Object.values(credentials), this.settings.key];
     const body = {
       user_id: (this.settings.userFromRequest ? call.user : undefined) ?? this.settings.userId,
+      message_id: call.requestId,
       data,
     };
     yield* withFaultReport(

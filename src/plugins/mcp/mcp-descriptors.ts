@@ -6,7 +6,7 @@ export function argumentsOf(tool: McpTool): Record<string, unknown>[] {
   return objectSchemaArguments(tool.inputSchema);
 }
 
-export interface ImportOptions {
+export interface McpImportOptions {
   readonly service: string;
   /** The tool descriptors' names: `<prefix><mcp tool name>`. */
   readonly prefix: string;
@@ -17,7 +17,7 @@ export interface ImportOptions {
  * to its MCP tool's name, so an agent that sends a tool's config values (as TrustGraph's do)
  * reaches the right one; `plugin-options.tool` names the MCP tool the call goes to.
  */
-export function toolDescriptors(tools: readonly McpTool[], options: ImportOptions): Record<string, unknown>[] {
+export function mcpToolDescriptors(tools: readonly McpTool[], options: McpImportOptions): Record<string, unknown>[] {
   return tools.map((tool) => ({
     type: 'tool-service',
     name: `${options.prefix}${tool.name}`,

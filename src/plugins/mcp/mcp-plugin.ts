@@ -6,6 +6,7 @@ import { guardedFetch, type GuardedFetch } from '../../net/guarded-fetch.js';
 import { AsyncQueue } from '../../async/async-queue.js';
 import { blobSinkFor, type BlobSink } from '../blob-sink.js';
 import type { Observation, Plugin, PluginContext, PluginFactory, ServiceWith, ToolCall, ToolWith } from '../plugin.js';
+import { STDIO_BASICS } from './mcp-kind.js';
 import { MCP_KIND, mcpSchemas, type McpServiceOptions, type McpToolOptions } from './mcp-options.js';
 import { resultText } from './mcp-result.js';
 import { connectMcp, listAllTools, McpSession, type McpSessionContext } from './mcp-session.js';
@@ -14,9 +15,6 @@ import { stdioLaunch } from './stdio-launch.js';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 
 type McpService = ServiceWith<McpServiceOptions>;
-
-/** The environment basics a stdio server inherits from the worker; nothing else of it. */
-const BASICS = ['PATH', 'HOME', 'TMPDIR', 'LANG'];
 
 /** How long a guarded connection to an http server may take to open. */
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -36,7 +34,7 @@ function guardedNet(service: McpService, ctx: PluginContext): GuardedFetch | und
 /** Throws ConfigError when the MCP_STDIO_* settings a stdio server needs are wrong. */
 function sessionContext(service: McpService, ctx: PluginContext, net: GuardedFetch | undefined): McpSessionContext {
   const basics: Record<string, string | undefined> = {};
-  for (const k of BASICS) basics[k] = ctx.settings[k];
+  for (const k of STDIO_BASICS) basics[k] = ctx.settings[k];
   const { identity, problems } = readStdioIdentity(ctx.settings, ctx.secrets);
   if (problems.length && service.plugin.options.transport === 'stdio') throw new ConfigError(problems);
   return {
@@ -74,15 +72,17 @@ export class McpPlugin implements Plugin<McpToolOptions> {
   invoke(call: ToolCall<McpToolOptions>): Observation {
     const name = call.tool?.pluginOptions.tool ?? call.tool?.name;
     if (!name) return Promise.reject(new ConfigError([`service ${call.service.id}: an mcp service answers only the tools it declares`]));
-    const { timeoutMs, hops } = call;
+    const { timeoutMs, hops, requestId: idempotencyKey } = call;
     const args = call.arguments as Record<string, unknown>;
     if (!call.stream) {
-      return this.session.call(name, args, { signal: call.signal, timeoutMs, hops }).then((result) => resultText(result, this.blobs, call.signal));
+      return this.session
+        .call(name, args, { signal: call.signal, timeoutMs, hops, idempotencyKey })
+        .then((result) => resultText(result, this.blobs, call.signal));
     }
     // Streamed: the server's progress notifications are the chunks, its result the last one.
     const chunks = new AsyncQueue<string>();
     const done = this.session
-      .call(name, args, { signal: call.signal, timeoutMs, hops, onProgress: (update) => chunks.push(progressText(update)) })
+      .call(name, args, { signal: call.signal, timeoutMs, hops, idempotencyKey, onProgress: (update) => chunks.push(progressText(update)) })
       .then((result) => resultText(result, this.blobs, call.signal))
       .finally(() => chunks.finish());
     // Read after the chunks; until then a failure must not count as unhandled.

@@ -20,6 +20,13 @@ import { StdioChildTransport } from './stdio-child-transport.js';
 import type { StdioIdentity } from './stdio-identity.js';
 import { stdioLaunch } from './stdio-launch.js';
 
+/**
+ * The `_meta` key of a `tools/call` that carries the request's idempotency key: its id, the
+ * same on every delivery and worker. Namespaced as MCP asks of keys of one's own (a reverse-DNS
+ * prefix whose second label is not `mcp` or `modelcontextprotocol`).
+ */
+export const IDEMPOTENCY_META_KEY = 'io.toolwire/idempotency-key';
+
 /** What a session needs from the worker: its settings and secrets, never a request's. */
 export interface McpSessionContext {
   readonly serviceId: string;
@@ -166,17 +173,19 @@ export class McpSession {
   /**
    * `tools/call`. The signal cancels it (the SDK sends notifications/cancelled); the SDK's own
    * request timeout is set past the tool's, which the worker enforces through the signal.
+   * `idempotencyKey` (the request's id) goes in `_meta` as IDEMPOTENCY_META_KEY.
    */
   async call(
     name: string,
     args: Record<string, unknown>,
-    options: { signal: AbortSignal; timeoutMs: number; onProgress?: (progress: Progress) => void; hops?: number },
+    options: { signal: AbortSignal; timeoutMs: number; onProgress?: (progress: Progress) => void; hops?: number; idempotencyKey?: string },
   ): Promise<CallToolResult> {
     const client = await this.ready(options.signal);
     // The worker's span travels in `_meta` under the W3C names, as `mcp serve` reads it; the
-    // progress token beside it, when the call wants progress.
+    // idempotency key and, when the call wants progress, the progress token beside it.
     const meta: Record<string, string> = {};
     injectTraceContext(meta);
+    if (options.idempotencyKey !== undefined) meta[IDEMPOTENCY_META_KEY] = options.idempotencyKey;
     const token = options.onProgress ? randomUUID() : undefined;
     if (token !== undefined) {
       meta['progressToken'] = token;

@@ -2,25 +2,14 @@ import pino from 'pino';
 import { observationText } from '../../envelope/response.js';
 import { isAsyncIterable } from '../plugin.js';
 import type { ModuleToolContext } from './tool-context.js';
-import { parameterSchema, type Parameter } from '../../arguments/parameter.js';
 import { prepareArguments } from '../../arguments/prepare-arguments.js';
-import { parseArguments, typedToolArguments, type ArgumentsSchema, type TypedTool } from './typed-tool.js';
+import { parseArguments, typedToolParameters, type ArgumentsSchema, type TypedTool } from './typed-tool.js';
 
 export interface RunToolOptions {
   readonly config?: Readonly<Record<string, unknown>>;
   readonly signal?: AbortSignal;
-}
-
-/** A tool's argument declarations as `toolwire module import` writes them, parsed once per tool. */
-const declared = new WeakMap<TypedTool, readonly Parameter[]>();
-
-function parametersOf(tool: TypedTool): readonly Parameter[] {
-  let parameters = declared.get(tool);
-  if (!parameters) {
-    parameters = typedToolArguments(tool).map((argument) => parameterSchema.parse(argument));
-    declared.set(tool, parameters);
-  }
-  return parameters;
+  /** The call's `requestId` (default `test`): a tool that dedupes on it is tested with the same id twice. */
+  readonly requestId?: string;
 }
 
 /**
@@ -35,11 +24,11 @@ export async function runTool<S extends ArgumentsSchema>(
   args: Readonly<Record<string, unknown>>,
   options: RunToolOptions = {},
 ): Promise<string> {
-  const parsed = parseArguments(tool, prepareArguments(parametersOf(tool), {}, args));
+  const parsed = parseArguments(tool, prepareArguments(typedToolParameters(tool), {}, args));
   const ctx: ModuleToolContext = {
     tool: tool.name,
     service: 'test',
-    requestId: 'test',
+    requestId: options.requestId ?? 'test',
     config: options.config ?? {},
     arguments: parsed,
     signal: options.signal ?? new AbortController().signal,

@@ -54,8 +54,14 @@ export function operationTool(op: Operation, schemes: Readonly<Record<string, Se
   const binding = (argumentBinding: ArgumentBinding): ArgumentBinding =>
     (argumentBinding.explode ? (({ explode: _e, ...rest }) => rest)(argumentBinding) : argumentBinding) as ArgumentBinding;
   const taken = new Set<string>();
+  let idempotencyHeader: string | undefined;
   for (const p of op.parameters) {
     if (credentialParameter(p, declared)) continue;
+    // The worker fills it with the request's id, the same on a redelivery: not the model's to choose.
+    if (p.in === 'header' && p.name.toLowerCase() === IDEMPOTENCY_KEY) {
+      idempotencyHeader = p.name;
+      continue;
+    }
     // One name may be in two places (`id` in the path and the query): the second is `<in>_<name>`.
     const argument = unique(taken.has(p.name) ? `${p.in}_${p.name}` : p.name, taken);
     args.push(schemaArgument(argument, p.description && !p.schema['description'] ? { ...p.schema, description: p.description } : p.schema, p.required));
@@ -84,10 +90,22 @@ export function operationTool(op: Operation, schemes: Readonly<Record<string, Se
       body = { 'media-type': op.body.mediaType, argument };
     }
   }
-  return { arguments: args, options: { method: op.method as OpenApiToolOptions['method'], path: op.path, parameters: bindings, ...(body ? { body } : {}) } };
+  return {
+    arguments: args,
+    options: {
+      method: op.method as OpenApiToolOptions['method'],
+      path: op.path,
+      parameters: bindings,
+      ...(body ? { body } : {}),
+      ...(idempotencyHeader ? { 'idempotency-header': idempotencyHeader } : {}),
+    },
+  };
 }
 
-export interface ImportOptions {
+/** The header name the IETF draft (httpapi-idempotency-key-header) gives the key, lowercased. */
+const IDEMPOTENCY_KEY = 'idempotency-key';
+
+export interface OpenApiImportOptions {
   readonly service: string;
   /** Tool names are `<prefix><operation name>`. */
   readonly prefix: string;
@@ -98,7 +116,11 @@ export interface ImportOptions {
  * `operation` to its operation's name, so an agent that sends a tool's config values (as
  * TrustGraph's do) reaches the right one.
  */
-export function toolDescriptors(ops: readonly Operation[], schemes: Readonly<Record<string, SecurityScheme>>, importOptions: ImportOptions): Json[] {
+export function openApiToolDescriptors(
+  ops: readonly Operation[],
+  schemes: Readonly<Record<string, SecurityScheme>>,
+  importOptions: OpenApiImportOptions,
+): Json[] {
   // Names are unique per service (`/items/{id}` and `/items/id` both read get_items_id).
   const names = new Set<string>();
   return ops.map((op) => {

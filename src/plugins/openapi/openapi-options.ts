@@ -70,20 +70,41 @@ const binding = z.object({
 });
 export type ArgumentBinding = z.infer<typeof binding>;
 
+/** An HTTP field name (RFC 9110 token). */
+const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name');
+
 /** `plugin-options` of a tool: the HTTP operation it calls and where each argument goes. */
-export const openApiToolOptions = z.object({
-  method: z.enum(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']),
-  /** Relative to the service's server; `{name}` segments are path parameters. */
-  path: z.string().startsWith('/'),
-  parameters: z.array(binding).default([]),
-  body: z
-    .object({
-      'media-type': z.string().min(1),
-      /** The argument that is the whole body; absent: the body is an object of the `in: body` arguments. */
-      argument: z.string().min(1).optional(),
-    })
-    .optional(),
-});
+export const openApiToolOptions = z
+  .object({
+    method: z.enum(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']),
+    /** Relative to the service's server; `{name}` segments are path parameters. */
+    path: z.string().startsWith('/'),
+    parameters: z.array(binding).default([]),
+    body: z
+      .object({
+        'media-type': z.string().min(1),
+        /** The argument that is the whole body; absent: the body is an object of the `in: body` arguments. */
+        argument: z.string().min(1).optional(),
+      })
+      .optional(),
+    /**
+     * The header that carries the request's idempotency key (its `id` property, the same on
+     * every delivery of the request, on any worker), e.g. `Idempotency-Key`: an API that
+     * dedupes on it charges or sends once however often the call runs. Only the worker sets it.
+     */
+    'idempotency-header': headerName.optional(),
+  })
+  .superRefine((options, ctx) => {
+    const key = options['idempotency-header']?.toLowerCase();
+    const bound = key === undefined ? -1 : options.parameters.findIndex((b) => b.in === 'header' && b.name.toLowerCase() === key);
+    // The key is the worker's: an argument that could set or override it would defeat the dedupe.
+    if (bound >= 0)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['parameters', bound, 'name'],
+        message: `header ${options['idempotency-header']} carries the idempotency key (idempotency-header): no argument may set it`,
+      });
+  });
 export type OpenApiToolOptions = z.infer<typeof openApiToolOptions>;
 
 /** What an OpenAPI descriptor is parsed with. */

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { Agent, type Dispatcher } from 'undici';
-import { ConfigError, ToolFailedError, ToolwireError, UnavailableError, TimeoutError, errorMessage } from '../../errors.js';
+import { ConfigError, InvalidRequestError, ToolFailedError, ToolwireError, UnavailableError, TimeoutError, errorMessage } from '../../errors.js';
 import { isSecretRef, resolveDescriptorValue } from '../../secrets.js';
 import { injectTraceContext } from '../../tracing/trace-context.js';
 import { HOPS_HEADER } from '../../envelope/hops.js';
@@ -54,6 +54,19 @@ function requestFailure(err: unknown, signal: AbortSignal): ToolwireError {
   if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE')
     return new ToolFailedError('the API answered with more than this service accepts (max-response-bytes)', { cause: err });
   return new UnavailableError(`the API cannot be reached: ${errorMessage(cause)}`, { cause: err });
+}
+
+/**
+ * The request with its idempotency key in `name`, when the operation asks for one: the
+ * request id, the same on every delivery and worker, so the API can tell a second run of one
+ * request from a new one. Set over anything an argument put there (validation refuses a tool
+ * that binds an argument to it); an id no header can carry is refused, never altered.
+ */
+function withIdempotencyKey(request: HttpRequest, name: string | undefined, requestId: string): HttpRequest {
+  if (name === undefined) return request;
+  if (!/^[\x21-\x7e]+$/.test(requestId))
+    throw new InvalidRequestError(`the request id cannot be sent as the ${name} header: an idempotency key must be visible ASCII, without spaces`);
+  return { ...request, headers: { ...request.headers, [name.toLowerCase()]: requestId } };
 }
 
 /**
@@ -111,7 +124,7 @@ export class OpenApiPlugin implements Plugin<OpenApiToolOptions> {
   async invoke(call: ToolCall<OpenApiToolOptions>): Promise<string> {
     const op = call.tool?.pluginOptions;
     if (!op) throw new ConfigError([`service ${call.service.id}: an openapi service answers only the tools it declares`]);
-    const request = buildRequest(this.options.server, op, call.arguments);
+    const request = withIdempotencyKey(buildRequest(this.options.server, op, call.arguments), op['idempotency-header'], call.requestId);
     const secrets = this.secretValues;
     let oauthRetried = false;
     for (let attempt = 0; ; attempt++) {

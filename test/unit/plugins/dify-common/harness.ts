@@ -54,7 +54,7 @@ export interface Harness {
   call(
     tool: string,
     args?: Record<string, unknown>,
-    opts?: { signal?: AbortSignal; user?: string; onChunk?: (c: string) => void; timeoutMs?: number },
+    opts?: { signal?: AbortSignal; user?: string; onChunk?: (c: string) => void; timeoutMs?: number; requestId?: string },
   ): Promise<string>;
 }
 
@@ -116,7 +116,7 @@ export async function harness(o: HarnessOptions): Promise<Harness> {
     async call(name, args = {}, opts = {}) {
       const tool = catalog.tools.get(name);
       if (!tool) throw new Error(`no tool ${name}`);
-      const requestId = randomUUID();
+      const requestId = opts.requestId ?? randomUUID();
       let out = '';
       const observation = plugin.invoke({
         requestId,

@@ -13,10 +13,10 @@ describe('dify-daemon: the request', () => {
     await daemon.close();
   });
 
-  it('posts to the dispatch route with exactly the documented headers and body', async () => {
+  it('posts to the dispatch route with exactly the documented headers and body, the request id as message_id', async () => {
     daemon.script('web_search', async (c) => c.message(text('ok')));
     const h = await daemonHarness(daemon);
-    expect(await h.call('web-search', { query: 'cats' }, { user: 'user-7' })).toBe('ok');
+    expect(await h.call('web-search', { query: 'cats' }, { user: 'user-7', requestId: 'req-41' })).toBe('ok');
 
     const req = daemon.requests[0];
     expect(req?.method).toBe('POST');
@@ -25,7 +25,7 @@ describe('dify-daemon: the request', () => {
     expect(req?.headers['x-plugin-id']).toBe('langgenius/search');
     expect(req?.headers['content-type']).toBe('application/json');
     expect(req?.body).toBe(
-      `{"user_id":"user-7","conversation_id":null,"app_id":null,"message_id":null,"data":{"provider":"search","tool":"web_search","credentials":{"api_key":"${CREDENTIAL}"},"credential_type":"api-key","tool_parameters":{"region":"eu","query":"cats","limit":3}}}`,
+      `{"user_id":"user-7","conversation_id":null,"app_id":null,"message_id":"req-41","data":{"provider":"search","tool":"web_search","credentials":{"api_key":"${CREDENTIAL}"},"credential_type":"api-key","tool_parameters":{"region":"eu","query":"cats","limit":3}}}`,
     );
   });
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { readWorkerSettings } from '../../../../src/assembly/worker-settings.js';
 import { DiscardingBlobSink } from '../../../../src/plugins/blob-sink.js';
 import { observe, reportDifyError } from '../../../../src/plugins/dify-common/observe-stream.js';
 import { parsePluginJson } from '../../../../src/plugins/dify-common/plugin-json.js';
@@ -6,7 +7,6 @@ import { readDifySlimSettings } from '../../../../src/plugins/dify-slim/settings
 import { slimItems } from '../../../../src/plugins/dify-slim/slim-items.js';
 import type { SlimOutput } from '../../../../src/plugins/dify-slim/slim-process.js';
 import { loadSecrets } from '../../../../src/secrets.js';
-import { readSettings } from '../../../../src/settings.js';
 import { captureLogger } from '../../../support/harness.js';
 
 // What the real slim binary does, as the Dify fidelity issue reports it (a run of slim built
@@ -31,7 +31,7 @@ describe('dify-slim as the real binary behaves', () => {
       PULSAR_TOKEN: 'never',
       SOMETHING_ELSE: 'never',
     };
-    const { settings, problems } = readDifySlimSettings(readSettings(env).pluginSettings, loadSecrets(env));
+    const { settings, problems } = readDifySlimSettings(readWorkerSettings(env).pluginSettings, loadSecrets(env));
     expect(problems).toEqual([]);
     expect(settings.env).toMatchObject({
       PATH: '/usr/bin',

@@ -12,7 +12,7 @@ import { buildCatalog } from '../../../../src/assembly/build-catalog.js';
 import type { ConfigEntry } from '../../../../src/config/config-store.js';
 import { ConfigError } from '../../../../src/errors.js';
 import { defaultRegistry } from '../../../../src/plugins/default-registry.js';
-import { toolDescriptors } from '../../../../src/plugins/mcp/mcp-descriptors.js';
+import { mcpToolDescriptors } from '../../../../src/plugins/mcp/mcp-descriptors.js';
 import { toolInputSchema } from '../../../../src/arguments/json-schema.js';
 import { prepareArguments } from '../../../../src/arguments/prepare-arguments.js';
 import { captureLogger, pluginContext } from '../../../support/harness.js';
@@ -82,7 +82,7 @@ const toolWithArguments = fc
 describe('MCP import (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => {
   it('maps any input schema without throwing', () => {
     checkProperty(
-      'mcp toolDescriptors: arbitrary input schemas',
+      'mcp mcpToolDescriptors: arbitrary input schemas',
       // Whatever the MCP SDK lets through its own ToolSchema: the shapes a server can really list.
       fc.property(
         fc.oneof(
@@ -99,7 +99,7 @@ describe('MCP import (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => {
         (schema, name) => {
           const listed = ToolSchema.safeParse({ name, inputSchema: schema });
           fc.pre(listed.success);
-          toolDescriptors([listed.data], { service: 'mcp', prefix: '' });
+          mcpToolDescriptors([listed.data], { service: 'mcp', prefix: '' });
         },
       ),
       500,
@@ -110,7 +110,7 @@ describe('MCP import (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => {
     await checkAsyncProperty(
       'mcp: input schema -> descriptor -> arguments',
       fc.asyncProperty(toolWithArguments, async ({ tool, args }) => {
-        const [descriptor] = toolDescriptors([tool], { service: 'mcp', prefix: 'mcp_' });
+        const [descriptor] = mcpToolDescriptors([tool], { service: 'mcp', prefix: 'mcp_' });
         const service = {
           id: 'mcp',
           'request-queue': 'non-persistent://tg/request/mcp',

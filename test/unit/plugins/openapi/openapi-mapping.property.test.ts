@@ -12,7 +12,7 @@ import type { ConfigEntry } from '../../../../src/config/config-store.js';
 import { ConfigError, InvalidArgumentsError } from '../../../../src/errors.js';
 import { defaultRegistry } from '../../../../src/plugins/default-registry.js';
 import { buildRequest, type HttpRequest } from '../../../../src/plugins/openapi/http-request.js';
-import { toolDescriptors } from '../../../../src/plugins/openapi/openapi-descriptors.js';
+import { openApiToolDescriptors } from '../../../../src/plugins/openapi/openapi-descriptors.js';
 import type { OpenApiToolOptions } from '../../../../src/plugins/openapi/openapi-options.js';
 import { apiModel } from '../../../../src/plugins/openapi/operations.js';
 import { ownValue } from '../../../../src/plain-object.js';
@@ -210,7 +210,7 @@ describe('OpenAPI import (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => 
         ),
         (doc) => {
           const model = apiModel(doc);
-          toolDescriptors(model.operations, model.securitySchemes, { service: 'api', prefix: '' });
+          openApiToolDescriptors(model.operations, model.securitySchemes, { service: 'api', prefix: '' });
         },
       ),
       1_000,
@@ -222,7 +222,7 @@ describe('OpenAPI import (properties)', { timeout: PROPERTY_TIMEOUT_MS }, () => 
       'openapi: document -> descriptors -> request',
       fc.asyncProperty(document, fc.infiniteStream(fc.nat()), async (doc, picks) => {
         const model = apiModel(doc);
-        const descriptors = toolDescriptors(model.operations, model.securitySchemes, { service: 'api', prefix: 'api_' });
+        const descriptors = openApiToolDescriptors(model.operations, model.securitySchemes, { service: 'api', prefix: 'api_' });
         const service = {
           id: 'api',
           'request-queue': 'non-persistent://tg/request/api',

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentsError } from '../../../../src/errors.js';
 import { buildRequest } from '../../../../src/plugins/openapi/http-request.js';
-import { toolDescriptors } from '../../../../src/plugins/openapi/openapi-descriptors.js';
+import { openApiToolDescriptors } from '../../../../src/plugins/openapi/openapi-descriptors.js';
 import type { OpenApiToolOptions } from '../../../../src/plugins/openapi/openapi-options.js';
 import { apiModel } from '../../../../src/plugins/openapi/operations.js';
 
@@ -13,13 +13,31 @@ const SERVER = 'https://api.example/v1';
 
 function descriptorsOf(paths: Record<string, unknown>): Record<string, unknown>[] {
   const model = apiModel({ openapi: '3.0.3', info: { title: 't' }, paths });
-  return toolDescriptors(model.operations, model.securitySchemes, { service: 'api', prefix: '' });
+  return openApiToolDescriptors(model.operations, model.securitySchemes, { service: 'api', prefix: '' });
 }
 
 const options = (d: Record<string, unknown>) => d['plugin-options'] as OpenApiToolOptions;
 const argumentNames = (d: Record<string, unknown>) => (d['arguments'] as { name: string }[]).map((a) => a.name);
 
 describe('OpenAPI argument mapping', () => {
+  it("imports an Idempotency-Key header as the worker's to fill with the request id, not an argument", () => {
+    const [charge] = descriptorsOf({
+      '/charges': {
+        post: {
+          operationId: 'charge',
+          parameters: [
+            { name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string' } },
+            { name: 'amount', in: 'query', required: true, schema: { type: 'integer' } },
+          ],
+          responses: { '200': { description: 'ok' } },
+        },
+      },
+    });
+    expect(argumentNames(charge!)).toEqual(['amount']);
+    expect(options(charge!)['idempotency-header']).toBe('Idempotency-Key');
+    expect(options(charge!).parameters.map((p) => p.name)).toEqual(['amount']);
+  });
+
   const everywhere: OpenApiToolOptions = {
     method: 'get',
     path: '/items/{id}',

@@ -15,7 +15,7 @@ import { ToolClient, ToolResponseError } from '../../../../src/client/tool-clien
 import type { ConfigEntry } from '../../../../src/config/config-store.js';
 import type { Resolver } from '../../../../src/net/address-guard.js';
 import { loadApi } from '../../../../src/plugins/openapi/openapi-document.js';
-import { toolDescriptors } from '../../../../src/plugins/openapi/openapi-descriptors.js';
+import { openApiToolDescriptors } from '../../../../src/plugins/openapi/openapi-descriptors.js';
 import { openApiPluginFactory } from '../../../../src/plugins/openapi/openapi-plugin.js';
 import type { Plugin, PluginContext } from '../../../../src/plugins/plugin.js';
 import { PluginRegistry } from '../../../../src/plugins/registry.js';
@@ -92,7 +92,9 @@ beforeAll(async () => {
   blobDir = await mkdtemp(join(tmpdir(), 'toolwire-openapi-blobs-'));
   const base = `http://api.test:${api.port}/v1`;
   const { model } = await loadApi(DOC);
-  const imported = toolDescriptors(model.operations, model.securitySchemes, { service: 'items', prefix: '' }).map((d) => entry('tool', String(d['name']), d));
+  const imported = openApiToolDescriptors(model.operations, model.securitySchemes, { service: 'items', prefix: '' }).map((d) =>
+    entry('tool', String(d['name']), d),
+  );
   const loopback = ['127.0.0.0/8'];
   const entries: ConfigEntry[] = [
     svc('items', {
