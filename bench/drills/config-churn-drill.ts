@@ -15,6 +15,7 @@ import { readSettings } from '../../src/settings.js';
 import { cancelTopic } from '../../src/transport/topic-name.js';
 import type { Transport } from '../../src/transport/transport.js';
 import type { ManagedChild } from '../child-process.js';
+import { fleetItems, TOOLS_PER_SERVICE, writeItems, type FleetShape } from '../fleet-config.js';
 import { adminOf, transportFor } from '../transport-for.js';
 import { drillTopics, removeTopics, type DrillContext } from './drill-context.js';
 import { drillResult, type DrillResult } from './drill-result.js';
@@ -24,7 +25,16 @@ export interface ConfigChurnOptions {
   /** Config changes after the warm-up round (each a put or a delete the worker applies). */
   readonly changes: number;
   readonly source: 'directory' | 'trustgraph';
+  /**
+   * Services of 10 tools each written beside the churned ones before the worker starts (the
+   * directory source only), so that every change is read and built in a fleet of that size.
+   * They name no plugin: the worker keeps them in its catalog and consumes none of their topics.
+   */
+  readonly fleet?: number;
 }
+
+/** The fleet the config-churn-dir-fleet drill churns in: 1,000 services, 10,000 tools. */
+export const CHURN_FLEET_SERVICES = 1_000;
 
 export const CHURN_DRILL = { short: { changes: 90 }, long: { changes: 1_000 } } as const;
 
@@ -66,7 +76,8 @@ function collectGarbage(): void {
  */
 export async function configChurnDrill(ctx: DrillContext, o: ConfigChurnOptions): Promise<DrillResult> {
   const started = Date.now();
-  const name = `config-churn-${o.source === 'trustgraph' ? 'tg' : 'dir'}`;
+  if (o.fleet !== undefined && o.source !== 'directory') throw new Error('a fleet is written to a config directory only');
+  const name = `config-churn-${o.source === 'trustgraph' ? 'tg' : 'dir'}${o.fleet ? '-fleet' : ''}`;
   const steady = drillTopics('churn-steady', false, true);
   const tag = steady.id.slice(-8);
   const namespaces = { p: `tg/churn-p-${tag}`, n: `tg/churn-n-${tag}` };
@@ -129,6 +140,16 @@ export async function configChurnDrill(ctx: DrillContext, o: ConfigChurnOptions)
       });
     } else {
       store = new DirectoryConfigStore(dir);
+      if (o.fleet) {
+        const fleet: FleetShape = {
+          services: o.fleet,
+          prefix: `fleet-${tag}`,
+          requestQueue: (n) => `persistent://tg/request/churn-fleet-${tag}-${n}`,
+          responseQueue: topics.response,
+          served: false,
+        };
+        await writeItems(dir, fleetItems(fleet));
+      }
     }
     await store.put(initial);
     const transport = await transportFor(ctx.transport, ctx.broker, ctx.log);
@@ -319,6 +340,11 @@ export async function configChurnDrill(ctx: DrillContext, o: ConfigChurnOptions)
         o.source === 'trustgraph'
           ? `descriptors in TrustGraph's config service (its own Python code), pokes and a ${SLOW_CHANGE_MS} ms poll`
           : 'descriptors in a watched directory (no polling)',
+        ...(o.fleet
+          ? [
+              `every change read and built beside a fleet of ${o.fleet} services and ${o.fleet * TOOLS_PER_SERVICE} tools in the same directory (no plugin: in the catalog, not consumed)`,
+            ]
+          : []),
       ],
     );
   } finally {

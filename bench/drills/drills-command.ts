@@ -31,6 +31,9 @@ Fault drills against a real broker; each checks counts (never timing) and report
                      TrustGraph's config service: consumers, subscriptions, metric series,
                      listeners and heap flat
   config-churn-dir   the same with a watched config directory
+  config-churn-dir-fleet  the same beside a fleet of 1,000 services and 10,000 tools in the
+                     directory (in the catalog, consumed by no worker): each change read and
+                     built at that size
 
 Short forms (the CI tests) by default; --long runs the full sizes (1,000 in flight, 10,000
 envelopes...). The broker-restart drill never touches the shared broker: it starts its own

@@ -5,7 +5,7 @@ import { RESTART_DRILL, brokerRestartDrill } from './broker-restart-drill.js';
 import { UNLOAD_DRILL, unloadDrill } from './unload-drill.js';
 import { CLUSTER_DRILL, clusterDrill } from './cluster-drill.js';
 import { RELOAD_DRILL, configReloadDrill } from './config-reload-drill.js';
-import { CHURN_DRILL, configChurnDrill } from './config-churn-drill.js';
+import { CHURN_DRILL, CHURN_FLEET_SERVICES, configChurnDrill } from './config-churn-drill.js';
 import { HOSTILE_DRILL, hostileEnvelopesDrill } from './hostile-envelopes-drill.js';
 import { KILL_DRILL, killWorkerDrill } from './kill-worker-drill.js';
 import { FAULTS_DRILL, pluginFaultsDrill } from './plugin-faults-drill.js';
@@ -22,6 +22,7 @@ export const DRILL_NAMES = [
   'unload',
   'config-churn',
   'config-churn-dir',
+  'config-churn-dir-fleet',
 ] as const;
 /** Drills run only when named (`--only`): they need more than a broker (cluster: Docker). */
 export const NAMED_ONLY_DRILLS = ['cluster'] as const;
@@ -55,5 +56,7 @@ export async function runDrill(name: DrillName | NamedOnlyDrill, ctx: DrillConte
       return configChurnDrill(ctx, { ...CHURN_DRILL[ctx.form], source: 'trustgraph' });
     case 'config-churn-dir':
       return configChurnDrill(ctx, { ...CHURN_DRILL[ctx.form], source: 'directory' });
+    case 'config-churn-dir-fleet':
+      return configChurnDrill(ctx, { ...CHURN_DRILL[ctx.form], source: 'directory', fleet: CHURN_FLEET_SERVICES });
   }
 }

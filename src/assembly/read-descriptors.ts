@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { missingRuntimeParameters } from '../arguments/prepare-arguments.js';
-import { ConfigType, defaultSubscription, toolSchema, toolServiceSchema, type Tool, type ToolService } from '../catalog/descriptors.js';
+import { ARGUMENTS_FROM_MODULE, ConfigType, defaultSubscription, toolSchema, toolServiceSchema, type Tool, type ToolService } from '../catalog/descriptors.js';
 import type { ConfigEntry } from '../config/config-store.js';
 import { ownValue } from '../plain-object.js';
 import type { PluginRegistry } from '../plugins/registry.js';
@@ -50,39 +50,32 @@ function bindingRefusals(service: ToolService, written: { readonly 'request-queu
  * against where `policy` lets them bind the worker, and against each other's subscriptions.
  * Problems are added to `problems`; a service that has some may still be returned.
  */
-export function readServices(entries: readonly ConfigEntry[], registry: PluginRegistry, policy: ExecPolicy | undefined, problems: string[]): ToolService[] {
+export function readServices(
+  entries: readonly ConfigEntry[],
+  registry: PluginRegistry,
+  policy: ExecPolicy | undefined,
+  problems: string[],
+  known?: (entry: ConfigEntry) => ToolService | undefined,
+  read?: Map<string, ToolService>,
+): ToolService[] {
   const services: ToolService[] = [];
+  const ids = new Set<string>();
   // Each request topic and subscription, by the service consuming it: two on one would each take part of the other's requests.
   const consumers = new Map<string, ToolService>();
-  for (const e of entries.filter((entry) => entry.type === ConfigType.ToolService)) {
+  for (const e of entries) {
+    if (e.type !== ConfigType.ToolService) continue;
     if (e.error) {
       problems.push(`${e.source}: ${e.error}`);
       continue;
     }
-    const parsed = toolServiceSchema.safeParse(e.value);
-    if (!parsed.success) {
-      problems.push(...issues(e.source, '', parsed.error));
-      continue;
-    }
-    const declared = parsed.data;
-    const plugin = declared.plugin ? pluginOf(e.source, declared.plugin, registry, policy, problems) : undefined;
-    const duplicate = services.some((known) => known.id === declared.id);
-    if (duplicate) problems.push(`${e.source}: id: duplicate tool-service id "${declared.id}"`);
-    const service: ToolService = {
-      id: declared.id,
-      requestQueue: topic(e.source, 'request-queue', declared['request-queue'], problems),
-      responseQueue: topic(e.source, 'response-queue', declared['response-queue'], problems),
-      configParams: declared['config-params'],
-      plugin,
-      concurrency: declared.concurrency,
-      timeoutMs: declared['timeout-ms'],
-      stream: declared.stream,
-      subscription: declared.subscription ?? defaultSubscription(declared.id),
-      maxRedeliveries: declared['max-redeliveries'],
-      raw: e.value as Record<string, unknown>,
-      source: e.source,
-    };
-    if (policy) problems.push(...bindingRefusals(service, declared, policy));
+    // What one descriptor alone decides is read again only when it changed; the checks
+    // against the others below run on every build, over ids and topics only.
+    const service = known?.(e) ?? serviceOf(e, registry, policy, problems);
+    if (!service) continue;
+    read?.set(e.source, service);
+    const duplicate = ids.has(service.id);
+    if (duplicate) problems.push(`${e.source}: id: duplicate tool-service id "${service.id}"`);
+    ids.add(service.id);
     const binding = `${service.requestQueue}\u0000${service.subscription}`;
     const twin = consumers.get(binding);
     if (twin && !duplicate) {
@@ -94,6 +87,33 @@ export function readServices(entries: readonly ConfigEntry[], registry: PluginRe
     services.push(service);
   }
   return services;
+}
+
+/** One tool-service descriptor read on its own: its schema, plugin, topics and where `policy` lets it bind. */
+function serviceOf(e: ConfigEntry, registry: PluginRegistry, policy: ExecPolicy | undefined, problems: string[]): ToolService | undefined {
+  const parsed = toolServiceSchema.safeParse(e.value);
+  if (!parsed.success) {
+    problems.push(...issues(e.source, '', parsed.error));
+    return undefined;
+  }
+  const declared = parsed.data;
+  const plugin = declared.plugin ? pluginOf(e.source, declared.plugin, registry, policy, problems) : undefined;
+  const service: ToolService = {
+    id: declared.id,
+    requestQueue: topic(e.source, 'request-queue', declared['request-queue'], problems),
+    responseQueue: topic(e.source, 'response-queue', declared['response-queue'], problems),
+    configParams: declared['config-params'],
+    plugin,
+    concurrency: declared.concurrency,
+    timeoutMs: declared['timeout-ms'],
+    stream: declared.stream,
+    subscription: declared.subscription ?? defaultSubscription(declared.id),
+    maxRedeliveries: declared['max-redeliveries'],
+    raw: e.value as Record<string, unknown>,
+    source: e.source,
+  };
+  if (policy) problems.push(...bindingRefusals(service, declared, policy));
+  return service;
 }
 
 /** A service's `plugin` object, its options parsed by its kind; undefined (and a problem) when that cannot be. */
@@ -119,19 +139,47 @@ function pluginOf(
   return undefined;
 }
 
+/** A tool as a build before read it, and the service it was read against. */
+export interface KnownTool {
+  readonly tool: Tool;
+  readonly service: ToolService;
+  /** What tells it from the service's other tools. */
+  readonly configKey: string;
+}
+
 /**
  * The tool descriptors of the kind toolwire serves, validated against their schema, their
  * service (its config values, told apart from its other tools'), their hidden parameters and
  * their service's plugin kind (`plugin-options`). Problems are added to `problems`.
  */
-export function readTools(entries: readonly ConfigEntry[], services: readonly ToolService[], registry: PluginRegistry, problems: string[]): Tool[] {
-  const byId = new Map(services.map((service) => [service.id, service]));
+export function readTools(
+  entries: readonly ConfigEntry[],
+  services: readonly ToolService[],
+  registry: PluginRegistry,
+  problems: string[],
+  known?: (entry: ConfigEntry) => KnownTool | undefined,
+  read?: Map<string, KnownTool>,
+): Tool[] {
+  const byId = new Map<string, ToolService>();
+  for (const s of services) if (!byId.has(s.id)) byId.set(s.id, s);
   const names = new Map<string, string>();
   const seenConfig = new Map<string, string>();
   const tools: Tool[] = [];
-  for (const e of entries.filter((entry) => entry.type === ConfigType.Tool)) {
+  for (const e of entries) {
+    if (e.type !== ConfigType.Tool) continue;
     if (e.error) {
       problems.push(`${e.source}: ${e.error}`);
+      continue;
+    }
+    // A tool read before against the very service it names now: only its place among the others is checked again.
+    const before = known?.(e);
+    if (before && byId.get(before.tool.service) === before.service) {
+      const prior = names.get(before.tool.name);
+      if (prior) problems.push(`${e.source}: name: duplicate tool name "${before.tool.name}" (also in ${prior})`);
+      names.set(before.tool.name, e.source);
+      distinctConfig(e.source, before.configKey, before.service, seenConfig, problems);
+      tools.push(before.tool);
+      read?.set(e.source, before);
       continue;
     }
     const parsed = toolSchema.safeParse(e.value);
@@ -151,12 +199,16 @@ export function readTools(entries: readonly ConfigEntry[], services: readonly To
       continue;
     }
     const raw = e.value as Record<string, unknown>;
-    const config = configValues(e.source, raw, service, seenConfig, problems);
+    const config = configValues(e.source, raw, service, problems);
+    const configKey = configKeyOf(service, config);
+    distinctConfig(e.source, configKey, service, seenConfig, problems);
+    // From the module: none until its plugin derives them (buildCatalog).
+    const parameters = declared.arguments === ARGUMENTS_FROM_MODULE ? [] : declared.arguments;
     // A config value can also fill a declared hidden parameter of the same name.
     const runtime: Record<string, unknown> = {};
-    for (const p of declared.arguments) if (p.form !== 'llm' && config[p.name] !== undefined) runtime[p.name] = config[p.name];
+    for (const p of parameters) if (p.form !== 'llm' && config[p.name] !== undefined) runtime[p.name] = config[p.name];
     Object.assign(runtime, declared['runtime-parameters']);
-    const missing = missingRuntimeParameters(declared.arguments, runtime);
+    const missing = missingRuntimeParameters(parameters, runtime);
     if (missing.length > 0) {
       problems.push(`${e.source}: runtime-parameters: Tool '${declared.name}' requires non-LLM runtime_parameters for: ${missing.join(', ')}.`);
     }
@@ -165,42 +217,44 @@ export function readTools(entries: readonly ConfigEntry[], services: readonly To
       description: declared.description,
       service: declared.service,
       config,
-      parameters: declared.arguments,
+      parameters,
+      ...(declared.arguments === ARGUMENTS_FROM_MODULE ? { argumentsFromModule: true as const } : {}),
       runtimeParameters: runtime,
       pluginOptions: toolPluginOptions(e.source, declared['plugin-options'], service, registry, problems),
       timeoutMs: declared['timeout-ms'],
       raw,
       source: e.source,
     });
+    read?.set(e.source, { tool: tools[tools.length - 1]!, service, configKey });
   }
   return tools;
 }
 
 /**
- * A tool's values for its service's config-params, which must be there when required and
- * must tell it apart from the service's other tools (`seen`: the sources by values so far).
- */
-function configValues(
-  source: string,
-  raw: Record<string, unknown>,
-  service: ToolService,
-  seen: Map<string, string>,
-  problems: string[],
-): Record<string, unknown> {
+ * A tool's values for its service's config-params, which must be there when required. */
+function configValues(source: string, raw: Record<string, unknown>, service: ToolService, problems: string[]): Record<string, unknown> {
   const config: Record<string, unknown> = {};
   for (const p of service.configParams) {
     const value = ownValue(raw, p.name);
     if (value !== undefined) config[p.name] = value;
     else if (p.required) problems.push(`${source}: ${p.name}: required by the config-params of service ${service.id}, but missing`);
   }
-  const key = `${service.id}\u0000${JSON.stringify(service.configParams.map((param) => config[param.name] ?? null))}`;
+  return config;
+}
+
+/** What tells a tool from its service's others: its values for the service's config-params, in their order. */
+function configKeyOf(service: ToolService, config: Readonly<Record<string, unknown>>): string {
+  return `${service.id}\u0000${JSON.stringify(service.configParams.map((param) => config[param.name] ?? null))}`;
+}
+
+/** A tool's config values must tell it apart from its service's other tools (`seen`: the sources by values so far). */
+function distinctConfig(source: string, key: string, service: ToolService, seen: Map<string, string>, problems: string[]): void {
   const twin = seen.get(key);
   if (twin)
     problems.push(
       `${source}: ${service.configParams.length ? service.configParams.map((param) => param.name).join(', ') : 'service'}: same config values as ${twin}; service ${service.id} could not tell their requests apart`,
     );
   seen.set(key, source);
-  return config;
 }
 
 /** `plugin-options` parsed by the service's kind when it has tool options (absent ones as `{}`), else as written. */

@@ -19,6 +19,12 @@ export class DirectorySource implements ConfigSource {
   private poll: NodeJS.Timeout | undefined;
   private changed: (() => void) | undefined;
   private closed = false;
+  /**
+   * The files the watch named since the last read (`<type>/<file>`), which the next read
+   * looks at alone; `all` when it must look at every file: the first read, a poll, an event
+   * on the directory itself or one without a name, a type directory watched anew.
+   */
+  private named: Set<string> | 'all' = 'all';
 
   constructor(
     readonly dir: string,
@@ -29,9 +35,22 @@ export class DirectorySource implements ConfigSource {
     this.description = `directory ${dir}`;
   }
 
-  async read(): Promise<ConfigSnapshot> {
-    const entries = await this.store.entries(DESCRIPTOR_TYPES);
-    return { version: fingerprint(entries), entries };
+  async read(signal?: AbortSignal): Promise<ConfigSnapshot> {
+    const named = this.named;
+    this.named = new Set();
+    try {
+      const entries = named === 'all' ? await this.store.entries(DESCRIPTOR_TYPES, signal) : await this.store.refresh(named, DESCRIPTOR_TYPES, signal);
+      return { version: fingerprint(entries), entries };
+    } catch (err) {
+      this.named = 'all';
+      throw err;
+    }
+  }
+
+  /** Note what an event names for the next read. */
+  private note(type: string | undefined, file: string | null): void {
+    if (type === undefined || file === null || this.named === 'all') this.named = 'all';
+    else this.named.add(`${type}/${file}`);
   }
 
   async watch(changed: () => void): Promise<void> {
@@ -45,6 +64,7 @@ export class DirectorySource implements ConfigSource {
 
   /** One poll: re-arm, then tell the listener. Never rejects: a timer's promise has nobody to catch it. */
   private async pollOnce(): Promise<void> {
+    this.named = 'all';
     try {
       await this.arm();
     } catch (err) {
@@ -64,18 +84,21 @@ export class DirectorySource implements ConfigSource {
 
   /** Watch the directory and the type directories where they are now. */
   private async arm(): Promise<void> {
-    for (const path of [this.dir, ...DESCRIPTOR_TYPES.map((type) => join(this.dir, type))]) {
+    for (const [path, type] of [[this.dir, undefined] as const, ...DESCRIPTOR_TYPES.map((t) => [join(this.dir, t), t] as const)]) {
       const real = await realpath(path).catch(() => undefined);
       if (this.closed) return;
       const current = this.watchers.get(path);
-      if (current && current.real === real) continue;
+      if (current?.real === real) continue;
       current?.watcher.close();
       this.watchers.delete(path);
+      // What happened while it was not watched there is known to no event.
+      this.named = 'all';
       if (!real) continue;
       try {
-        const watcher = watch(real, { persistent: false }, () => this.onEvent());
+        const watcher = watch(real, { persistent: false, encoding: 'utf8' }, (_event, file) => this.onEvent(type, file));
         watcher.on('error', () => {
           watcher.close();
+          this.named = 'all';
           if (this.watchers.get(path)?.watcher === watcher) this.watchers.delete(path);
         });
         this.watchers.set(path, { real, watcher });
@@ -85,7 +108,8 @@ export class DirectorySource implements ConfigSource {
     }
   }
 
-  private onEvent(): void {
+  private onEvent(type: string | undefined, file: string | null): void {
+    this.note(type, file);
     this.notify();
     // A swapped symlink moves the type directories: watch them where they are now.
     void this.arm().catch((err: unknown) => this.log.debug({ err }, 're-arming watches failed'));

@@ -30,7 +30,21 @@ export class TrustGraphConfigStore implements ConfigStore {
     return r;
   }
 
-  private entry(type: string, key: string, text: string): ConfigEntry {
+  /**
+   * Each item's entry as last read, by type and key, with its text: an item read again with
+   * the same text gives the very same entry, so builds know it unchanged by its identity.
+   */
+  private known = new Map<string, { readonly text: string; readonly entry: ConfigEntry }>();
+
+  private entry(type: string, key: string, text: string, seen?: Map<string, { readonly text: string; readonly entry: ConfigEntry }>): ConfigEntry {
+    const id = `${type}\u0000${key}`;
+    const before = this.known.get(id);
+    const entry = before?.text === text ? before.entry : this.parse(type, key, text);
+    seen?.set(id, { text, entry });
+    return entry;
+  }
+
+  private parse(type: string, key: string, text: string): ConfigEntry {
     const source = `trustgraph:${this.workspace}/${type}/${key}`;
     try {
       return { type, key, value: JSON.parse(text) as unknown, source };
@@ -48,12 +62,18 @@ export class TrustGraphConfigStore implements ConfigStore {
     for (let attempt = 0; ; attempt++) {
       const entries: ConfigEntry[] = [];
       const versions = new Set<number>();
+      const seen = new Map<string, { readonly text: string; readonly entry: ConfigEntry }>();
       for (const type of types) {
         const r = await this.call({ operation: 'getvalues', type }, signal);
         versions.add(r.version ?? 0);
-        for (const v of r.values ?? []) entries.push(this.entry(type, v.key, v.value ?? ''));
+        for (const v of r.values ?? []) entries.push(this.entry(type, v.key, v.value ?? '', seen));
       }
-      if (versions.size <= 1 || attempt >= 4) return { version: Math.max(0, ...versions), entries };
+      if (versions.size <= 1 || attempt >= 4) {
+        // Items of types not read this time are kept for the next read of them.
+        for (const [id, known] of this.known) if (!seen.has(id) && !types.includes(known.entry.type)) seen.set(id, known);
+        this.known = seen;
+        return { version: Math.max(0, ...versions), entries };
+      }
     }
   }
 

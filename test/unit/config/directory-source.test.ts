@@ -39,6 +39,32 @@ describe('DirectorySource', () => {
     expect(after.version).not.toBe(before.version);
   });
 
+  it('reads again only the files an event names: the others are the very entries of the read before', async () => {
+    await mkdir(join(dir, 'tool'));
+    for (const t of ['a', 'b', 'c']) await writeFile(join(dir, 'tool', `${t}.json`), JSON.stringify({ name: t }));
+    source = new DirectorySource(dir, captureLogger().log, 0);
+    let changes = 0;
+    await source.watch(() => changes++);
+    const first = await source.read();
+    const entry = (snap: typeof first, key: string) => snap.entries.find((e) => e.key === key);
+
+    await writeFile(join(dir, 'tool', 'b.json'), JSON.stringify({ name: 'b', description: 'changed' }));
+    await until(() => changes > 0, 'a change event');
+    const second = await source.read();
+    expect(entry(second, 'a')).toBe(entry(first, 'a'));
+    expect(entry(second, 'c')).toBe(entry(first, 'c'));
+    expect(entry(second, 'b')?.value).toEqual({ name: 'b', description: 'changed' });
+
+    changes = 0;
+    await rm(join(dir, 'tool', 'c.json'));
+    await writeFile(join(dir, 'tool', 'aa.json'), JSON.stringify({ name: 'aa' }));
+    await until(() => changes > 1, 'events for both files');
+    const third = await source.read();
+    // In the order a full read gives.
+    expect(third.entries.map((e) => e.key)).toEqual(['a', 'aa', 'b']);
+    expect(entry(third, 'a')).toBe(entry(first, 'a'));
+  });
+
   it('follows a Kubernetes ConfigMap mount, whose update swaps the ..data symlink', async () => {
     // The layout the kubelet makes: timestamped data dirs, ..data pointing at the current one,
     // and each visible name a symlink through ..data.
