@@ -37,16 +37,38 @@ export const toolServiceSchema = z.looseObject({
 });
 
 /**
+ * `"arguments": "from-module"`: the tool's arguments are its module's zod schema, read when
+ * the worker loads the module (and again on each reload), not written in the descriptor.
+ */
+export const ARGUMENTS_FROM_MODULE = 'from-module';
+
+const parameterList = z.array(parameterSchema);
+
+// Not a z.union: its failure is one "Invalid input", where each option's own says which parameter and field.
+const toolArguments = z.unknown().transform((value, ctx): Parameter[] | typeof ARGUMENTS_FROM_MODULE => {
+  if (value === ARGUMENTS_FROM_MODULE) return ARGUMENTS_FROM_MODULE;
+  if (typeof value === 'string') {
+    ctx.addIssue({ code: 'custom', message: `is a list of parameters, or "${ARGUMENTS_FROM_MODULE}"` });
+    return z.NEVER;
+  }
+  const parsed = parameterList.safeParse(value);
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+  return z.NEVER;
+});
+
+/**
  * A tool descriptor (config type `tool`). Config values are top-level keys named after the
  * service's config-params, so the schema keeps unknown keys. Ours: `runtime-parameters`
- * (values for hidden parameters), `plugin-options`, `timeout-ms`.
+ * (values for hidden parameters), `plugin-options`, `timeout-ms`, and `arguments` as
+ * ARGUMENTS_FROM_MODULE.
  */
 export const toolSchema = z.looseObject({
   type: z.string().default('tool-service'),
   name: z.string().min(1),
   description: z.string().default(''),
   service: z.string().min(1),
-  arguments: z.array(parameterSchema).default([]),
+  arguments: toolArguments.default([]),
   group: z.array(z.string()).optional(),
   state: z.string().optional(),
   'applicable-states': z.array(z.string()).optional(),
@@ -88,6 +110,8 @@ export interface Tool {
   /** This tool's values for its service's config-params. */
   readonly config: Readonly<Record<string, unknown>>;
   readonly parameters: readonly Parameter[];
+  /** The descriptor said ARGUMENTS_FROM_MODULE: `parameters` are what the service's plugin derived when it loaded the module (none before). */
+  readonly argumentsFromModule?: true;
   readonly runtimeParameters: Readonly<Record<string, unknown>>;
   readonly pluginOptions: unknown;
   readonly timeoutMs: number | undefined;

@@ -5,8 +5,9 @@ import { PROJECT_COMPILER_OPTIONS } from '../plugins/module/type-check.js';
 
 /**
  * The tool `toolwire init` writes, as toolwire reads it: its descriptors are derived from
- * this twin of GREET_SOURCE, and the project's own `toolwire validate` (run by the
- * newcomer's test) fails if the two ever drift apart.
+ * this twin of GREET_SOURCE (name, description; the arguments are "from-module"), and the
+ * project's own `toolwire validate` (run by the newcomer's test) fails if the two ever drift
+ * apart.
  */
 const greet = defineTool({
   name: 'greet',
@@ -73,8 +74,11 @@ npm test
 
 - \`tools/greet.ts\` is the tool: its zod schema is what the model sees and what each call
   is checked against. Add tools there (a module may export several).
-- \`config/\` holds its descriptors (service \`${service}\`). After changing a schema, write them
-  again with \`npm run descriptors\`; \`npx toolwire validate config\` says where they disagree.
+- \`config/\` holds its descriptors (service \`${service}\`). Their arguments are
+  \`"from-module"\`: the worker reads the zod schema, so a schema edit is served on save like
+  any other. A new tool needs its descriptor: \`npm run descriptors\` writes them all again.
+  For a shared config store (TrustGraph's), whose agents read the arguments from the
+  descriptors, write them out: \`npx toolwire module import tools/greet.ts --service ${service}\`.
 - \`npm start\` type checks a changed tool before it swaps it in: a type or syntax error is
   logged with its line, and the last good code keeps serving.
 - \`npm start\` runs embedded; with \`PULSAR_URL\` set it serves on the broker. The gateway's
@@ -105,7 +109,7 @@ export function projectFiles(project: {
     scripts: {
       start: 'toolwire run --watch --config-dir config',
       test: 'vitest run',
-      descriptors: `toolwire module import tools/greet.ts --service ${project.service} --out config`,
+      descriptors: `toolwire module import tools/greet.ts --service ${project.service} --from-module --out config`,
     },
     dependencies: { toolwire: project.toolwire },
     devDependencies: { typescript: project.typescript, vitest: project.vitest },
@@ -120,6 +124,7 @@ export function projectFiles(project: {
     'test/greet.test.ts': GREET_TEST,
     [`config/tool-service/${project.service}.json`]: json(service),
   };
-  for (const d of typedToolDescriptors([greet], { service: project.service, prefix: '' })) files[`config/tool/${String(d['name'])}.json`] = json(d);
+  for (const d of typedToolDescriptors([greet], { service: project.service, prefix: '', argumentsFromModule: true }))
+    files[`config/tool/${String(d['name'])}.json`] = json(d);
   return files;
 }

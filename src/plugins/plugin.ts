@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
+import type { Parameter } from '../arguments/parameter.js';
 import type { Tool, ToolService } from '../catalog/descriptors.js';
 import type { Resolver } from '../net/address-guard.js';
 import type { ExecPolicy, Execution, Reach } from '../policy/exec-policy.js';
@@ -167,5 +168,11 @@ export interface PluginFactory<S = unknown, T = unknown> {
    * credentials are good, running the plugin's own validation. Problems, each naming the descriptor.
    */
   checkCredentials?(service: ServiceWith<S>, tools: readonly ToolWith<T>[], ctx: PluginContext, signal: AbortSignal): Promise<string[]>;
+  /**
+   * The parameters of the tools whose descriptor says `"arguments": "from-module"`
+   * (`argumentsFromModule`), by tool name, read from the code the service loads; asked once
+   * its check passed. A kind without it takes no such tool.
+   */
+  toolParameters?(service: ServiceWith<S>, tools: readonly ToolWith<T>[], ctx: PluginContext): Promise<ReadonlyMap<string, readonly Parameter[]>>;
   create(service: ServiceWith<S>, ctx: PluginContext): Promise<Plugin<T>>;
 }

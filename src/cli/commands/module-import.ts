@@ -15,6 +15,9 @@ descriptor for it and a tool descriptor per typed tool it exports (defineTool({ 
 description, arguments: z.object({...}), run })): name, description, and arguments from the
 zod schema (types, required, enums, defaults, descriptions; nested objects and arrays keep
 their JSON Schema). Ready for 'toolwire config import DIR', which puts them in any store.
+With --from-module the descriptors say "arguments": "from-module" instead: the worker reads
+the schema when it loads the module, so a schema edit needs no import again (for a worker's
+own config directory; agents that read a shared store need the arguments written).
 
       --service ID         the tool-service id (required)
       --module-path P      the service's plugin.module as written (default: FILE relative
@@ -25,6 +28,7 @@ their JSON Schema). Ready for 'toolwire config import DIR', which puts them in a
       --prefix P           tool names are P<tool name> (default none)
       --include LIST       only these tools (comma-separated)
       --exclude LIST       all but these
+      --from-module        "arguments": "from-module" rather than the arguments written
       --out DIR            write DIR/tool-service/<id>.json and DIR/tool/<name>.json
                            (default: print them as one JSON document)
 `;
@@ -39,7 +43,7 @@ const moduleImportCommand: Command = defineCommand({
   name: 'import',
   summary: "tool descriptors from a module's typed tools (defineTool)",
   help: IMPORT_HELP,
-  flags: { ...DESCRIPTOR_FLAGS, 'module-path': { type: 'string' } },
+  flags: { ...DESCRIPTOR_FLAGS, 'module-path': { type: 'string' }, 'from-module': { type: 'boolean' } },
   async run(io, { values, positionals }) {
     const id = values.service;
     if (!id) throw new UsageError('--service is required');
@@ -59,7 +63,13 @@ const moduleImportCommand: Command = defineCommand({
     const picked = [...typed.values()].map((typedTool) => typedTool.tool).filter((tool) => (!include || include.has(tool.name)) && !exclude?.has(tool.name));
     const module = values['module-path'] ?? (values.out ? relativeModulePath(file, values.out) : given);
     const service = importedService(id, values, 'tool', { kind: 'module', module });
-    await writeDescriptors(io, values.out, service, typedToolDescriptors(picked, { service: id, prefix: values.prefix ?? '' }), typed.size);
+    await writeDescriptors(
+      io,
+      values.out,
+      service,
+      typedToolDescriptors(picked, { service: id, prefix: values.prefix ?? '', argumentsFromModule: values['from-module'] === true }),
+      typed.size,
+    );
     return 0;
   },
 });

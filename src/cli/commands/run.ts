@@ -26,13 +26,14 @@ Options (each also an environment variable):
       --bootstrap         create tenant tg and its namespaces first  TOOLWIRE_BOOTSTRAP=1
       --http-port N       HTTP surface port, 'off' to disable TOOLWIRE_HTTP_PORT (8787)
       --log-format F      json | pretty                     LOG_FORMAT (pretty on a terminal)
-      --watch             development: when a file in a module's directory changes,
-                          import the module again and apply it as a live change:
+      --watch             development: when a module file is saved, import it again
+                          and apply it as a live change (only the services of that module;
+                          another file of its directory reloads the directory's modules):
                           calls in flight finish on the old code; a module that does not
                           load (a syntax error) or type check (with the project's own
                           typescript, when it has one) is refused, with where, and the
-                          last good code keeps serving. Each change keeps one more copy of the
-                          module loaded (ESM cannot unload): restart after a long session.
+                          last good code keeps serving. Each save keeps one more copy of
+                          the module's own files (ESM cannot unload them; a few KB).
 Other settings: PULSAR_TOKEN, TOOLWIRE_CONCURRENCY, TOOLWIRE_SERVICE_CONCURRENCY,
 TOOLWIRE_TIMEOUT_MS, TOOLWIRE_MAX_PAYLOAD_BYTES, TOOLWIRE_MAX_OBSERVATION_BYTES,
 TOOLWIRE_MAX_REDELIVERIES, TOOLWIRE_NACK_DELAY_MS, TOOLWIRE_SHUTDOWN_GRACE_MS,

@@ -1,12 +1,12 @@
 import { buildCatalog } from '../../assembly/build-catalog.js';
 import { credentialProblems } from '../../assembly/check-credentials.js';
+import { readWorkerSettings } from '../../assembly/worker-settings.js';
 import { DirectoryConfigStore } from '../../config/directory-store.js';
 import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../logging.js';
 import { defaultRegistry } from '../../plugins/default-registry.js';
 import { ExecPolicy } from '../../policy/exec-policy.js';
 import { loadSecrets } from '../../secrets.js';
-import { readSettings } from '../../settings.js';
 import { toolInputSchema } from '../../arguments/json-schema.js';
 import { UsageError } from '../args.js';
 import { defineCommand, type Command } from '../command.js';
@@ -41,7 +41,7 @@ TOOLWIRE_MODULE_ROOTS...; docs/security.md), before any check runs.
   async run(io, { values, positionals }) {
     if (values.static && values['check-credentials']) throw new UsageError('--static and --check-credentials do not go together');
     if (values.static && values['type-check']) throw new UsageError('--static checks no module: --type-check needs the plugins checked');
-    const settings = readSettings(io.env);
+    const settings = readWorkerSettings(io.env);
     const dir = positionals[0] ?? settings.configDir;
     const log = createLogger({ level: 'warn', pretty: false });
     const secrets = loadSecrets(io.env, settings.secretsFile);

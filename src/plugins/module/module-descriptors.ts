@@ -1,3 +1,4 @@
+import { ARGUMENTS_FROM_MODULE } from '../../catalog/descriptors.js';
 import type { TypedTool } from './typed-tool.js';
 import { typedToolArguments } from './typed-tool.js';
 
@@ -5,6 +6,8 @@ export interface ModuleImportOptions {
   readonly service: string;
   /** The tool descriptors' names: `<prefix><tool name>`. */
   readonly prefix: string;
+  /** Write `"arguments": "from-module"`: the worker reads them from the schema, so a schema edit needs no new descriptors. */
+  readonly argumentsFromModule?: boolean;
 }
 
 /**
@@ -20,6 +23,6 @@ export function typedToolDescriptors(tools: readonly TypedTool[], options: Modul
     service: options.service,
     tool: tool.name,
     'plugin-options': { tool: tool.name },
-    arguments: typedToolArguments(tool),
+    arguments: options.argumentsFromModule ? ARGUMENTS_FROM_MODULE : typedToolArguments(tool),
   }));
 }

@@ -14,14 +14,17 @@ type Namespace = Record<string, unknown>;
 
 /**
  * A resolve hook (Node's module.register) that hands a revision on: what a module of
- * revision N imports from its own project (a relative file, not node_modules) is imported
- * at revision N too, so an edited helper is read again with the tool that uses it.
- * Packages keep one copy, shared with the worker.
+ * revision N imports by a relative path (its own project's files) is imported at revision N
+ * too, so an edited helper is read again with the tool that uses it. Whatever is imported by
+ * a package name keeps one copy, shared with the worker, even when it resolves outside any
+ * node_modules (a package linked with a file: dependency, as toolwire init's project links
+ * toolwire): stamping those re-imported the whole package on every save, several MB each.
  */
 const REVISION_HOOK = `export async function resolve(specifier, context, next) {
   const r = await next(specifier, context);
   const m = context.parentURL ? /[?&]revision=([^&#]+)/.exec(context.parentURL) : null;
-  if (m && r.url.startsWith('file:') && !r.url.includes('/node_modules/') && !r.url.includes('?')) return { ...r, url: r.url + '?revision=' + m[1] };
+  const relative = specifier.startsWith('./') || specifier.startsWith('../');
+  if (m && relative && r.url.startsWith('file:') && !r.url.includes('/node_modules/') && !r.url.includes('?')) return { ...r, url: r.url + '?revision=' + m[1] };
   return r;
 }
 `;
@@ -48,10 +51,10 @@ const imported = new Map<string, { readonly revision: string; readonly module: P
 
 /**
  * A module file's namespace, TypeScript (through tsx) or JavaScript. A new `revision` (what
- * `run --watch` sets when a file changed) imports the file and its project's files it
- * imports afresh, under a URL query. ESM has no unloading, so each revision's copies stay in
- * memory until the process ends: one per saved change, never per call, which a development
- * loop can afford.
+ * `run --watch` sets when a file changed) imports the file and the files it imports by a
+ * relative path afresh, under a URL query. ESM has no unloading, so each revision's copies
+ * of those files stay in memory until the process ends: one per saved change, never per
+ * call, a few KB for a tool's own files (docs/benchmarks.md, watch-reload).
  */
 export function importModuleFile(file: string, revision = ''): Promise<Namespace> {
   const seen = imported.get(file);

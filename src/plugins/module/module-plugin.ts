@@ -13,7 +13,8 @@ import { moduleSchemas, type ModuleOptions, type ModuleToolOptions } from './mod
 import { typeErrors } from './type-check.js';
 import type { ModuleTool } from './module-tool.js';
 import type { ModuleToolContext } from './tool-context.js';
-import { isTypedTool, parseArguments, typedToolsOf, type TypedTool } from './typed-tool.js';
+import type { Parameter } from '../../arguments/parameter.js';
+import { isTypedTool, parseArguments, typedToolParameters, typedToolsOf, type TypedTool } from './typed-tool.js';
 
 /**
  * The file a module that is not builtin names, found as `import` would find it, without
@@ -183,15 +184,33 @@ export const modulePluginFactory: PluginFactory<ModuleOptions, ModuleToolOptions
     } catch (err) {
       return [`${service.source}: plugin.module: ${(err as Error).message}`];
     }
-    if (loaded.kind === 'function') return [];
+    if (loaded.kind === 'function')
+      return tools
+        .filter((tool) => tool.argumentsFromModule)
+        .map(
+          (tool) =>
+            `${tool.source}: arguments: "from-module" needs a typed tool (defineTool), and ${moduleOptions.module} exports a function: write the arguments`,
+        );
     return tools.flatMap((tool) => {
       const typed = pickTyped(loaded.tools, tool);
       if (!typed)
         return [
           `${tool.source}: plugin-options.tool: the module has no tool ${JSON.stringify(tool.pluginOptions.tool ?? tool.name)} (it has ${[...loaded.tools.keys()].join(', ')})`,
         ];
-      return descriptorDisagreements(typed, tool).map((problem) => `${tool.source}: arguments: ${problem}`);
+      // Arguments from the module cannot disagree with it; written ones are held to it.
+      return tool.argumentsFromModule ? [] : descriptorDisagreements(typed, tool).map((problem) => `${tool.source}: arguments: ${problem}`);
     });
+  },
+  /** The argument declarations of each `"from-module"` tool, from its typed tool's schema (the module as the check imported it). */
+  async toolParameters(service, tools, ctx) {
+    const loaded = await loadModule(service.plugin.options, ctx.configDir);
+    const parameters = new Map<string, readonly Parameter[]>();
+    if (loaded.kind === 'function') return parameters;
+    for (const tool of tools) {
+      const typed = tool.argumentsFromModule ? pickTyped(loaded.tools, tool) : undefined;
+      if (typed) parameters.set(tool.name, typedToolParameters(typed));
+    }
+    return parameters;
   },
   async create(service, ctx) {
     return new ModulePlugin(await loadModule(service.plugin.options, ctx.configDir));

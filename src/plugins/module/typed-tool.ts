@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { InvalidArgumentsError } from '../../errors.js';
 import { objectSchemaArguments } from '../../arguments/object-schema-arguments.js';
+import { parameterSchema, type Parameter } from '../../arguments/parameter.js';
 import { isPlainObject } from '../../plain-object.js';
 import type { ModuleToolContext, ModuleToolResult } from './tool-context.js';
 
@@ -75,6 +76,18 @@ export function typedToolArguments(tool: TypedTool): Record<string, unknown>[] {
     input_schema: properties[String(argument['name'])],
   }));
 }
+
+/** The tool's argument declarations as the worker reads them (parsed once per tool): what `"arguments": "from-module"` serves. */
+export function typedToolParameters(tool: TypedTool): readonly Parameter[] {
+  let parameters = parsedParameters.get(tool);
+  if (!parameters) {
+    parameters = typedToolArguments(tool).map((argument) => parameterSchema.parse(argument));
+    parsedParameters.set(tool, parameters);
+  }
+  return parameters;
+}
+
+const parsedParameters = new WeakMap<TypedTool, readonly Parameter[]>();
 
 /**
  * The arguments checked against the tool's schema, defaults applied. A failure is an

@@ -21,8 +21,10 @@ describe('toolwire init', () => {
     expect(pkg['scripts']!['start']).toBe('toolwire run --watch --config-dir config');
     const service = JSON.parse(await readFile(join(dir, 'My Tools', 'config', 'tool-service', 'my-tools.json'), 'utf8')) as { plugin: unknown };
     expect(service.plugin).toEqual({ kind: 'module', module: '../tools/greet.ts' });
-    const tool = JSON.parse(await readFile(join(dir, 'My Tools', 'config', 'tool', 'greet.json'), 'utf8')) as { arguments: { name: string }[] };
-    expect(tool.arguments.map((a) => a.name)).toEqual(['name', 'language']);
+    // One definition: the schema in tools/greet.ts is the arguments, read by the worker.
+    const tool = JSON.parse(await readFile(join(dir, 'My Tools', 'config', 'tool', 'greet.json'), 'utf8')) as { arguments: unknown };
+    expect(tool.arguments).toBe('from-module');
+    expect(pkg['scripts']!['descriptors']).toBe('toolwire module import tools/greet.ts --service my-tools --from-module --out config');
   });
 
   it('by default depends on the checkout it runs from, and its README links to no registry page', async () => {
