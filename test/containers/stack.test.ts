@@ -23,6 +23,7 @@ import { createTransport } from '../../src/assembly/create-transport.js';
 import { tokenAccess } from '../../src/assembly/broker-access.js';
 import type { Transport } from '../../src/transport/transport.js';
 import { runCli } from '../support/cli.js';
+import { serviceDescriptor, toolDescriptor } from '../support/descriptors.js';
 import { captureLogger } from '../support/harness.js';
 import { waitUntil } from '../support/pulsar-app.js';
 
@@ -30,6 +31,8 @@ const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const PROJECT = `toolwire-ci-${process.pid}`;
 const SLOW_MS = 300;
+/** The slow tool's topics, both persistent: the agent may produce on tg/request and consume on tg/response. */
+const SLOW = { requestQueue: 'persistent://tg/request/slow', responseQueue: 'persistent://tg/response/slow' };
 const SECRETS = ['/run/toolwire/secrets.json', '/run/toolwire/pulsar.token'];
 
 /** A stdio MCP server whose one tool, `probe`, reports who it runs as and what of the worker's it could read. */
@@ -121,40 +124,38 @@ beforeAll(async () => {
   );
   configDir = await mkdtemp(join(tmpdir(), 'toolwire-stack-'));
   await cp(join(REPO, 'config'), configDir, { recursive: true });
-  // A slow tool on a persistent topic an agent may produce on: requests are in flight when the worker is stopped.
+  // A slow tool on a persistent topic an agent may produce on (tg/request): requests are in flight when the worker is stopped.
   await writeFile(
     join(configDir, 'slow.mjs'),
     `export default async ({ arguments: a }) => { await new Promise((r) => setTimeout(r, ${SLOW_MS})); return 'done ' + a.n; };\n`,
   );
-  await writeJson(join(configDir, 'tool-service', 'slow-service.json'), {
-    id: 'slow-service',
-    'request-queue': 'persistent://tg/request/slow',
-    'response-queue': 'persistent://tg/response/slow',
-    plugin: { kind: 'module', module: './slow.mjs' },
-    concurrency: 8,
-  });
-  await writeJson(join(configDir, 'tool', 'slow.json'), {
-    type: 'tool-service',
-    name: 'slow',
-    description: 'answers after a while',
-    service: 'slow-service',
-    arguments: [{ name: 'n', type: 'number' }],
-  });
+  await writeJson(
+    join(configDir, 'tool-service', 'slow-service.json'),
+    serviceDescriptor('slow-service', {
+      'request-queue': SLOW.requestQueue,
+      'response-queue': SLOW.responseQueue,
+      plugin: { kind: 'module', module: './slow.mjs' },
+      concurrency: 8,
+    }),
+  );
+  await writeJson(
+    join(configDir, 'tool', 'slow.json'),
+    toolDescriptor('slow', 'slow-service', { description: 'answers after a while', arguments: [{ name: 'n', type: 'number' }] }),
+  );
   // A stdio MCP server the worker starts (as the image's MCP_STDIO_UID): it tries the worker's secrets.
   await writeFile(join(configDir, 'probe-server.mjs'), PROBE_SERVER);
-  await writeJson(join(configDir, 'tool-service', 'probe-service.json'), {
-    id: 'probe-service',
-    'request-queue': 'non-persistent://tg/request/probe',
-    'response-queue': 'non-persistent://tg/response/probe',
-    plugin: { kind: 'mcp', transport: 'stdio', command: 'node', args: ['/app/config/probe-server.mjs'] },
-  });
-  await writeJson(join(configDir, 'tool', 'probe.json'), {
-    type: 'tool-service',
-    name: 'probe',
-    description: "what a stdio server can reach of the worker's",
-    service: 'probe-service',
-    arguments: [],
-  });
+  await writeJson(
+    join(configDir, 'tool-service', 'probe-service.json'),
+    serviceDescriptor(
+      'probe-service',
+      { plugin: { kind: 'mcp', transport: 'stdio', command: 'node', args: ['/app/config/probe-server.mjs'] } },
+      { requests: 'non-persistent' },
+    ),
+  );
+  await writeJson(
+    join(configDir, 'tool', 'probe.json'),
+    toolDescriptor('probe', 'probe-service', { description: "what a stdio server can reach of the worker's" }),
+  );
   // The worker (uid 0 without CAP_DAC_OVERRIDE) and its stdio server (uid 10001) read the directory through the bind mount by its mode bits.
   await run('chmod', ['-R', 'a+rX', configDir]);
   await chmod(configDir, 0o755);
@@ -269,8 +270,7 @@ describe('the compose stack, from the host', () => {
       const calls = Array.from({ length: N }, (_, n) =>
         client
           .call({
-            requestQueue: 'persistent://tg/request/slow',
-            responseQueue: 'persistent://tg/response/slow',
+            ...SLOW,
             tool: 'slow',
             config: {},
             arguments: { n },

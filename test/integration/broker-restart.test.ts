@@ -24,6 +24,7 @@ import { OwnBroker } from '../../bench/own-broker.js';
 import { decodeResponse } from '../../src/envelope/response.js';
 import type { ToolCall } from '../../src/plugins/plugin.js';
 import type { Subscription, Transport } from '../../src/transport/transport.js';
+import { serviceDescriptor } from '../support/descriptors.js';
 import { captureLogger, testRegistry } from '../support/harness.js';
 import { removeDir, startPulsarApp, suffix, waitUntil, writeConfigDir, brokerTransport } from '../support/pulsar-app.js';
 import { TEST_TRANSPORT } from '../support/transport-under-test.js';
@@ -37,10 +38,13 @@ let broker: OwnBroker | undefined;
 const workerLog = captureLogger('info');
 const agentLog = captureLogger('info');
 const executions = new Map<string, number>();
-const topic = `restart-${suffix()}`;
-const requestQueue = `persistent://tg/flow/${topic}`;
-// Persistent: a non-persistent response topic drops the answers sent while the client is away.
-const responseQueue = `persistent://tg/response/${topic}`;
+// Persistent both ways: a non-persistent response topic drops the answers sent while the client is away.
+const service = serviceDescriptor(
+  'restart-service',
+  { plugin: { kind: 'test', behaviour: 'slow' }, concurrency: 16 },
+  { responses: 'persistent', tag: suffix() },
+);
+const { 'request-queue': requestQueue, 'response-queue': responseQueue } = service;
 let configDir: string | undefined;
 let app: App | undefined;
 let agent: Transport | undefined;
@@ -70,9 +74,7 @@ beforeAll(async () => {
   broker = await OwnBroker.start(AbortSignal.timeout(240_000));
   const { adminUrl, pulsarUrl } = broker.endpoints;
   configDir = await writeConfigDir({
-    services: [
-      { id: 'restart-service', 'request-queue': requestQueue, 'response-queue': responseQueue, plugin: { kind: 'test', behaviour: 'slow' }, concurrency: 16 },
-    ],
+    services: [service],
   });
   const registry = testRegistry({
     slow: async function* (call: ToolCall) {

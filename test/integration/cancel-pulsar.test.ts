@@ -12,6 +12,7 @@ import { CANCEL_PROPERTY, ID_PROPERTY } from '../../src/envelope/properties.js';
 import { encodeRequest } from '../../src/envelope/request.js';
 import { PulsarAdminClient } from '../../src/pulsar/admin-client.js';
 import { cancelTopic } from '../../src/transport/topic-name.js';
+import { serviceDescriptor, toolDescriptor } from '../support/descriptors.js';
 import { captureLogger, testRegistry } from '../support/harness.js';
 import { deleteTopic, removeDir, startPulsarApp, suffix, writeConfigDir, brokerTransport, waitUntil } from '../support/pulsar-app.js';
 
@@ -44,22 +45,15 @@ beforeAll(async () => {
   const scoped = (['first', 'second'] as const).flatMap((ns) => KINDS.map((kind) => ({ id: `scoped-${ns}-${kind}`, topic: scopedTopic(ns, kind) })));
   dir = await writeConfigDir({
     services: [
-      ...Object.entries(topics).map(([k, q]) => ({
-        id: `slow-${k}`,
-        'request-queue': q,
-        'response-queue': RES,
-        plugin: { kind: 'test', behaviour: 'wait' },
-        'timeout-ms': 60_000,
-      })),
-      ...scoped.map((s) => ({
-        id: s.id,
-        'request-queue': s.topic,
-        'response-queue': RES,
-        plugin: { kind: 'test', behaviour: 'scoped' },
-        'timeout-ms': 60_000,
-      })),
+      // Every service answers on the one topic RES.
+      ...Object.entries(topics).map(([k, q]) =>
+        serviceDescriptor(`slow-${k}`, { 'request-queue': q, 'response-queue': RES, plugin: { kind: 'test', behaviour: 'wait' }, 'timeout-ms': 60_000 }),
+      ),
+      ...scoped.map((s) =>
+        serviceDescriptor(s.id, { 'request-queue': s.topic, 'response-queue': RES, plugin: { kind: 'test', behaviour: 'scoped' }, 'timeout-ms': 60_000 }),
+      ),
     ],
-    tools: [...Object.keys(topics).map((k) => ({ name: `slow-${k}`, service: `slow-${k}` })), ...scoped.map((s) => ({ name: s.id, service: s.id }))],
+    tools: [...Object.keys(topics).map((k) => toolDescriptor(`slow-${k}`, `slow-${k}`)), ...scoped.map((s) => toolDescriptor(s.id, s.id))],
   });
   const registry = testRegistry({
     wait: (call: ToolCall) =>

@@ -9,6 +9,7 @@ import { ToolClient } from '../../src/client/tool-client.js';
 import { McpHttpServer } from '../../src/mcp-server/mcp-http.js';
 import type { ToolCall } from '../../src/plugins/plugin.js';
 import type { Transport } from '../../src/transport/transport.js';
+import { serviceDescriptor, toolDescriptor } from '../support/descriptors.js';
 import { captureLogger, testRegistry } from '../support/harness.js';
 import { brokerTransport, removeDir, startPulsarApp, suffix, waitUntil, writeConfigDir } from '../support/pulsar-app.js';
 
@@ -28,16 +29,8 @@ let dir: string;
 
 beforeAll(async () => {
   dir = await writeConfigDir({
-    services: [
-      {
-        id: `slow-${tag}`,
-        'request-queue': `non-persistent://tg/request/mcp-cancel-${tag}`,
-        'response-queue': `non-persistent://tg/response/mcp-cancel-${tag}`,
-        plugin: { kind: 'test', behaviour: 'wait' },
-        'timeout-ms': LONG_MS,
-      },
-    ],
-    tools: [{ name: 'slow', service: `slow-${tag}`, description: 'waits until cancelled' }],
+    services: [serviceDescriptor(`slow-${tag}`, { plugin: { kind: 'test', behaviour: 'wait' }, 'timeout-ms': LONG_MS }, { requests: 'non-persistent' })],
+    tools: [toolDescriptor('slow', `slow-${tag}`, { description: 'waits until cancelled' })],
   });
   const registry = testRegistry({
     wait: (call: ToolCall) =>

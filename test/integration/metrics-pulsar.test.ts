@@ -6,13 +6,17 @@ import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import type { App } from '../../src/assembly/app.js';
 import { ToolClient, ToolResponseError } from '../../src/client/tool-client.js';
 import type { Transport } from '../../src/transport/transport.js';
+import { serviceDescriptor, toolDescriptor } from '../support/descriptors.js';
 import { captureLogger } from '../support/harness.js';
 import { brokerTransport, deleteTopic, removeDir, startPulsarApp, suffix, writeConfigDir } from '../support/pulsar-app.js';
 
 const adminUrl = inject('pulsarAdminUrl');
 const tag = suffix();
 const KINDS = ['persistent', 'non-persistent'] as const;
-const queues = (kind: string) => ({ request: `${kind}://tg/request/metrics-${kind}-${tag}`, response: `non-persistent://tg/response/metrics-${kind}-${tag}` });
+/** The calculator, taking requests on a `kind` topic. */
+const calc = (kind: (typeof KINDS)[number]) =>
+  serviceDescriptor(`calc-${kind}`, { plugin: { kind: 'module', module: 'builtin:calculator' } }, { requests: kind, tag });
+const queues = (kind: (typeof KINDS)[number]) => ({ request: calc(kind)['request-queue'], response: calc(kind)['response-queue'] });
 
 let dir: string;
 let app: App;
@@ -22,13 +26,8 @@ let client: ToolClient;
 beforeAll(async () => {
   const { log } = captureLogger('warn');
   dir = await writeConfigDir({
-    services: KINDS.map((kind) => ({
-      id: `calc-${kind}`,
-      'request-queue': queues(kind).request,
-      'response-queue': queues(kind).response,
-      plugin: { kind: 'module', module: 'builtin:calculator' },
-    })),
-    tools: KINDS.map((kind) => ({ name: `calc-${kind}`, service: `calc-${kind}`, arguments: [{ name: 'expression', type: 'string', required: true }] })),
+    services: KINDS.map(calc),
+    tools: KINDS.map((kind) => toolDescriptor(`calc-${kind}`, `calc-${kind}`, { arguments: [{ name: 'expression', type: 'string', required: true }] })),
   });
   app = await startPulsarApp({ adminUrl, configDir: dir, log, env: { TOOLWIRE_HTTP_PORT: '0' } });
   agent = await brokerTransport(adminUrl, log);

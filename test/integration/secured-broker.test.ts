@@ -17,6 +17,7 @@ import { ToolClient } from '../../src/client/tool-client.js';
 import { DEFAULT_BROKER_TLS } from '../../src/transport/broker-tls.js';
 import type { Transport } from '../../src/transport/transport.js';
 import { runCli } from '../support/cli.js';
+import { serviceDescriptor, toolDescriptor, type ServiceDescriptor, type ToolDescriptor } from '../support/descriptors.js';
 import { removeDir, suffix, waitUntil, writeConfigDir } from '../support/pulsar-app.js';
 import { startRun, type RunProcess } from '../support/run-process.js';
 import { startSecuredBroker, TOKEN_AUDIENCE, type SecuredBroker } from '../support/secured-broker.js';
@@ -35,21 +36,17 @@ const running: RunProcess[] = [];
 const dirs: string[] = [];
 
 /** An echo service on `namespace`'s request topic, answering on tg/response. */
-function echoService(
-  id: string,
-  requestNamespace = 'tg/request',
-  kind = 'non-persistent',
-): { services: Record<string, unknown>[]; tools: Record<string, unknown>[] } {
+function echoService(id: string, requestNamespace = 'tg/request', kind = 'non-persistent'): { services: ServiceDescriptor[]; tools: ToolDescriptor[] } {
   return {
     services: [
-      {
-        id,
+      serviceDescriptor(id, {
         'request-queue': `${kind}://${requestNamespace}/${id}`,
         'response-queue': `${kind}://tg/response/${id}`,
         plugin: { kind: 'module', module: 'builtin:echo' },
-      },
+      }),
     ],
-    tools: [{ type: 'tool-service', name: id, description: 'echo', service: id, arguments: [{ name: 'text', type: 'string' }] }],
+    // `type` too: the tool is also put into TrustGraph's config service, as TrustGraph writes its tools.
+    tools: [toolDescriptor(id, id, { type: 'tool-service', description: 'echo', arguments: [{ name: 'text', type: 'string' }] })],
   };
 }
 

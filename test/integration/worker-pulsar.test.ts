@@ -17,6 +17,7 @@ import { JOKES } from '../../src/plugins/module/builtin/joke.js';
 import type { IncomingMessage, Subscription, Transport } from '../../src/transport/transport.js';
 import { DEAD_LETTER_REASON_PROPERTY } from '../../src/envelope/properties.js';
 import { runCli } from '../support/cli.js';
+import { serviceDescriptor, toolDescriptor } from '../support/descriptors.js';
 import { captureLogger } from '../support/harness.js';
 import { deleteTopic, removeDir, startPulsarApp, suffix, waitUntil, writeConfigDir, brokerTransport } from '../support/pulsar-app.js';
 import { ResponseCollector } from '../support/worker-fixture.js';
@@ -39,26 +40,19 @@ async function exampleConfig(tag: string): Promise<string> {
       return { ...s, 'request-queue': `${String(s['request-queue'])}-${tag}`, 'response-queue': `${String(s['response-queue'])}-${tag}` };
     }),
   );
-  services.push({
-    id: 'echo-stream-service',
-    'request-queue': `non-persistent://tg/request/echo-stream-${tag}`,
-    'response-queue': `non-persistent://tg/response/echo-stream-${tag}`,
-    plugin: { kind: 'module', module: 'builtin:echo' },
-    stream: 'stream',
-  });
+  services.push(
+    serviceDescriptor('echo-stream-service', { plugin: { kind: 'module', module: 'builtin:echo' }, stream: 'stream' }, { requests: 'non-persistent', tag }),
+  );
   const dir = await writeConfigDir({
     services,
     tools: [
-      {
-        type: 'tool-service',
-        name: 'echo-stream',
+      toolDescriptor('echo-stream', 'echo-stream-service', {
         description: 'Echo, streamed',
-        service: 'echo-stream-service',
         arguments: [
           { name: 'text', type: 'string' },
           { name: 'chunks', type: 'number' },
         ],
-      },
+      }),
     ],
   });
   for (const f of await readdir(join(EXAMPLES, 'tool'))) await writeFile(join(dir, 'tool', f), await readFile(join(EXAMPLES, 'tool', f)));

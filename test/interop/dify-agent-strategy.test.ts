@@ -6,6 +6,7 @@ import type { App } from '../../src/assembly/app.js';
 import { ToolClient } from '../../src/client/tool-client.js';
 import type { Transport } from '../../src/transport/transport.js';
 import type { FakeDifyDaemon } from '../fakes/fake-dify-daemon.js';
+import { serviceDescriptor, toolDescriptor, type ServiceShape } from '../support/descriptors.js';
 import { captureLogger } from '../support/harness.js';
 import { brokerTransport, removeDir, startPulsarApp, suffix, waitUntil, writeConfigDir } from '../support/pulsar-app.js';
 import { startScriptedModel, type ScriptedModel } from '../support/scripted-model.js';
@@ -30,10 +31,8 @@ const DAEMON_KEY = 'agent-daemon-key-77aa01';
 
 describe.skipIf(!python)('dify agent strategies on the fleet (real dify_plugin SDK, fake daemon, real broker)', () => {
   const tag = suffix();
-  const q = (name: string) => ({
-    'request-queue': `non-persistent://tg/request/${name}-${tag}`,
-    'response-queue': `non-persistent://tg/response/${name}-${tag}`,
-  });
+  // Topics non-persistent://tg/request/<id>-<tag> and non-persistent://tg/response/<id>-<tag>.
+  const shape: ServiceShape = { requests: 'non-persistent', tag };
   const tools = fleetTools();
   const agentTools = [
     { name: 'research', 'plugin-options': { tools: ['population', 'weather', 'calc'] } },
@@ -41,27 +40,21 @@ describe.skipIf(!python)('dify agent strategies on the fleet (real dify_plugin S
     { name: 'research-slow', 'plugin-options': { tools: ['slow'] }, 'timeout-ms': 4000 },
     { name: 'research-mcp', 'plugin-options': { tools: ['mcp-echo', 'calc', 'facts'] } },
   ].map(researchTool);
-  const fleetService = { id: 'fleet-tools', ...q('fleet-tools'), 'config-params': ['op'], concurrency: 8 };
+  const fleetService = serviceDescriptor('fleet-tools', { 'config-params': ['op'], concurrency: 8 }, shape);
   // An MCP tool too: the MCP project's reference server, on the tools worker.
-  const mcpService = { id: 'mcp-tools', ...q('mcp-tools') };
+  const mcpService = serviceDescriptor('mcp-tools', {}, shape);
   // And an OpenAPI tool: a small real HTTP API of facts, called by the openapi plugin.
-  const factsService = { id: 'facts-api', ...q('facts-api') };
-  const factsTool = {
-    type: 'tool-service',
-    name: 'facts',
+  const factsService = serviceDescriptor('facts-api', {}, shape);
+  const factsTool = toolDescriptor('facts', 'facts-api', {
     description: 'a fact about a city',
-    service: 'facts-api',
     arguments: [{ name: 'city', type: 'string', required: true, description: 'a city' }],
     'plugin-options': { method: 'get', path: '/facts', parameters: [{ argument: 'city', name: 'city', in: 'query' }] },
-  };
-  const mcpTool = {
-    type: 'tool-service',
-    name: 'mcp-echo',
+  });
+  const mcpTool = toolDescriptor('mcp-echo', 'mcp-tools', {
     description: 'echoes a message',
-    service: 'mcp-tools',
     arguments: [{ name: 'message', type: 'string', required: true, description: 'the message' }],
     'plugin-options': { tool: 'echo' },
-  };
+  });
   const logs = captureLogger('debug');
   let model: ScriptedModel;
   let daemon: FakeDifyDaemon;
@@ -108,22 +101,24 @@ describe.skipIf(!python)('dify agent strategies on the fleet (real dify_plugin S
         fleetService,
         mcpService,
         factsService,
-        {
-          id: 'research',
-          ...q('research'),
-          'config-params': ['mode'],
-          plugin: {
-            kind: 'dify-agent',
-            plugin_id: AGENT_PLUGIN_ID,
-            provider: 'toolwire/test_agent/agent',
-            strategy: 'function_calling',
-            model: 'scripted-1',
-            instruction: RESEARCH_INSTRUCTION,
-            maximum_iterations: 3,
-            agent_may_set: ['context'],
-            stream_log: true,
+        serviceDescriptor(
+          'research',
+          {
+            'config-params': ['mode'],
+            plugin: {
+              kind: 'dify-agent',
+              plugin_id: AGENT_PLUGIN_ID,
+              provider: 'toolwire/test_agent/agent',
+              strategy: 'function_calling',
+              model: 'scripted-1',
+              instruction: RESEARCH_INSTRUCTION,
+              maximum_iterations: 3,
+              agent_may_set: ['context'],
+              stream_log: true,
+            },
           },
-        },
+          shape,
+        ),
       ],
       tools: [...tools, mcpTool, factsTool, ...agentTools],
     });

@@ -16,6 +16,7 @@ import { BrokerConfigApi } from '../../src/config/trustgraph/broker-config-api.j
 import { responseError } from '../../src/config/trustgraph/config-wire.js';
 import type { Transport } from '../../src/transport/transport.js';
 import type { FakeDifyDaemon } from '../fakes/fake-dify-daemon.js';
+import { serviceDescriptor, type ServiceShape } from '../support/descriptors.js';
 import { captureLogger } from '../support/harness.js';
 import { brokerTransport, removeDir, startPulsarApp, suffix, writeConfigDir } from '../support/pulsar-app.js';
 import { startScriptedModel, type ScriptedModel } from '../support/scripted-model.js';
@@ -56,11 +57,9 @@ describe.skipIf(!python)('a ReAct strategy on TrustGraph text-completion (its ow
   const configTopic = `cfg-tc-${tag}`;
   // What a flow of TrustGraph's blueprints names its text-completion queues (llm-services.jsonnet: text-completion:{workspace}:{id}).
   const interfaces = { request: `request:tg:text-completion:default:${flow}`, response: `response:tg:text-completion:default:${flow}` };
-  const q = (name: string) => ({
-    'request-queue': `non-persistent://tg/request/${name}-${tag}`,
-    'response-queue': `non-persistent://tg/response/${name}-${tag}`,
-  });
-  const fleetService = { id: FLEET_TOOLS_SERVICE, ...q(FLEET_TOOLS_SERVICE), 'config-params': ['op'], concurrency: 8 };
+  // Topics non-persistent://tg/request/<id>-<tag> and non-persistent://tg/response/<id>-<tag>.
+  const shape: ServiceShape = { requests: 'non-persistent', tag };
+  const fleetService = serviceDescriptor(FLEET_TOOLS_SERVICE, { 'config-params': ['op'], concurrency: 8 }, shape);
   const logs = captureLogger('info');
   let tgPython: string;
   let model: ScriptedModel;
@@ -121,21 +120,23 @@ describe.skipIf(!python)('a ReAct strategy on TrustGraph text-completion (its ow
     const agentDir = await writeConfigDir({
       services: [
         fleetService,
-        {
-          id: 'research',
-          ...q('research'),
-          'config-params': ['mode'],
-          // No model: the flow names it.
-          plugin: {
-            kind: 'dify-agent',
-            plugin_id: AGENT_PLUGIN_ID,
-            provider: 'toolwire/test_agent/agent',
-            strategy: 'react',
-            instruction: RESEARCH_INSTRUCTION,
-            maximum_iterations: 5,
-            agent_may_set: ['context'],
+        serviceDescriptor(
+          'research',
+          {
+            'config-params': ['mode'],
+            // No model: the flow names it.
+            plugin: {
+              kind: 'dify-agent',
+              plugin_id: AGENT_PLUGIN_ID,
+              provider: 'toolwire/test_agent/agent',
+              strategy: 'react',
+              instruction: RESEARCH_INSTRUCTION,
+              maximum_iterations: 5,
+              agent_may_set: ['context'],
+            },
           },
-        },
+          shape,
+        ),
       ],
       tools: [...tools, researchTool({ name: 'research-react', 'plugin-options': { tools: ['population', 'weather', 'calc'] } })],
     });

@@ -13,6 +13,7 @@ import { jsonText } from '../../src/plain-object.js';
 import type { ToolCall } from '../../src/plugins/plugin.js';
 import type { Transport } from '../../src/transport/transport.js';
 import { runCli } from '../support/cli.js';
+import { serviceDescriptor, toolDescriptor, type ServiceDescriptor } from '../support/descriptors.js';
 import { captureLogger, testRegistry } from '../support/harness.js';
 import { deleteTopic, removeDir, startPulsarApp, suffix, topicSubscriptions, waitUntil, writeConfigDir, brokerTransport } from '../support/pulsar-app.js';
 import { ResponseCollector } from '../support/worker-fixture.js';
@@ -76,15 +77,16 @@ const T = {
   shared: { id: `tw-tg-shared-${id}`, topic: `tw-tg-shared-${id}` },
 };
 /** Persistent queues: an agent takes its queues from the descriptor, a DynamicToolService cannot. */
-const DURABLE = {
-  id: `tw-tg-durable-${id}`,
-  requestQueue: `persistent://tg/flow/tw-tg-durable-${id}`,
-  responseQueue: `persistent://tg/response/tw-tg-durable-${id}`,
-};
+const durable = serviceDescriptor(
+  `tw-tg-durable-${id}`,
+  { 'config-params': ['style'], plugin: { kind: 'test', behaviour: 'joke' } },
+  { responses: 'persistent' },
+);
+const DURABLE = { id: durable.id, requestQueue: durable['request-queue'], responseQueue: durable['response-queue'] };
 
 /** A tool-service descriptor on the topics a DynamicToolService with `-t <topic>` uses. */
-function service(t: { id: string; topic: string }, extra: Record<string, unknown>): Record<string, unknown> {
-  return { id: t.id, 'request-queue': request(t.topic), 'response-queue': response(t.topic), ...extra };
+function service(t: { id: string; topic: string }, extra: Partial<ServiceDescriptor>): ServiceDescriptor {
+  return serviceDescriptor(t.id, { 'request-queue': request(t.topic), 'response-queue': response(t.topic), ...extra });
 }
 
 let python: string;
@@ -106,23 +108,14 @@ beforeAll(async () => {
       // Stream mode asked for by the descriptor: TrustGraph's client cannot set toolwire-stream.
       service(T.story, { stream: 'stream', plugin: { kind: 'test', behaviour: 'story' } }),
       service(T.shared, { 'config-params': [{ name: 'style', required: false }], plugin: { kind: 'test', behaviour: 'tagged' } }),
-      {
-        id: DURABLE.id,
-        'request-queue': DURABLE.requestQueue,
-        'response-queue': DURABLE.responseQueue,
-        'config-params': ['style'],
-        plugin: { kind: 'test', behaviour: 'joke' },
-      },
+      durable,
     ],
     tools: [
-      {
-        type: 'tool-service',
-        name: 'tell-pun',
+      toolDescriptor('tell-pun', T.joke.id, {
         description: 'A pun on a topic',
-        service: T.joke.id,
         style: 'pun',
         arguments: [{ name: 'topic', type: 'string', description: 'The topic' }],
-      },
+      }),
     ],
   });
   dirs.push(configDir);
@@ -271,10 +264,8 @@ describe("TrustGraph's ToolServiceClient (trustgraph-base 2.11.1) -> toolwire wo
 describe('toolwire call (CLI, broker mode) -> TrustGraph services', () => {
   async function cliConfig(serviceId: string, topic: string, tool: string, style: string): Promise<string> {
     const dir = await writeConfigDir({
-      services: [{ id: serviceId, 'request-queue': request(topic), 'response-queue': response(topic), 'config-params': [{ name: 'style', required: false }] }],
-      tools: [
-        { type: 'tool-service', name: tool, description: 'd', service: serviceId, style, arguments: [{ name: 'topic', type: 'string', description: 't' }] },
-      ],
+      services: [service({ id: serviceId, topic }, { 'config-params': [{ name: 'style', required: false }] })],
+      tools: [toolDescriptor(tool, serviceId, { description: 'd', style, arguments: [{ name: 'topic', type: 'string', description: 't' }] })],
     });
     dirs.push(dir);
     return dir;

@@ -11,6 +11,7 @@ import type { App } from '../../src/assembly/app.js';
 import { ToolClient } from '../../src/client/tool-client.js';
 import { startTracing, type Tracing } from '../../src/tracing/start-tracing.js';
 import type { IncomingMessage, Transport } from '../../src/transport/transport.js';
+import { serviceDescriptor, toolDescriptor } from '../support/descriptors.js';
 import { captureLogger } from '../support/harness.js';
 import { brokerTransport, removeDir, startPulsarApp, suffix, writeConfigDir } from '../support/pulsar-app.js';
 import { PythonToolService, interopPython, tgCall } from './python-fixtures.js';
@@ -41,15 +42,9 @@ beforeAll(async () => {
   const { log } = captureLogger('warn');
   tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}` }, log);
   dir = await writeConfigDir({
-    services: [
-      {
-        id: TW,
-        'request-queue': `non-persistent://tg/request/${TW}`,
-        'response-queue': `non-persistent://tg/response/${TW}`,
-        plugin: { kind: 'module', module: 'builtin:echo' },
-      },
-    ],
-    tools: [{ name: TW, service: TW, arguments: [{ name: 'text', type: 'string' }] }],
+    // On non-persistent://tg/request/<TW> and non-persistent://tg/response/<TW>.
+    services: [serviceDescriptor(TW, { plugin: { kind: 'module', module: 'builtin:echo' } }, { requests: 'non-persistent' })],
+    tools: [toolDescriptor(TW, TW, { arguments: [{ name: 'text', type: 'string' }] })],
   });
   app = await startPulsarApp({ adminUrl, configDir: dir, log });
   agent = await brokerTransport(adminUrl, log);

@@ -13,6 +13,7 @@ import type { App } from '../../src/assembly/app.js';
 import { ToolClient } from '../../src/client/tool-client.js';
 import type { Transport } from '../../src/transport/transport.js';
 import { runCli } from '../support/cli.js';
+import { serviceDescriptor, toolDescriptor } from '../support/descriptors.js';
 import { captureLogger } from '../support/harness.js';
 import { removeDir, startPulsarApp, suffix, waitUntil, brokerTransport } from '../support/pulsar-app.js';
 import { interopPython, startConfigService, tgCall, tgConfigCli, type ConfigServiceFixture } from './python-fixtures.js';
@@ -32,14 +33,11 @@ const queues = {
 };
 const req = (name: string) => `non-persistent://tg/request/${name}-${tag}`;
 const res = (name: string) => `non-persistent://tg/response/${name}-${tag}`;
-const echoService = (id: string) => ({ id, 'request-queue': req(id), 'response-queue': res(id), plugin: { kind: 'module', module: 'builtin:echo' } });
-const echoTool = (name: string, service: string) => ({
-  type: 'tool-service',
-  name,
-  description: `echo via ${service}`,
-  service,
-  arguments: [{ name: 'text', type: 'string' }],
-});
+/** An echo service on req(id) and res(id). */
+const echoService = (id: string) => serviceDescriptor(id, { plugin: { kind: 'module', module: 'builtin:echo' } }, { requests: 'non-persistent', tag });
+/** As TrustGraph's own tools are written: `type` too. */
+const echoTool = (name: string, service: string) =>
+  toolDescriptor(name, service, { type: 'tool-service', description: `echo via ${service}`, arguments: [{ name: 'text', type: 'string' }] });
 
 let python: string;
 let svc: ConfigServiceFixture;

@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { App } from '../../src/assembly/app.js';
 import { ToolClient } from '../../src/client/tool-client.js';
 import type { Transport } from '../../src/transport/transport.js';
+import { serviceDescriptor, toolDescriptor, type ServiceDescriptor } from '../support/descriptors.js';
 import { captureLogger } from '../support/harness.js';
 import { EVERYTHING } from '../support/mcp-everything.js';
 import { brokerTransport, removeDir, startPulsarApp, suffix, waitUntil } from '../support/pulsar-app.js';
@@ -35,7 +36,8 @@ const queues = {
   TOOLWIRE_CONFIG_RESPONSE_QUEUE: `response:tg:${configTopic}`,
   TOOLWIRE_CONFIG_PUSH_QUEUE: `notify:tg:${configTopic}`,
 };
-const topics = (id: string) => ({ 'request-queue': `non-persistent://tg/request/${id}-${tag}`, 'response-queue': `non-persistent://tg/response/${id}-${tag}` });
+/** A tool-service on non-persistent://tg/request/<id>-<tag> and non-persistent://tg/response/<id>-<tag>. */
+const service = (id: string, fields: Partial<ServiceDescriptor> = {}) => serviceDescriptor(id, fields, { requests: 'non-persistent', tag });
 
 let python: string;
 let svc: ConfigServiceFixture;
@@ -107,11 +109,11 @@ afterAll(async () => {
 describe('what a TrustGraph config writer can make a worker execute', () => {
   it('starts no command an MCP stdio descriptor names, and the refusal names the setting', async () => {
     const marker = join(dir, 'shell-ran');
-    await put('tool-service', 'planted-shell', {
-      id: 'planted-shell',
-      ...topics('planted-shell'),
-      plugin: { kind: 'mcp', transport: 'stdio', command: '/bin/sh', args: ['-c', `id > ${marker}`] },
-    });
+    await put(
+      'tool-service',
+      'planted-shell',
+      service('planted-shell', { plugin: { kind: 'mcp', transport: 'stdio', command: '/bin/sh', args: ['-c', `id > ${marker}`] } }),
+    );
     try {
       await waitUntil(() => both().every((w) => problemsOf(w).length > 0), 30_000, 'both workers refused the change');
       // Both workers have built the change (each refused it), so anything started has run by now.
@@ -131,11 +133,7 @@ describe('what a TrustGraph config writer can make a worker execute', () => {
   });
 
   it('imports no module file outside the allowed roots', async () => {
-    await put('tool-service', 'planted-module', {
-      id: 'planted-module',
-      ...topics('planted-module'),
-      plugin: { kind: 'module', module: join(dir, 'plant-marker.mjs') },
-    });
+    await put('tool-service', 'planted-module', service('planted-module', { plugin: { kind: 'module', module: join(dir, 'plant-marker.mjs') } }));
     try {
       // Built by both: refused (or, had the module been imported, served).
       await waitUntil(() => both().every((w) => problemsOf(w).length > 0 || w.catalog.services.has('planted-module')), 30_000, 'both workers built the change');
@@ -167,12 +165,12 @@ describe('what a TrustGraph config writer can make a worker execute', () => {
     });
     await new Promise<void>((resolve) => loopback.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(loopback.address() as AddressInfo).port}/mcp`;
-    await put('tool-service', 'injected', {
-      id: 'injected',
-      ...topics('injected'),
-      plugin: { kind: 'mcp', transport: 'stdio', command: join(dir, 'everything.sh'), env: { NODE_OPTIONS: injection } },
-    });
-    await put('tool-service', 'inward', { id: 'inward', ...topics('inward'), plugin: { kind: 'mcp', transport: 'http', url } });
+    await put(
+      'tool-service',
+      'injected',
+      service('injected', { plugin: { kind: 'mcp', transport: 'stdio', command: join(dir, 'everything.sh'), env: { NODE_OPTIONS: injection } } }),
+    );
+    await put('tool-service', 'inward', service('inward', { plugin: { kind: 'mcp', transport: 'http', url } }));
     try {
       await waitUntil(
         () => problemsOf(allowing).some((p) => p.includes('inward')) && problemsOf(strict).some((p) => p.includes('inward')),
@@ -198,17 +196,12 @@ describe('what a TrustGraph config writer can make a worker execute', () => {
   });
 
   it('serves what the operator allowed, and starts an unchanged MCP server once over many reloads', async () => {
-    await put('tool-service', 'everything', {
-      id: 'everything',
-      ...topics('everything'),
-      plugin: { kind: 'mcp', transport: 'stdio', command: join(dir, 'everything.sh') },
-    });
-    await put('tool', `mcp-echo-${tag}`, {
-      name: `mcp-echo-${tag}`,
-      service: 'everything',
-      'plugin-options': { tool: 'echo' },
-      arguments: [{ name: 'message', type: 'string' }],
-    });
+    await put('tool-service', 'everything', service('everything', { plugin: { kind: 'mcp', transport: 'stdio', command: join(dir, 'everything.sh') } }));
+    await put(
+      'tool',
+      `mcp-echo-${tag}`,
+      toolDescriptor(`mcp-echo-${tag}`, 'everything', { 'plugin-options': { tool: 'echo' }, arguments: [{ name: 'message', type: 'string' }] }),
+    );
     await waitUntil(() => allowing.catalog.tools.has(`mcp-echo-${tag}`), 30_000, 'the allowing worker serves the MCP tool');
     expect(await client.call({ ...target('everything'), config: {}, arguments: { message: 'hi' }, tool: `mcp-echo-${tag}`, timeoutMs: 15_000 })).toBe(
       'Echo: hi',
@@ -222,19 +215,15 @@ describe('what a TrustGraph config writer can make a worker execute', () => {
     expect(served).toBeGreaterThanOrEqual(2);
     expect(served).toBeLessThanOrEqual(3);
 
-    await put('tool-service', 'allowed-module', {
-      id: 'allowed-module',
-      ...topics('allowed-module'),
-      plugin: { kind: 'module', module: join(dir, 'allowed', 'allowed-tools.mjs') },
-    });
+    await put('tool-service', 'allowed-module', service('allowed-module', { plugin: { kind: 'module', module: join(dir, 'allowed', 'allowed-tools.mjs') } }));
     await waitUntil(() => allowing.catalog.services.has('allowed-module'), 30_000, 'the module under the root is served');
     expect(await client.call({ ...target('allowed-module'), config: {}, arguments: { text: 'x' }, timeoutMs: 15_000 })).toBe('allowed x');
 
     // Reloads that leave the MCP service as it was: its check does not run again.
-    await put('tool-service', 'extras', { id: 'extras', ...topics('extras'), 'config-params': ['op'], plugin: { kind: 'module', module: 'builtin:echo' } });
+    await put('tool-service', 'extras', service('extras', { 'config-params': ['op'], plugin: { kind: 'module', module: 'builtin:echo' } }));
     for (let n = 0; n < 5; n++) {
       const applied = allowing.config().reloads.applied;
-      await put('tool', `extra-${n}`, { name: `extra-${n}`, service: 'extras', op: `op-${n}`, arguments: [{ name: 'text', type: 'string' }] });
+      await put('tool', `extra-${n}`, toolDescriptor(`extra-${n}`, 'extras', { op: `op-${n}`, arguments: [{ name: 'text', type: 'string' }] }));
       await waitUntil(() => allowing.config().reloads.applied > applied && allowing.catalog.tools.has(`extra-${n}`), 30_000, `reload ${n} applied`);
     }
     expect(await starts()).toBe(served);
@@ -245,6 +234,6 @@ describe('what a TrustGraph config writer can make a worker execute', () => {
 });
 
 function target(id: string): { requestQueue: string; responseQueue: string } {
-  const t = topics(id);
+  const t = service(id);
   return { requestQueue: t['request-queue'], responseQueue: t['response-queue'] };
 }

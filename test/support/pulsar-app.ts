@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { startApp, type App } from '../../src/assembly/app.js';
+import { defaultRegistry } from '../../src/plugins/default-registry.js';
 import type { PluginRegistry } from '../../src/plugins/registry.js';
 import { PulsarAdminClient, type TopicStats } from '../../src/pulsar/admin-client.js';
 import { loadSecrets } from '../../src/secrets.js';
@@ -85,8 +86,10 @@ export async function startPulsarApp(o: PulsarAppOptions): Promise<App> {
     ...((o.pulsarUrl ?? process.env['PULSAR_URL']) ? { PULSAR_URL: o.pulsarUrl ?? process.env['PULSAR_URL']! } : {}),
     ...o.env,
   };
-  const base = readSettings(env);
-  const settings = readSettings(env, { limits: { ...base.limits, shutdownGraceMs: 5_000, ...o.limits } });
+  // What the registry's kinds read of env, as a worker's composition root passes it.
+  const kinds = (o.registry ?? defaultRegistry()).declaredSettings();
+  const base = readSettings(env, {}, kinds);
+  const settings = readSettings(env, { limits: { ...base.limits, shutdownGraceMs: 5_000, ...o.limits } }, kinds);
   const transport = await brokerTransport(o.adminUrl, o.log, o.ws, o.pulsarUrl);
   try {
     return await startApp({ settings, transport, secrets: loadSecrets({ ...o.secretEnv }), log: o.log, ...(o.registry ? { registry: o.registry } : {}) });

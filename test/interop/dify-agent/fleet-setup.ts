@@ -4,6 +4,7 @@
  */
 import { createServer } from 'node:net';
 import { startFakeDifyDaemon, type FakeDifyDaemon } from '../../fakes/fake-dify-daemon.js';
+import { toolDescriptor, type ToolDescriptor } from '../../support/descriptors.js';
 import { STRATEGY_PLUGIN_DIR } from './agent-python.js';
 
 /** The test strategy plugin, as the fake daemon installs it and the research services name it. */
@@ -30,28 +31,27 @@ export default ({ tool, arguments: args, signal }) => {
 `;
 
 /** Tool descriptors of TOOLS_MODULE's tools, served by FLEET_TOOLS_SERVICE. */
-export function fleetTools(): Record<string, unknown>[] {
-  return [
+export function fleetTools(): ToolDescriptor[] {
+  const tools: Pick<ToolDescriptor, 'name' | 'arguments'>[] = [
     { name: 'population', arguments: [{ name: 'city', type: 'string', required: true, description: 'a city' }] },
     { name: 'weather', arguments: [{ name: 'city', type: 'string', required: true, description: 'a city' }] },
     { name: 'calc', arguments: [{ name: 'expression', type: 'string', required: true, description: 'arithmetic' }] },
     { name: 'slow', arguments: [{ name: 'what', type: 'string', description: 'anything' }] },
-  ].map((t) => ({ type: 'tool-service', description: `the ${t.name} tool`, service: FLEET_TOOLS_SERVICE, op: t.name, ...t }));
+  ];
+  return tools.map(({ name, arguments: args }) => toolDescriptor(name, FLEET_TOOLS_SERVICE, { op: name, arguments: args }));
 }
 
 /** An agent tool of the `research` service: `query`, and `context` reaching the user turn. */
-export function researchTool(t: { readonly name: string } & Record<string, unknown>): Record<string, unknown> {
-  return {
-    type: 'tool-service',
+export function researchTool({ name, ...fields }: { readonly name: string } & Partial<ToolDescriptor>): ToolDescriptor {
+  return toolDescriptor(name, 'research', {
     description: 'Research a question with the fleet tools',
-    service: 'research',
-    mode: t.name,
+    mode: name,
     arguments: [
       { name: 'query', type: 'string', required: true, description: 'the question' },
       { name: 'context', type: 'string', description: 'what is known already' },
     ],
-    ...t,
-  };
+    ...fields,
+  });
 }
 
 /** The tool calls the scripted model asks for, in this order, of those a request offers. */

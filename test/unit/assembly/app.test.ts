@@ -14,24 +14,18 @@ import { readSettings } from '../../../src/settings.js';
 import { MemoryTransport } from '../../../src/transport/memory-transport.js';
 import { z } from 'zod';
 import { defaultRegistry } from '../../../src/plugins/default-registry.js';
+import { serviceDescriptor } from '../../support/descriptors.js';
 import { captureLogger } from '../../support/harness.js';
 
 describe('starting a worker process whose HTTP port is taken', () => {
   let dir: string;
   let taken: Server;
   let port: number;
+  const svc = serviceDescriptor('svc', { plugin: { kind: 'test', behaviour: 'count' } });
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'toolwire-start-'));
     await mkdir(join(dir, 'tool-service'));
-    await writeFile(
-      join(dir, 'tool-service', 'svc.json'),
-      JSON.stringify({
-        id: 'svc',
-        'request-queue': 'persistent://tg/flow/start-order',
-        'response-queue': 'non-persistent://tg/response/start-order',
-        plugin: { kind: 'test', behaviour: 'count' },
-      }),
-    );
+    await writeFile(join(dir, 'tool-service', 'svc.json'), JSON.stringify(svc));
     taken = createServer();
     await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
     port = (taken.address() as { port: number }).port;
@@ -63,8 +57,8 @@ describe('starting a worker process whose HTTP port is taken', () => {
     const client = new ToolClient(transport);
     await expect(
       client.call({
-        requestQueue: 'persistent://tg/flow/start-order',
-        responseQueue: 'non-persistent://tg/response/start-order',
+        requestQueue: svc['request-queue'],
+        responseQueue: svc['response-queue'],
         config: {},
         arguments: {},
         timeoutMs: 300,

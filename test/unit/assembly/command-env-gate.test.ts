@@ -16,6 +16,7 @@ import type { PluginContext } from '../../../src/plugins/plugin.js';
 import { ExecPolicy } from '../../../src/policy/exec-policy.js';
 import { readExecRules } from '../../../src/policy/exec-rules.js';
 import { loadSecrets } from '../../../src/secrets.js';
+import { serviceDescriptor as service } from '../../support/descriptors.js';
 import { captureLogger, entry } from '../../support/harness.js';
 
 /** A real MCP server (the SDK's own classes), run by node. */
@@ -34,12 +35,11 @@ describe('the environment and working directory config gives an allowed command'
   // Single quotes only: NODE_OPTIONS reads double quotes as its own.
   const injection = () => `--import=data:text/javascript,import{writeFileSync}from'node:fs';writeFileSync('${marker()}','x')`;
   const server = (plugin: Record<string, unknown>) =>
-    entry('tool-service', 'whoami', {
-      id: 'whoami',
-      'request-queue': 'non-persistent://tg/request/whoami',
-      'response-queue': 'non-persistent://tg/response/whoami',
-      plugin: { kind: 'mcp', transport: 'stdio', command: process.execPath, args: [WHOAMI], ...plugin },
-    });
+    entry(
+      'tool-service',
+      'whoami',
+      service('whoami', { plugin: { kind: 'mcp', transport: 'stdio', command: process.execPath, args: [WHOAMI], ...plugin } }, { requests: 'non-persistent' }),
+    );
   const remote = (env: Record<string, string> = {}) => new ExecPolicy('trustgraph', readExecRules({ TOOLWIRE_ALLOW_COMMANDS: process.execPath, ...env }).rules);
 
   beforeEach(async () => {

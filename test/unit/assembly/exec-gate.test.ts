@@ -17,17 +17,18 @@ import { readExecRules } from '../../../src/policy/exec-rules.js';
 import { loadSecrets } from '../../../src/secrets.js';
 import { readSettings } from '../../../src/settings.js';
 import { MemoryTransport } from '../../../src/transport/memory-transport.js';
+import { serviceDescriptor, toolDescriptor, type ServiceDescriptor } from '../../support/descriptors.js';
 import { captureLogger, entry } from '../../support/harness.js';
 
-const queues = (id: string) => ({ 'request-queue': `non-persistent://tg/request/${id}`, 'response-queue': `non-persistent://tg/response/${id}` });
+/** A tool-service entry on non-persistent://tg/request/<id> and non-persistent://tg/response/<id>. */
+const service = (id: string, fields: Partial<ServiceDescriptor>) => entry('tool-service', id, serviceDescriptor(id, fields, { requests: 'non-persistent' }));
 
 describe('the exec policy in the catalog build', () => {
   let dir: string;
   let ctx: PluginContext;
   const marker = (name: string) => join(dir, `${name}-ran`);
-  const shell = (id: string) =>
-    entry('tool-service', id, { id, ...queues(id), plugin: { kind: 'mcp', transport: 'stdio', command: '/bin/sh', args: ['-c', `id > ${marker(id)}`] } });
-  const planted = (id: string, file: string) => entry('tool-service', id, { id, ...queues(id), plugin: { kind: 'module', module: file } });
+  const shell = (id: string) => service(id, { plugin: { kind: 'mcp', transport: 'stdio', command: '/bin/sh', args: ['-c', `id > ${marker(id)}`] } });
+  const planted = (id: string, file: string) => service(id, { plugin: { kind: 'module', module: file } });
   const problems = (p: Promise<unknown>) =>
     p.then(
       () => [],
@@ -109,13 +110,8 @@ describe('the exec policy in the catalog build', () => {
   });
 
   it('runs no Dify plugin locally that the list does not name', async () => {
-    const slim = entry('tool-service', 'slim', {
-      id: 'slim',
-      ...queues('slim'),
-      'config-params': ['t'],
-      plugin: { kind: 'dify-slim', provider: 'p', plugin_unique_identifier: 'langgenius/ok:1.0@abc' },
-    });
-    const tool = entry('tool', 'other', { name: 'other', service: 'slim', t: 'x', 'plugin-options': { plugin_unique_identifier: 'someone/else:1.0@def' } });
+    const slim = service('slim', { 'config-params': ['t'], plugin: { kind: 'dify-slim', provider: 'p', plugin_unique_identifier: 'langgenius/ok:1.0@abc' } });
+    const tool = entry('tool', 'other', toolDescriptor('other', 'slim', { t: 'x', 'plugin-options': { plugin_unique_identifier: 'someone/else:1.0@def' } }));
     const local = { ...ctx, settings: { DIFY_SLIM_MODE: 'local', DIFY_SLIM_PATH: '/nonexistent/slim', DIFY_SLIM_FOLDER: dir } };
     const policy = new ExecPolicy('trustgraph', readExecRules({ TOOLWIRE_ALLOW_SLIM_PLUGINS: 'langgenius/*' }).rules);
     expect(await problems(buildCatalog([slim, tool], defaultRegistry(), local, { policy }))).toEqual([
@@ -133,7 +129,7 @@ describe('the exec policy in the catalog build', () => {
     await mkdir(join(base, 'a', 'conf'), { recursive: true });
     await mkdir(join(base, 'b', 'run'), { recursive: true });
     for (const side of ['a', 'b']) await writeFile(join(base, side, 'server'), `#!/bin/sh\nid > ${marker(side)}\n`, { mode: 0o755 });
-    const relative = entry('tool-service', 'rel', { id: 'rel', ...queues('rel'), plugin: { kind: 'mcp', transport: 'stdio', command: '../server' } });
+    const relative = service('rel', { plugin: { kind: 'mcp', transport: 'stdio', command: '../server' } });
     const stdio = { ...ctx, configDir: join(base, 'a', 'conf'), settings: { ...ctx.settings, MCP_STDIO_CWD: join(base, 'b', 'run') } };
     const allowing = (file: string) => new ExecPolicy('trustgraph', readExecRules({ TOOLWIRE_ALLOW_COMMANDS: file }).rules);
     // Allowing a/server (beside the config directory) does not allow the b/server that would run.

@@ -14,18 +14,13 @@ import type { Plugin } from '../../../src/plugins/plugin.js';
 import { loadSecrets } from '../../../src/secrets.js';
 import { readSettings } from '../../../src/settings.js';
 import { MemoryTransport } from '../../../src/transport/memory-transport.js';
+import { serviceDescriptor, toolDescriptor } from '../../support/descriptors.js';
 import { captureLogger } from '../../support/harness.js';
 import { waitUntil } from '../../support/pulsar-app.js';
 
 const service = (id: string, behaviour: string) =>
-  JSON.stringify({
-    id,
-    'request-queue': `persistent://tg/flow/${id}`,
-    'response-queue': `non-persistent://tg/response/${id}`,
-    'config-params': [{ name: 'which', required: false }],
-    plugin: { kind: 'test', behaviour },
-  });
-const tool = (name: string) => JSON.stringify({ type: 'tool-service', name, service: 'a-svc', description: name, which: name, arguments: [] });
+  JSON.stringify(serviceDescriptor(id, { 'config-params': [{ name: 'which', required: false }], plugin: { kind: 'test', behaviour } }));
+const tool = (name: string) => JSON.stringify(toolDescriptor(name, 'a-svc', { which: name }));
 
 describe('a reload whose apply fails', () => {
   let dir: string;

@@ -12,6 +12,7 @@ import { ToolResponseError } from '../../../src/client/tool-client.js';
 import { loadSecrets } from '../../../src/secrets.js';
 import { readSettings } from '../../../src/settings.js';
 import { MemoryTransport } from '../../../src/transport/memory-transport.js';
+import { serviceDescriptor, toolDescriptor } from '../../support/descriptors.js';
 import { captureLogger } from '../../support/harness.js';
 
 async function until(pred: () => Promise<boolean> | boolean, what: string): Promise<void> {
@@ -56,21 +57,14 @@ describe('a worker following its config directory', () => {
     // The tool first, as a careless copy would: refused until its service arrives too.
     await writeFile(
       join(dir, 'tool', 'shout.json'),
-      JSON.stringify({ name: 'shout', service: 'shout-service', arguments: [{ name: 'text', type: 'string' }] }),
+      JSON.stringify(toolDescriptor('shout', 'shout-service', { arguments: [{ name: 'text', type: 'string' }] })),
     );
-    await writeFile(
-      join(dir, 'tool-service', 'shout-service.json'),
-      JSON.stringify({
-        id: 'shout-service',
-        'request-queue': 'non-persistent://tg/request/shout',
-        'response-queue': 'non-persistent://tg/response/shout',
-        plugin: { kind: 'module', module: 'builtin:echo' },
-      }),
-    );
+    const shoutService = serviceDescriptor('shout-service', { plugin: { kind: 'module', module: 'builtin:echo' } });
+    await writeFile(join(dir, 'tool-service', 'shout-service.json'), JSON.stringify(shoutService));
     await until(() => app.catalog.tools.has('shout'), 'the new tool in the catalog');
     const shout = await app.client.call({
-      requestQueue: 'non-persistent://tg/request/shout',
-      responseQueue: 'non-persistent://tg/response/shout',
+      requestQueue: shoutService['request-queue'],
+      responseQueue: shoutService['response-queue'],
       config: {},
       arguments: { text: 'hello' },
       timeoutMs: 5000,

@@ -17,6 +17,7 @@ import { isAsyncIterable, type Plugin, type PluginContext } from '../../../src/p
 import { ExecPolicy } from '../../../src/policy/exec-policy.js';
 import { readExecRules } from '../../../src/policy/exec-rules.js';
 import { loadSecrets } from '../../../src/secrets.js';
+import { serviceDescriptor, toolDescriptor, type ServiceDescriptor } from '../../support/descriptors.js';
 import { asServed, captureLogger, entry } from '../../support/harness.js';
 import { startEverythingHttp } from '../../support/mcp-everything.js';
 
@@ -26,8 +27,8 @@ const problems = (p: Promise<unknown>) =>
     () => [],
     (err: unknown) => (err instanceof ConfigError ? err.problems : Promise.reject(err)),
   );
-const service = (id: string, plugin: Record<string, unknown>) =>
-  entry('tool-service', id, { id, 'request-queue': `non-persistent://tg/request/${id}`, 'response-queue': `non-persistent://tg/response/${id}`, plugin });
+const service = (id: string, plugin: ServiceDescriptor['plugin']) =>
+  entry('tool-service', id, serviceDescriptor(id, { plugin }, { requests: 'non-persistent' }));
 const remote = (allow?: string) => new ExecPolicy('trustgraph', readExecRules(allow === undefined ? {} : { TOOLWIRE_ALLOW_PRIVATE: allow }).rules);
 
 let counter: Server;
@@ -93,7 +94,7 @@ describe('an MCP server URL from config', () => {
       ),
     ]);
     // A plugin made for a remote source holds to it whatever the name answers later.
-    const catalog = await buildCatalog([m, entry('tool', 'echo', { name: 'echo', service: 'm' })], registry, ctx, { portable: true });
+    const catalog = await buildCatalog([m, entry('tool', 'echo', toolDescriptor('echo', 'm'))], registry, ctx, { portable: true });
     const plugin = await (await registry.load('mcp'))!.create(asServed(catalog.services.get('m')), { ...ctx, policy: remote() });
     try {
       const failed = await call(plugin, catalog, 'm', { message: 'x' }).catch((e: unknown) => e);
@@ -106,7 +107,7 @@ describe('an MCP server URL from config', () => {
   });
 
   it('is reached through the guard when the operator allows its network, and as before from the operator’s directory', async () => {
-    const entries = [service('e', { kind: 'mcp', transport: 'http', url: everything.url }), entry('tool', 'echo', { name: 'echo', service: 'e' })];
+    const entries = [service('e', { kind: 'mcp', transport: 'http', url: everything.url }), entry('tool', 'echo', toolDescriptor('echo', 'e'))];
     const policy = remote('127.0.0.1/32');
     const catalog = await buildCatalog(entries, registry, ctx, { policy });
     const plugin = await (await registry.load('mcp'))!.create(asServed(catalog.services.get('e')), { ...ctx, policy });
@@ -126,7 +127,7 @@ describe('an MCP server URL from config', () => {
 describe('an OpenAPI service’s allow-private from config', () => {
   const api = (allowPrivate: unknown) => [
     service('api', { kind: 'openapi', server: `http://127.0.0.1:${port}`, 'allow-private': allowPrivate }),
-    entry('tool', 'items', { name: 'items', service: 'api', 'plugin-options': { method: 'get', path: '/items' } }),
+    entry('tool', 'items', toolDescriptor('items', 'api', { 'plugin-options': { method: 'get', path: '/items' } })),
   ];
 
   it('needs the operator’s leave for a remote source', async () => {

@@ -13,19 +13,16 @@ import { ExecPolicy } from '../../../src/policy/exec-policy.js';
 import { readExecRules } from '../../../src/policy/exec-rules.js';
 import { readSettings } from '../../../src/settings.js';
 import { remoteWorkerOutcome } from '../../fakes/fake-config-service.js';
+import { serviceDescriptor, type ServiceDescriptor } from '../../support/descriptors.js';
 import { entry, pluginContext, captureLogger } from '../../support/harness.js';
 
-const echo = (id: string, extra: Record<string, unknown> = {}) => ({
-  id,
-  'request-queue': `non-persistent://tg/request/${id}`,
-  'response-queue': `non-persistent://tg/response/${id}`,
-  plugin: { kind: 'module', module: 'builtin:echo' },
-  ...extra,
-});
+/** An echo service on non-persistent://tg/request/<id> and non-persistent://tg/response/<id>. */
+const echo = (id: string, extra: Partial<ServiceDescriptor> = {}) =>
+  serviceDescriptor(id, { plugin: { kind: 'module', module: 'builtin:echo' }, ...extra }, { requests: 'non-persistent' });
 const ctx = pluginContext(captureLogger('warn').log);
-const problems = (services: Record<string, unknown>[], policy: ExecPolicy): Promise<readonly string[]> =>
+const problems = (services: ServiceDescriptor[], policy: ExecPolicy): Promise<readonly string[]> =>
   buildCatalog(
-    services.map((s) => entry('tool-service', String(s['id']), s)),
+    services.map((s) => entry('tool-service', s.id, s)),
     defaultRegistry(),
     ctx,
     { policy },

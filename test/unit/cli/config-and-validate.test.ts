@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../support/cli.js';
+import { serviceDescriptor } from '../../support/descriptors.js';
 
 describe('toolwire validate and config', () => {
   let dir: string;
@@ -35,12 +36,7 @@ describe('toolwire validate and config', () => {
       join(dir, 'side-effect.mjs'),
       `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'ran');\nexport default () => 'x';\n`,
     );
-    const service = {
-      id: 'side',
-      'request-queue': 'non-persistent://tg/request/side',
-      'response-queue': 'non-persistent://tg/response/side',
-      plugin: { kind: 'module', module: './side-effect.mjs' },
-    };
+    const service = serviceDescriptor('side', { plugin: { kind: 'module', module: './side-effect.mjs' } });
     await writeFile(join(dir, 'tool-service', 'side.json'), JSON.stringify(service));
     const quiet = await runCli(['validate', dir, '--static']);
     expect(quiet.code).toBe(0);

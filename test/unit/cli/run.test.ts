@@ -3,6 +3,7 @@ import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { serviceDescriptor, toolDescriptor } from '../../support/descriptors.js';
 import { startRun, type RunProcess } from '../../support/run-process.js';
 
 function start(configDir: string): Promise<RunProcess> {
@@ -47,14 +48,9 @@ describe('toolwire run (a real process)', { timeout: 60_000 }, () => {
     );
     await writeFile(
       join(dir, 'tool-service', 'slow-service.json'),
-      JSON.stringify({
-        id: 'slow-service',
-        'request-queue': 'persistent://tg/flow/slow',
-        'response-queue': 'non-persistent://tg/response/slow',
-        plugin: { kind: 'module', module: './slow.mjs' },
-      }),
+      JSON.stringify(serviceDescriptor('slow-service', { plugin: { kind: 'module', module: './slow.mjs' } })),
     );
-    await writeFile(join(dir, 'tool', 'slow.json'), JSON.stringify({ name: 'slow', service: 'slow-service', arguments: [{ name: 'n', type: 'number' }] }));
+    await writeFile(join(dir, 'tool', 'slow.json'), JSON.stringify(toolDescriptor('slow', 'slow-service', { arguments: [{ name: 'n', type: 'number' }] })));
   });
   afterEach(async () => {
     child?.kill('SIGKILL');

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../support/cli.js';
+import { serviceDescriptor } from '../../support/descriptors.js';
 
 /** The built CLI in a process of its own: Node's loader, not the test runner's, imports the module. */
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -28,12 +29,7 @@ describe('toolwire validate of a TypeScript module', { timeout: 60_000 }, () => 
     await mkdir(join(dir, 'config', 'tool-service'), { recursive: true });
     await writeFile(
       join(dir, 'config', 'tool-service', 'answer.json'),
-      JSON.stringify({
-        id: 'answer',
-        'request-queue': 'non-persistent://tg/request/answer',
-        'response-queue': 'non-persistent://tg/response/answer',
-        plugin: { kind: 'module', module: '../tools/answer.ts' },
-      }),
+      JSON.stringify(serviceDescriptor('answer', { plugin: { kind: 'module', module: '../tools/answer.ts' } })),
     );
     // Loads (tsx only strips types), but does not type check.
     await writeFile(join(dir, 'tools', 'answer.ts'), `export default (): number => 'forty-two';\n`);

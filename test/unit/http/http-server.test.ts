@@ -9,6 +9,7 @@ import { startApp, type App } from '../../../src/assembly/app.js';
 import { loadSecrets } from '../../../src/secrets.js';
 import { readSettings } from '../../../src/settings.js';
 import { MemoryTransport } from '../../../src/transport/memory-transport.js';
+import { serviceDescriptor } from '../../support/descriptors.js';
 import { captureLogger } from '../../support/harness.js';
 import { waitUntil } from '../../support/pulsar-app.js';
 
@@ -232,12 +233,7 @@ describe('readiness beyond loopback', () => {
       // A refused descriptor whose problem quotes a URL with a password.
       await writeFile(
         join(dir, 'tool-service', 'leaky.json'),
-        JSON.stringify({
-          id: 'leaky',
-          'request-queue': 'non-persistent://tg/request/leaky',
-          'response-queue': 'non-persistent://tg/response/leaky',
-          plugin: { kind: 'mcp', transport: 'carrier-pigeon', url: 'http://admin:hunter2@127.0.0.1:1/mcp' },
-        }),
+        JSON.stringify(serviceDescriptor('leaky', { plugin: { kind: 'mcp', transport: 'carrier-pigeon', url: 'http://admin:hunter2@127.0.0.1:1/mcp' } })),
       );
       const detail = async () =>
         (await (await fetch(url, { headers: { authorization: 'Bearer tok' } })).json()) as { config?: { rejected?: { problems: string[] } } };

@@ -17,7 +17,7 @@ import { McpHttpServer } from '../../../src/mcp-server/mcp-http.js';
 import type { Plugin, ToolCall } from '../../../src/plugins/plugin.js';
 import { PreparedCall } from '../../../src/worker/prepared-call.js';
 import { catalogOf, captureLogger, entry, pluginMaker, testRegistry } from '../../support/harness.js';
-import { serviceDescriptor as service } from '../../support/descriptors.js';
+import { serviceDescriptor as service, toolDescriptor as tool } from '../../support/descriptors.js';
 import { startFixture, type Fixture } from '../../support/worker-fixture.js';
 
 const REQ = 'persistent://tg/flow/svc-request';
@@ -43,7 +43,7 @@ let mcpUrl: string;
 
 beforeAll(async () => {
   catalog = await catalogOf(
-    [entry('tool-service', 'svc', service('svc', { plugin: { kind: 'test', behaviour: 'record' } })), entry('tool', 'echo', { name: 'echo', service: 'svc' })],
+    [entry('tool-service', 'svc', service('svc', { plugin: { kind: 'test', behaviour: 'record' } })), entry('tool', 'echo', tool('echo', 'svc'))],
     testRegistry(behaviours),
   );
   fx = await startFixture(catalog, behaviours, RES);
@@ -145,14 +145,16 @@ describe('the plugins that call HTTP send the count on, so that a loop through a
   beforeAll(async () => {
     backends = await catalogOf([
       entry('tool-service', 'via-mcp', service('via-mcp', { plugin: { kind: 'mcp', transport: 'http', url: mcpUrl } })),
-      entry('tool', 'mcp-echo', { name: 'mcp-echo', service: 'via-mcp', 'plugin-options': { tool: 'echo' } }),
+      entry('tool', 'mcp-echo', tool('mcp-echo', 'via-mcp', { 'plugin-options': { tool: 'echo' } })),
       entry('tool-service', 'via-gateway', service('via-gateway', { plugin: { kind: 'openapi', server: gatewayUrl, 'allow-private': true } })),
-      entry('tool', 'gateway-echo', {
-        name: 'gateway-echo',
-        service: 'via-gateway',
-        arguments: [{ name: 'arguments', type: 'object' }],
-        'plugin-options': { method: 'post', path: '/v1/tools/echo/invoke', body: { 'media-type': 'application/json' }, parameters: [] },
-      }),
+      entry(
+        'tool',
+        'gateway-echo',
+        tool('gateway-echo', 'via-gateway', {
+          arguments: [{ name: 'arguments', type: 'object' }],
+          'plugin-options': { method: 'post', path: '/v1/tools/echo/invoke', body: { 'media-type': 'application/json' }, parameters: [] },
+        }),
+      ),
     ]);
   });
   afterAll(async () => {

@@ -9,16 +9,17 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSecrets, unresolvedReason } from '../../../src/secrets.js';
 import { remoteWorkerOutcome } from '../../fakes/fake-config-service.js';
+import { serviceDescriptor } from '../../support/descriptors.js';
 
 const env = { OPENAI_API_KEY: 'sk-live-1', GITHUB_TOKEN: 'ghp-2', DATABASE_URL: 'postgres://u:pw@db/x', PGPASSWORD: 'pw-3' };
 
 /** An OpenAPI service at a public address that sends `header` with every call. */
-const leaky = (header: string) => ({
-  id: 'leaky',
-  'request-queue': 'non-persistent://tg/request/leaky',
-  'response-queue': 'non-persistent://tg/response/leaky',
-  plugin: { kind: 'openapi', server: 'https://93.184.215.14/v1', headers: { authorization: header } },
-});
+const leaky = (header: string) =>
+  serviceDescriptor(
+    'leaky',
+    { plugin: { kind: 'openapi', server: 'https://93.184.215.14/v1', headers: { authorization: header } } },
+    { requests: 'non-persistent' },
+  );
 
 /** A worker on TrustGraph's config service serving `service`. */
 const remoteWorker = (service: Record<string, unknown>, workerEnv: Record<string, string>, secretsFile?: string) =>

@@ -20,6 +20,7 @@ import { readSettings } from '../../../src/settings.js';
 import { startTracing, type Tracing } from '../../../src/tracing/start-tracing.js';
 import { tracingEnabled } from '../../../src/tracing/trace-context.js';
 import { MemoryTransport } from '../../../src/transport/memory-transport.js';
+import { serviceDescriptor, toolDescriptor } from '../../support/descriptors.js';
 import { writeConfigDir, removeDir } from '../../support/pulsar-app.js';
 import { createLogger } from '../../../src/logging.js';
 
@@ -81,24 +82,12 @@ beforeAll(async () => {
   const [receiverPort, apiPort, mcpPort] = [await listen(receiver), await listen(api), await listen(mcpHttp)];
   tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiverPort}`, OTEL_SERVICE_NAME: 'toolwire-test' }, logs.log);
   dir = await writeConfigDir({
+    // Requests on persistent://tg/flow/<id>-request, answers on non-persistent://tg/response/<id>.
     services: [
-      {
-        id: 'api',
-        'request-queue': 'persistent://tg/flow/api-request',
-        'response-queue': 'non-persistent://tg/response/api',
-        plugin: { kind: 'openapi', server: `http://127.0.0.1:${apiPort}`, 'allow-private': ['127.0.0.0/8'] },
-      },
-      {
-        id: 'mcp',
-        'request-queue': 'persistent://tg/flow/mcp-request',
-        'response-queue': 'non-persistent://tg/response/mcp',
-        plugin: { kind: 'mcp', transport: 'http', url: `http://127.0.0.1:${mcpPort}/mcp` },
-      },
+      serviceDescriptor('api', { plugin: { kind: 'openapi', server: `http://127.0.0.1:${apiPort}`, 'allow-private': ['127.0.0.0/8'] } }),
+      serviceDescriptor('mcp', { plugin: { kind: 'mcp', transport: 'http', url: `http://127.0.0.1:${mcpPort}/mcp` } }),
     ],
-    tools: [
-      { name: 'ping', service: 'api', 'plugin-options': { method: 'get', path: '/ping' } },
-      { name: 'meta-echo', service: 'mcp' },
-    ],
+    tools: [toolDescriptor('ping', 'api', { 'plugin-options': { method: 'get', path: '/ping' } }), toolDescriptor('meta-echo', 'mcp')],
   });
   app = await startApp({
     settings: readSettings({ TOOLWIRE_CONFIG_DIR: dir, TOOLWIRE_HTTP_PORT: 'off' }),
