@@ -14,6 +14,10 @@ const HELP = `Usage: npm run bench -- [options]
        npm run bench -- mcp [options]               (the mcp plugin against the MCP SDK, and mcp serve)
        npm run bench -- openapi [options]           (the openapi plugin against calling the API directly)
        npm run bench -- dashboard [--seconds S]     (dashboards/toolwire.json rendered from a real run by Prometheus)
+       npm run bench -- watch-reload [options]      (run --watch: save -> new code served, log lines, RSS over saves)
+       npm run bench -- fleet [--services 100,1000] (what a fleet costs as it grows: start, a one-tool change, validate, RSS)
+       npm run bench -- functions [options]         (toolwire beside the same echo as a Pulsar Function: load, one more tool's start)
+       npm run bench -- cold-start [options]        (process start to the first answer on a broker; RSS and heap by services)
 
 Load generator that behaves as agents (K requests in flight, each waiting for its answer,
 correlated by the id property) and measures, in one run against one broker, each on fresh
@@ -28,7 +32,8 @@ environment (scripts/python-env.sh) when they are missing.
       --admin-url URL      default $PULSAR_ADMIN_URL or http://127.0.0.1:8080
       --targets LIST       floor,toolwire,python (default all; python needs a broker); also
                            ws-floor: the floor on the WebSocket API, its agents too, in a run
-                           on another transport (the native client is judged against it)
+                           on another transport (the native client is judged against it);
+                           functions: the echo as a Pulsar Function (see 'functions')
       --baseline DIR       also run another toolwire build (a checkout with dist/ built, e.g.
                            a git worktree of the commit before a change) as target 'baseline',
                            in the same rounds: the change measured side by side
@@ -294,6 +299,10 @@ export const benchCommand: Command = {
     if (sub === 'mcp') return mcpBenchCommand({ ...io, argv: io.argv.slice(1) });
     if (sub === 'openapi') return openApiBenchCommand({ ...io, argv: io.argv.slice(1) });
     if (sub === 'dashboard') return dashboardCommand({ ...io, argv: io.argv.slice(1) });
+    if (sub === 'watch-reload') return (await import('./watch-reload-command.js')).watchReloadCommand({ ...io, argv: io.argv.slice(1) });
+    if (sub === 'fleet') return (await import('./fleet-command.js')).fleetCommand({ ...io, argv: io.argv.slice(1) });
+    if (sub === 'functions') return (await import('./functions-command.js')).functionsCommand({ ...io, argv: io.argv.slice(1) });
+    if (sub === 'cold-start') return (await import('./cold-start-command.js')).coldStartCommand({ ...io, argv: io.argv.slice(1) });
     if (sub === 'profile-summary') return profileSummaryCommand({ ...io, argv: io.argv.slice(1) });
     const { allScenarios } = await import('./bench-runner.js');
     const { ensureBroker, ensurePython } = await import('./environment-setup.js');
@@ -364,7 +373,7 @@ export const benchCommand: Command = {
     }
     const baselineEnv = parseEnvPairs(values['baseline-env'] ?? []);
     if (Object.keys(baselineEnv).length > 0 && baselineDir === undefined) throw new UsageError('--baseline-env needs --baseline DIR');
-    for (const t of ['python', 'ws-floor']) {
+    for (const t of ['python', 'ws-floor', 'functions']) {
       if (transport === 'memory' && targetNames.includes(t))
         throw new UsageError(`target ${t} needs a broker: drop it from --targets or use --transport pulsar-ws`);
     }

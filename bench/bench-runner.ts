@@ -10,6 +10,7 @@ import { machineShare, readCpuTicks, type CpuTicks, type MachineShare } from './
 import type { ProgressReporter } from './progress.js';
 import { summarizeResources, type ResourceSample, type ResourceSummary } from './resource-sample.js';
 import { floorTarget, wsFloorTarget } from './targets/floor-target.js';
+import { functionsTarget } from './targets/functions-target.js';
 import { pythonTarget } from './targets/python-target.js';
 import type { BenchTarget, TargetName, TargetTopics } from './targets/target.js';
 import { baselineTarget, toolwireTarget } from './targets/toolwire-target.js';
@@ -24,6 +25,7 @@ const TARGETS: Readonly<Record<TargetName, BenchTarget>> = {
   baseline: baselineTarget,
   'ws-floor': wsFloorTarget,
   python: pythonTarget,
+  functions: functionsTarget,
 };
 
 /** One measured run of one target in one mode. */

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { GcPauses, type GcPauseWindow } from './gc-pauses.js';
 import { PROBE_SAMPLE, PROBE_START, procStatCpuMs, type ProbeSample, type ResourceSample } from './resource-sample.js';
@@ -70,12 +70,26 @@ export class ProbeSampler extends BaseSampler {
   }
 }
 
-/** Any process on Linux, read from /proc (the Python peer): RSS and CPU, no event loop. */
+/** The process and every process below it, as Linux lists their children (each thread its own: a JVM forks from a worker thread). */
+export async function processTree(pid: number): Promise<number[]> {
+  const tasks = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
+  const lists = await Promise.all(tasks.map((tid) => readFile(`/proc/${pid}/task/${tid}/children`, 'utf8').catch(() => '')));
+  const children = lists.flatMap((list) => list.split(' ')).filter((c) => c !== '');
+  const below = await Promise.all(children.map((c) => processTree(Number(c))));
+  return [pid, ...below.flat()];
+}
+
+/**
+ * Any process on Linux, read from /proc (the Python peer): RSS and CPU, no event loop. With
+ * `tree`, the process and its descendants summed: a launcher that runs its work in a child
+ * (`pulsar-admin functions localrun` starts a second JVM) is counted whole.
+ */
 export class ProcSampler extends BaseSampler {
   private readonly timer: NodeJS.Timeout;
   constructor(
     private readonly pid: number,
     intervalMs: number,
+    private readonly tree = false,
   ) {
     super();
     this.timer = setInterval(() => void this.sample(), intervalMs);
@@ -84,9 +98,11 @@ export class ProcSampler extends BaseSampler {
 
   private async sample(): Promise<void> {
     try {
-      const [status, stat] = await Promise.all([readFile(`/proc/${this.pid}/status`, 'utf8'), readFile(`/proc/${this.pid}/stat`, 'utf8')]);
-      const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-      this.raw.push({ atMs: Date.now(), rssBytes: rssKb * 1024, cpuMs: procStatCpuMs(stat), eldP99Ms: undefined, eldMaxMs: undefined });
+      const pids = this.tree ? await processTree(this.pid) : [this.pid];
+      const read = await Promise.all(pids.map((p) => Promise.all([readFile(`/proc/${p}/status`, 'utf8'), readFile(`/proc/${p}/stat`, 'utf8')])));
+      const rssKb = read.reduce((sum, [status]) => sum + Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0), 0);
+      const cpuMs = read.reduce((sum, [, stat]) => sum + procStatCpuMs(stat), 0);
+      this.raw.push({ atMs: Date.now(), rssBytes: rssKb * 1024, cpuMs, eldP99Ms: undefined, eldMaxMs: undefined });
     } catch {
       // The process is gone (or this is not Linux): the series simply ends.
     }

@@ -4,7 +4,14 @@ import type { ManagedChild } from '../child-process.js';
 import { ProbeSampler, SelfSampler, type ResourceSampler } from '../resource-sampler.js';
 import type { BenchTransportKind, BrokerEndpoints } from '../transport-for.js';
 
-export const TargetName = { Floor: 'floor', Toolwire: 'toolwire', Baseline: 'baseline', WsFloor: 'ws-floor', Python: 'python' } as const;
+export const TargetName = {
+  Floor: 'floor',
+  Toolwire: 'toolwire',
+  Baseline: 'baseline',
+  WsFloor: 'ws-floor',
+  Python: 'python',
+  Functions: 'functions',
+} as const;
 export type TargetName = (typeof TargetName)[keyof typeof TargetName];
 
 /** Fresh topics for one target in one run. */
