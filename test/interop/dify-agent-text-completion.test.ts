@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { App } from '../../src/assembly/app.js';
 import { ToolClient } from '../../src/client/tool-client.js';
 import { BrokerConfigApi } from '../../src/config/trustgraph/broker-config-api.js';
-import { responseError } from '../../src/config/trustgraph/config-wire.js';
+import { configResponseError } from '../../src/config/trustgraph/config-wire.js';
 import type { Transport } from '../../src/transport/transport.js';
 import type { FakeDifyDaemon } from '../fakes/fake-dify-daemon.js';
 import { serviceDescriptor, type ServiceShape } from '../support/descriptors.js';
@@ -98,7 +98,7 @@ describe.skipIf(!python)('a ReAct strategy on TrustGraph text-completion (its ow
           },
         ],
       });
-      expect(responseError(put)).toBeUndefined();
+      expect(configResponseError(put)).toBeUndefined();
     } finally {
       await api.close();
     }

@@ -48,7 +48,7 @@ export const configPushSchema = z.object({
 export type ConfigPush = z.infer<typeof configPushSchema>;
 
 /** The error of a response as one line, or undefined when it succeeded. */
-export function responseError(response: ConfigResponse): string | undefined {
+export function configResponseError(response: ConfigResponse): string | undefined {
   if (!response.error) return undefined;
   if (typeof response.error === 'string') return response.error;
   if (!response.error.type && !response.error.message) return undefined;

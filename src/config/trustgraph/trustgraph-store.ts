@@ -1,6 +1,6 @@
 import { ConfigServiceError } from '../../errors.js';
 import type { ConfigEntry, ConfigItem, ConfigStore } from '../config-store.js';
-import { responseError, type ConfigApi, type ConfigRequest, type ConfigResponse } from './config-wire.js';
+import { configResponseError, type ConfigApi, type ConfigRequest, type ConfigResponse } from './config-wire.js';
 
 /** TrustGraph's names are free text (its own types include `processor:<id>`); only empty names and control characters are refused. */
 const hasControl = (text: string): boolean => [...text].some((char) => char.charCodeAt(0) < 0x20);
@@ -25,7 +25,7 @@ export class TrustGraphConfigStore implements ConfigStore {
 
   private async call(req: Omit<ConfigRequest, 'workspace'>, signal?: AbortSignal): Promise<ConfigResponse> {
     const r = await this.api.request({ ...req, workspace: this.workspace }, signal);
-    const error = responseError(r);
+    const error = configResponseError(r);
     if (error) throw new ConfigServiceError(`the ${this.api.description} refused ${req.operation}: ${error}`);
     return r;
   }

@@ -1,3 +1,4 @@
+import { difyAgentSchemas } from './agent-options.js';
 import type { KindSettings } from '../kind-settings.js';
 
 /** The worker settings of the dify-agent plugin, by name (what each means: settings.ts). */
@@ -21,3 +22,6 @@ export const difyAgentSettings: KindSettings = {
   prefixes: ['DIFY_'],
   secrets: [DifyAgentSetting.DaemonKey, DifyAgentSetting.InnerKey, DifyAgentSetting.ModelKey],
 };
+
+/** The dify-agent kind as the registry takes it: its name, option schemas and settings; no plugin code. */
+export const difyAgentKind = { ...difyAgentSchemas, settings: difyAgentSettings } as const;

@@ -20,3 +20,6 @@ export const DifyDaemonSetting = {
 
 /** Dify's variables (DIFY_FILE_URL_ALLOW_* and DIFY_USER_ID_SOURCE among them); the daemon key is a secret. */
 export const difyDaemonSettings: KindSettings = { prefixes: ['DIFY_'], secrets: [DifyDaemonSetting.Key] };
+
+/** The dify-daemon kind as the registry takes it: its name, option schemas and settings; no plugin code. */
+export const difyDaemonKind = { ...difyDaemonSchemas, settings: difyDaemonSettings } as const;

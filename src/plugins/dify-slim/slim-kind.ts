@@ -31,3 +31,6 @@ export const difySlimSettings: KindSettings = {
   names: (env) => [...CHILD_BASICS, ...slimEnvNames(env)],
   secrets: [DifySlimSetting.DaemonKey, DaemonFallback.Key],
 };
+
+/** The dify-slim kind as the registry takes it: its name, option schemas and settings; no plugin code. */
+export const difySlimKind = { ...difySlimSchemas, settings: difySlimSettings } as const;
