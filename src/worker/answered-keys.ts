@@ -1,20 +1,16 @@
-import { randomBytes } from 'node:crypto';
-
 /** A table slot's words: the fingerprint's high half at 0, then: */
 const LO = 1;
 const AT = 2;
 const SLOT = 4;
+/** Keys the ring holds before it first grows. */
+const RING_START = 32;
 
 /**
- * The last `capacity` keys answered, oldest forgotten first, held as 64-bit fingerprints in
- * typed arrays. A remembered key costs the heap nothing: as strings in a Map, 10,000 keys
- * churning at the worker's rate were promoted and swept again, and that cost the persistent
- * path about 3 µs a request (docs/benchmarks-rationale.md).
- *
- * A fingerprint can collide: then a first delivery reads as answered, is acked, and runs
- * nothing. With n keys remembered and a hash that spreads keys evenly, that chance is
- * n / 2^64 a delivery (5e-16 at 10,000). The hash is seeded per process, so a publisher
- * cannot compute in advance which ids collide with another agent's request (docs/security.md).
+ * The 64-bit fingerprints of the last `capacity` deliveries answered (delivery-ledger.ts takes
+ * them), oldest forgotten first, in typed arrays. A remembered key costs the heap nothing: as
+ * strings in a Set, 10,000 keys churning at the worker's rate were promoted and swept again,
+ * and the persistent hot path cost nearly twice as much (docs/benchmarks-rationale.md).
+ * Both arrays grow as keys come: a service that is idle, or answers a few, holds little.
  */
 export class AnsweredKeys {
   // Open addressing, linear probing. A slot is four words, so that a probe reads one cache
@@ -23,22 +19,14 @@ export class AnsweredKeys {
   private table: Uint32Array;
   private mask: number;
   private readonly maxSlots: number;
-  // Fingerprints in the order answered (two words each), for forgetting the oldest.
-  private readonly ring: Uint32Array;
+  // Fingerprints in the order answered (two words each), for forgetting the oldest; it grows
+  // until it holds `capacity`, then wraps.
+  private ring: Uint32Array;
   private next = 0;
   private wrapped = false;
   private count = 0;
-  private readonly seedHi: number;
-  private readonly seedLo: number;
-  /** The last fingerprint hash() took, in two halves: returning a pair would allocate. */
-  hi = 0;
-  lo = 0;
 
-  /** `seed`: 8 bytes, for tests that must find two keys alike; a worker's is random. */
-  constructor(
-    readonly capacity: number,
-    seed: Buffer = randomBytes(8),
-  ) {
+  constructor(readonly capacity: number) {
     // At most half full, so a probe ends after a slot or two.
     let slots = 2;
     while (slots < capacity * 2) slots *= 2;
@@ -46,82 +34,16 @@ export class AnsweredKeys {
     slots = Math.min(slots, 64);
     this.table = new Uint32Array(slots * SLOT);
     this.mask = slots - 1;
-    this.ring = new Uint32Array(capacity * 2);
-    this.seedHi = seed.readUInt32LE(0);
-    this.seedLo = seed.readUInt32LE(4);
+    this.ring = new Uint32Array(Math.min(capacity, RING_START) * 2);
   }
 
   get size(): number {
     return this.count;
   }
 
-  /**
-   * Takes the fingerprint of a request id and a delivery key, as if of the one string they
-   * make with a separator, without making it: read it from `hi` and `lo`, to ask has() and
-   * add() with. A key that is a number (the native client's publish time) is taken as its two
-   * 32-bit words, not as its digits.
-   */
-  hash(id: string, deliveryKey: string | number): void {
-    this.hi = this.seedHi;
-    this.lo = this.seedLo;
-    this.absorb(id);
-    if (typeof deliveryKey === 'number') this.absorbNumber(deliveryKey);
-    else this.absorb(deliveryKey);
-    let a = this.hi;
-    let b = this.lo;
-    // Each lane mixed into the other, so that every bit of the input reaches both halves.
-    a = Math.imul(a ^ (a >>> 16), 0x7feb352d);
-    b = Math.imul(b ^ (b >>> 16), 0x7feb352d);
-    a ^= Math.imul(b ^ (b >>> 15), 0x846ca68b);
-    b ^= Math.imul(a ^ (a >>> 15), 0x846ca68b);
-    this.hi = a >>> 0;
-    this.lo = b >>> 0;
-  }
-
-  /** Two UTF-16 units a step; each lane multiplies, then rotates so that high bits reach low ones. */
-  private absorb(s: string): void {
-    let a = this.hi;
-    let b = this.lo;
-    const n = s.length;
-    let k = 0;
-    for (; k + 1 < n; k += 2) {
-      const c = s.charCodeAt(k) | (s.charCodeAt(k + 1) << 16);
-      a = Math.imul(a ^ c, 0x9e3779b1);
-      a = (a << 15) | (a >>> 17);
-      b = Math.imul(b ^ c, 0x85ebca77);
-      b = (b << 13) | (b >>> 19);
-    }
-    if (k < n) {
-      const c = s.charCodeAt(k);
-      a = Math.imul(a ^ c, 0x9e3779b1);
-      b = Math.imul(b ^ c, 0x85ebca77);
-    }
-    // The length, as a step of its own: it tells a last lone unit from a pair ending in 0, and
-    // where the id ends and the key begins.
-    a = Math.imul(a ^ n, 0x9e3779b1);
-    a = (a << 15) | (a >>> 17);
-    b = Math.imul(b ^ n, 0x85ebca77);
-    b = (b << 13) | (b >>> 19);
-    this.hi = a;
-    this.lo = b;
-  }
-
-  /**
-   * An integer up to 2^53 as its low and high 32-bit words, then a length no string has (a
-   * string's is below 2^30): a number never reads as a string of the same units.
-   */
-  private absorbNumber(x: number): void {
-    this.step(x >>> 0);
-    this.step((x / 0x1_0000_0000) >>> 0);
-    this.step(0x8000_0000);
-  }
-
-  /** One 32-bit word into both lanes, as absorb() takes each pair of units. */
-  private step(c: number): void {
-    const a = Math.imul(this.hi ^ c, 0x9e3779b1);
-    const b = Math.imul(this.lo ^ c, 0x85ebca77);
-    this.hi = (a << 15) | (a >>> 17);
-    this.lo = (b << 13) | (b >>> 19);
+  /** What the two arrays take now: little until keys come, whatever the capacity. */
+  get bytes(): number {
+    return this.table.byteLength + this.ring.byteLength;
   }
 
   has(hi: number, lo: number): boolean {
@@ -139,6 +61,7 @@ export class AnsweredKeys {
       const old = this.find(this.ring[r * 2]!, this.ring[r * 2 + 1]!);
       if (old >= 0 && t[old * SLOT + AT] === r + 1) this.remove(old);
     }
+    if (r * 2 === this.ring.length) this.growRing();
     this.ring[r * 2] = hi;
     this.ring[r * 2 + 1] = lo;
     if (r + 1 === this.capacity) {
@@ -168,6 +91,13 @@ export class AnsweredKeys {
     t[i * SLOT] = hi;
     t[i * SLOT + LO] = lo;
     t[i * SLOT + AT] = at;
+  }
+
+  /** Filled in order up to its end, not yet wrapped: copied into one twice as long, at most `capacity`. */
+  private growRing(): void {
+    const ring = new Uint32Array(Math.min(this.capacity, this.ring.length) * 4);
+    ring.set(this.ring);
+    this.ring = ring;
   }
 
   private grow(): void {

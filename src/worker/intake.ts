@@ -14,10 +14,10 @@ export interface IntakeDeps {
   readonly counts: { received: number; shed: number };
   /**
    * Run a request on `inst` under the global bound; `done` once it has settled. `receivedAt` is
-   * when it was taken; `fresh` when that was in this turn, so that a request starting now has
-   * waited for nothing and needs no clock read of its own.
+   * when it was taken, `startedAt` when the intake let it start: the same reading for one
+   * started as it was taken, which waited for nothing.
    */
-  dispatch(inst: ServiceInstance, msg: IncomingMessage, done: () => void, receivedAt: number, fresh: boolean): void;
+  dispatch(inst: ServiceInstance, msg: IncomingMessage, done: () => void, receivedAt: number, startedAt: number): void;
   /** Answer a request without running it. */
   refuse(inst: ServiceInstance, msg: IncomingMessage, err: UnavailableError): void;
 }
@@ -57,7 +57,8 @@ export function consumeTaking(source: IntakeSource, deps: IntakeDeps): Intake {
     for await (const msg of source.subscription) {
       deps.counts.received++;
       taken++;
-      deps.dispatch(source.current, msg, release, performance.now(), true);
+      const now = performance.now();
+      deps.dispatch(source.current, msg, release, now, now);
       // Take no more than the service may run, and nothing while too many of its calls run on
       // past their timeout: the rest stays with the broker.
       while ((taken >= source.current.concurrency || source.current.handler.blocked) && !source.stopped) {
@@ -85,9 +86,9 @@ export function consumeAll(source: IntakeSource, deps: IntakeDeps): Intake {
   let running = 0;
   let shedLogged = 0;
   let emptied: (() => void) | undefined;
-  const run = (taken: Taken, fresh = false): void => {
+  const run = (taken: Taken, startedAt = performance.now()): void => {
     running++;
-    deps.dispatch(source.current, taken.msg, settled, taken.receivedAt, fresh);
+    deps.dispatch(source.current, taken.msg, settled, taken.receivedAt, startedAt);
   };
   const startWaiting = (): void => {
     while (running < source.current.concurrency && backlog.size > 0) run(backlog.shift()!);
@@ -115,7 +116,7 @@ export function consumeAll(source: IntakeSource, deps: IntakeDeps): Intake {
           msg,
           new UnavailableError(`the tool service ${inst.service.id} has ${inst.handler.abandoned} calls still running past their timeout; try again later`),
         );
-      } else if (running < inst.concurrency || hardStop.aborted) run(taken, true);
+      } else if (running < inst.concurrency || hardStop.aborted) run(taken, taken.receivedAt);
       else if (!backlog.push(taken)) {
         counts.shed++;
         // One line a second at most: a shedding worker is busy enough.

@@ -8,6 +8,9 @@ export function requestLog(base: Logger, requestId: string, tool: Tool | undefin
   return base.child({ requestId, tool: tool?.name });
 }
 
+/** What a call is made of: the plugin's view of it, less what the call makes itself. */
+export type CallParts = Omit<ToolCall, 'signal' | 'log'>;
+
 /**
  * One call as its plugin sees it. A class, with the abort signal and the logger as getters on
  * its prototype, each made on first use: most in-process tools read neither, and an object
@@ -16,28 +19,31 @@ export function requestLog(base: Logger, requestId: string, tool: Tool | undefin
  * once: a pino child costs on the hot path, and most answered requests log nothing.
  */
 export class PreparedCall implements ToolCall {
+  readonly requestId: string;
+  readonly service: ToolService;
+  readonly tool: Tool | undefined;
+  readonly config: Readonly<Record<string, unknown>>;
   readonly arguments: Readonly<Record<string, unknown>>;
+  readonly stream: boolean;
+  readonly timeoutMs: number;
+  // Own properties only when the request has them: a plugin that copies the call sees none.
   declare readonly user?: string;
   declare readonly hops?: number;
   readonly #base: Logger;
   #log: Logger | undefined;
   #abort: CallAbort | undefined;
 
-  constructor(
-    readonly requestId: string,
-    readonly service: ToolService,
-    readonly tool: Tool | undefined,
-    readonly config: Readonly<Record<string, unknown>>,
-    args: Readonly<Record<string, unknown>>,
-    user: string | undefined,
-    readonly stream: boolean,
-    readonly timeoutMs: number,
-    log: Logger,
-    hops?: number,
-  ) {
-    this.arguments = args;
-    if (user !== undefined) (this as { user?: string }).user = user;
-    if (hops !== undefined) (this as { hops?: number }).hops = hops;
+  /** `log`: the service's; the call's own is a child of it, made when first read. */
+  constructor(parts: CallParts, log: Logger) {
+    this.requestId = parts.requestId;
+    this.service = parts.service;
+    this.tool = parts.tool;
+    this.config = parts.config;
+    this.arguments = parts.arguments;
+    this.stream = parts.stream;
+    this.timeoutMs = parts.timeoutMs;
+    if (parts.user !== undefined) this.user = parts.user;
+    if (parts.hops !== undefined) this.hops = parts.hops;
     this.#base = log;
   }
 

@@ -135,12 +135,11 @@ export class RequestHandler {
 
   /**
    * Handle one delivery through the service's interceptors; `receivedAt` is when the intake
-   * took it. `startedAt` is the caller's clock reading of this turn, if it has one (a request
-   * that waited for nothing); else the clock is read here.
+   * took it, `startedAt` when it let it start. Resolves to what the interceptors heard.
    */
-  handle(msg: IncomingMessage, receivedAt?: number, startedAt = performance.now()): Promise<Outcome> {
+  handle(msg: IncomingMessage, receivedAt?: number, startedAt = performance.now()): Promise<CallResult> {
     const input: CallInput = { service: this.deps.service, message: msg, receivedAt: receivedAt ?? startedAt, startedAt };
-    return this.chain(input).then(outcomeOf);
+    return this.chain(input);
   }
 
   private handleCore(input: CallInput): Promise<CallResult> {
@@ -243,7 +242,7 @@ export class RequestHandler {
         const producer = this.ready ?? (await this.producer());
         // The one deadline of the call: the tool's, else its service's, else the worker's.
         const timeoutMs = tool?.timeoutMs ?? service.timeoutMs ?? limits.timeoutMs;
-        call = new PreparedCall(id, service, tool, config, args, request.user, stream, timeoutMs, this.deps.log, hops);
+        call = new PreparedCall({ requestId: id, service, tool, config, arguments: args, user: request.user, hops, stream, timeoutMs }, this.deps.log);
         if (this.debug) call.log.debug({ stream, redelivery: msg.redeliveryCount }, 'invoking tool');
         this.running.admit();
         const invokedAt = (record.pluginStartedAt = performance.now());
@@ -372,5 +371,3 @@ export class RequestHandler {
     }
   }
 }
-
-const outcomeOf = (result: CallResult): Outcome => result.outcome;

@@ -6,6 +6,7 @@ import type { Plugin } from '../plugins/plugin.js';
 import type { IncomingMessage } from '../transport/transport.js';
 import { CancelListener } from './cancel-listener.js';
 import { DEFAULT_LIMITS, type WorkerLimits } from './limits.js';
+import type { CallResult } from './interceptor.js';
 import { Outcome } from './outcome.js';
 import { sameService, ServiceConsumer, type ConsumerDeps } from './service-consumer.js';
 import type { ServiceInstance } from './service-instance.js';
@@ -88,7 +89,7 @@ export class Worker {
       catalog: () => this.catalog,
       interceptors: options.interceptors,
       cancels: new CancelListener(transport, log),
-      dispatch: (inst, msg, done, receivedAt, fresh) => this.dispatch(inst, msg, done, receivedAt, fresh),
+      dispatch: (inst, msg, done, receivedAt, startedAt) => this.dispatch(inst, msg, done, receivedAt, startedAt),
       refuse: (inst, msg, err) => {
         // A retired service's series are gone: its last refusals are not worth making them again.
         if (this.catalog.services.has(inst.service.id)) options.events?.shed?.(inst.service.id);
@@ -248,15 +249,15 @@ export class Worker {
    * (a free slot: the usual case, and no promise is made for the wait) or waits for a slot,
    * so that drain() finds the waiting ones too.
    */
-  private dispatch(inst: ServiceInstance, msg: IncomingMessage, done: () => void, receivedAt: number, fresh: boolean): void {
+  private dispatch(inst: ServiceInstance, msg: IncomingMessage, done: () => void, receivedAt: number, startedAt: number): void {
     const work = this.global.tryAcquire()
-      ? this.run(inst, msg, receivedAt, fresh ? receivedAt : undefined)
-      : new Promise<Outcome>((resolve) => this.global.acquire(() => resolve(this.run(inst, msg, receivedAt, undefined))));
+      ? this.run(inst, msg, receivedAt, startedAt)
+      : new Promise<CallResult>((resolve) => this.global.acquire(() => resolve(this.run(inst, msg, receivedAt, performance.now()))));
     this.track(inst, work, done, this.global);
   }
 
   /** The handler's promise; a throw as it is called becomes a rejection, tracked like any other. */
-  private run(inst: ServiceInstance, msg: IncomingMessage, receivedAt: number, startedAt: number | undefined): Promise<Outcome> {
+  private run(inst: ServiceInstance, msg: IncomingMessage, receivedAt: number, startedAt: number): Promise<CallResult> {
     try {
       return inst.handler.handle(msg, receivedAt, startedAt);
     } catch (err) {
@@ -268,7 +269,7 @@ export class Worker {
    * Count a request's outcome and keep it in flight (for drain, and its instance's retirement)
    * until it settles; then give back its global slot, if it holds one, and call `done`.
    */
-  private track(inst: ServiceInstance, work: Promise<Outcome>, done?: () => void, slot?: Slots): void {
+  private track(inst: ServiceInstance, work: Promise<CallResult | Outcome>, done?: () => void, slot?: Slots): void {
     // One reaction for both ends, not then/catch/finally: three promises a request on the hot path.
     const settled = (): void => {
       if (--this.inFlight === 0) this.allSettled?.();
@@ -277,8 +278,9 @@ export class Worker {
       done?.();
     };
     void work.then(
-      (outcome) => {
-        this.count(outcome);
+      (result) => {
+        // A handled request's result, or a refusal's outcome.
+        this.count(typeof result === 'string' ? result : result.outcome);
         settled();
       },
       (err: unknown) => {

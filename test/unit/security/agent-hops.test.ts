@@ -165,7 +165,10 @@ describe('the plugins that call HTTP send the count on, so that a loop through a
     const svc = backends.services.get(serviceId)!;
     const plugin = (await pluginMaker()(svc))!;
     plugins.push(plugin);
-    const call = new PreparedCall('r1', svc, backends.tools.get(toolName), {}, {}, undefined, false, 5_000, log, hops);
+    const call = new PreparedCall(
+      { requestId: 'r1', service: svc, tool: backends.tools.get(toolName), config: {}, arguments: {}, hops, stream: false, timeoutMs: 5_000 },
+      log,
+    );
     const answer = plugin.invoke(call);
     if (typeof answer === 'string' || answer instanceof Promise) return answer;
     const parts: string[] = [];

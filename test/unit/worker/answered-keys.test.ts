@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AnsweredKeys } from '../../../src/worker/answered-keys.js';
+import { DeliveryLedger } from '../../../src/worker/delivery-ledger.js';
 
 /** The same contract kept the plain way: the last `capacity` keys added, oldest forgotten first. */
 class Reference {
@@ -25,17 +26,19 @@ class Reference {
   }
 }
 
-/** The ledger's use: a key's fingerprint taken, then asked for or added. */
+/** The ledger's use: a key's fingerprint taken (as the ledger takes it), then asked for or added. */
 function byKey(capacity: number) {
   const keys = new AnsweredKeys(capacity);
+  const prints = new DeliveryLedger(0);
   return {
     add(key: string) {
-      keys.hash(key, '');
-      keys.add(keys.hi, keys.lo);
+      keys.add(...prints.fingerprint(key, ''));
     },
     has(key: string) {
-      keys.hash(key, '');
-      return keys.has(keys.hi, keys.lo);
+      return keys.has(...prints.fingerprint(key, ''));
+    },
+    get bytes() {
+      return keys.bytes;
     },
     get size() {
       return keys.size;
@@ -88,46 +91,18 @@ describe('AnsweredKeys', () => {
     }
   });
 
-  it('tells apart keys that differ in one unit, in order, in a last lone unit, or in high bits only', () => {
-    const keys = byKey(10);
-    keys.add('abc\n1:2:-1:-1');
-    keys.add('x');
-    expect([keys.has('abc\n1:2:-1:-1'), keys.has('abd\n1:2:-1:-1'), keys.has('abc\n2:1:-1:-1'), keys.has('abc\n1:2:-1:-')]).toEqual([
-      true,
-      false,
-      false,
-      false,
-    ]);
-    expect([keys.has('x'), keys.has('x\0'), keys.has('\u0178'), keys.has('\u8078')]).toEqual([true, false, false, false]);
-  });
-
-  it('tells apart where the request id ends and the delivery key begins', () => {
-    const keys = new AnsweredKeys(10);
-    const print = (id: string, key: string) => (keys.hash(id, key), `${keys.hi}:${keys.lo}`);
-    const prints = [print('ab', 'c'), print('a', 'bc'), print('abc', ''), print('', 'abc'), print('ab\n', 'c'), print('ab', '\nc')];
-    expect(new Set(prints).size).toBe(prints.length);
-    // The same pair gives the same fingerprint.
-    expect(print('ab', 'c')).toBe(prints[0]);
-  });
-
-  it('spreads a million near-identical keys over 64 bits without a collision', () => {
-    // Keys as a native worker makes them (request id, publish time), differing in a few bits:
-    // a hash that lets such differences cancel collides here long before 2^32.
-    const keys = new AnsweredKeys(1);
-    const seen = new Set<string>();
-    for (let i = 0; i < 1_000_000; i++) {
-      keys.hash(`req-${i % 1000}`, 1795857242974 + Math.floor(i / 1000));
-      seen.add(`${keys.hi}:${keys.lo}`);
-    }
-    expect(seen.size).toBe(1_000_000);
-  });
-
-  it('takes a number key by its value, over all 53 bits, and never as a string', () => {
-    const keys = new AnsweredKeys(10);
-    const print = (key: string | number) => (keys.hash('req-1', key), `${keys.hi}:${keys.lo}`);
-    // Times a whole 2^32 ms apart differ only in the high word.
-    const prints = [print(1795857242974), print(1795857242974 + 2 ** 32), print(2 ** 53 - 1), print(0), print('1795857242974'), print('')];
-    expect(new Set(prints).size).toBe(prints.length);
-    expect(print(1795857242974)).toBe(prints[0]);
+  it('holds little until keys come, and grows to its capacity as they do', () => {
+    const keys = byKey(10_000);
+    // A full ring and table of 10,000 keys take 80 KB and 512 KB.
+    const atStart = keys.bytes;
+    expect(atStart).toBeLessThan(2_048);
+    for (let i = 0; i < 20; i++) keys.add(`a-${i}`);
+    expect(keys.bytes).toBe(atStart);
+    for (let i = 0; i < 1_000; i++) keys.add(`b-${i}`);
+    expect(keys.bytes).toBeLessThan(64 * 1_024);
+    expect([keys.has('a-0'), keys.has('b-999'), keys.size]).toEqual([true, true, 1_020]);
+    for (let i = 0; i < 10_000; i++) keys.add(`c-${i}`);
+    expect([keys.has('b-999'), keys.has('c-0'), keys.has('c-9999'), keys.size]).toEqual([false, true, true, 10_000]);
+    expect(keys.bytes).toBeGreaterThanOrEqual(10_000 * 8);
   });
 });

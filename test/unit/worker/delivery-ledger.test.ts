@@ -1,7 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { AnsweredKeys } from '../../../src/worker/answered-keys.js';
 import { DeliveryLedger, Handling } from '../../../src/worker/delivery-ledger.js';
 import { Outcome } from '../../../src/worker/outcome.js';
+
+/** Answered deliveries by request id alone (an empty delivery key), as the handler settles them. */
+function answeredBy(capacity: number) {
+  const ledger = new DeliveryLedger(capacity);
+  return {
+    add(id: string) {
+      ledger.settle(start(ledger, id, '', Promise.resolve(Outcome.Answered)), true);
+    },
+    has(id: string) {
+      return ledger.claim(id, '') === true;
+    },
+  };
+}
 
 /** Claim a first delivery and begin it with `outcome`, as the handler does. */
 function start(ledger: DeliveryLedger, id: string, key: string, outcome: Promise<Outcome>): Handling {
@@ -64,15 +76,15 @@ describe('DeliveryLedger', () => {
     // Two ids whose fingerprints under a fixed seed share the high half (birthday search over
     // 2^32: found within a few hundred thousand ids), handled at the same time.
     const seed = Buffer.from('0123456789abcdef', 'hex');
-    const keys = new AnsweredKeys(1, seed);
+    const prints = new DeliveryLedger(0, seed);
     const byHi = new Map<number, string>();
     let pair: [string, string] | undefined;
     for (let i = 0; !pair && i < 2_000_000; i++) {
       const id = `req-${i}`;
-      keys.hash(id, 'k');
-      const other = byHi.get(keys.hi);
+      const [hi] = prints.fingerprint(id, 'k');
+      const other = byHi.get(hi);
       if (other !== undefined) pair = [other, id];
-      else byHi.set(keys.hi, id);
+      else byHi.set(hi, id);
     }
     expect(pair).toBeDefined();
     const [x, y] = pair!;
@@ -89,5 +101,45 @@ describe('DeliveryLedger', () => {
     ledger.settle(yClaim, false);
     expect(ledger.size).toBe(1);
     expect(ledger.claim(y, 'k')).toBeInstanceOf(Handling);
+  });
+
+  it('tells apart keys that differ in one unit, in order, in a last lone unit, or in high bits only', () => {
+    const keys = answeredBy(10);
+    keys.add('abc\n1:2:-1:-1');
+    keys.add('x');
+    expect([keys.has('abc\n1:2:-1:-1'), keys.has('abd\n1:2:-1:-1'), keys.has('abc\n2:1:-1:-1'), keys.has('abc\n1:2:-1:-')]).toEqual([
+      true,
+      false,
+      false,
+      false,
+    ]);
+    expect([keys.has('x'), keys.has('x\0'), keys.has('\u0178'), keys.has('\u8078')]).toEqual([true, false, false, false]);
+  });
+
+  it('tells apart where the request id ends and the delivery key begins', () => {
+    const ledger = new DeliveryLedger(10);
+    const print = (id: string, key: string) => ledger.fingerprint(id, key).join(':');
+    const prints = [print('ab', 'c'), print('a', 'bc'), print('abc', ''), print('', 'abc'), print('ab\n', 'c'), print('ab', '\nc')];
+    expect(new Set(prints).size).toBe(prints.length);
+    // The same pair gives the same fingerprint.
+    expect(print('ab', 'c')).toBe(prints[0]);
+  });
+
+  it('spreads a million near-identical keys over 64 bits without a collision', () => {
+    // Keys as a native worker makes them (request id, publish time), differing in a few bits:
+    // a hash that lets such differences cancel collides here long before 2^32.
+    const ledger = new DeliveryLedger(1);
+    const seen = new Set<string>();
+    for (let i = 0; i < 1_000_000; i++) seen.add(ledger.fingerprint(`req-${i % 1000}`, 1795857242974 + Math.floor(i / 1000)).join(':'));
+    expect(seen.size).toBe(1_000_000);
+  });
+
+  it('takes a number key by its value, over all 53 bits, and never as a string', () => {
+    const ledger = new DeliveryLedger(10);
+    const print = (key: string | number) => ledger.fingerprint('req-1', key).join(':');
+    // Times a whole 2^32 ms apart differ only in the high word.
+    const prints = [print(1795857242974), print(1795857242974 + 2 ** 32), print(2 ** 53 - 1), print(0), print('1795857242974'), print('')];
+    expect(new Set(prints).size).toBe(prints.length);
+    expect(print(1795857242974)).toBe(prints[0]);
   });
 });

@@ -9,7 +9,10 @@ const service = { id: 'svc' } as ToolService;
 
 function callOf(user?: string): { call: PreparedCall; abort: CallAbort; lines: () => string[] } {
   const { log, lines } = captureLogger();
-  const call = new PreparedCall('req-1', service, { name: 'echo' } as Tool, { k: 1 }, { text: 'hi' }, user, false, 5_000, log);
+  const call = new PreparedCall(
+    { requestId: 'req-1', service, tool: { name: 'echo' } as Tool, config: { k: 1 }, arguments: { text: 'hi' }, user, stream: false, timeoutMs: 5_000 },
+    log,
+  );
   return { call, abort: PreparedCall.abortOf(call), lines };
 }
 

@@ -94,7 +94,7 @@ describe('an interceptor of the request handler', () => {
   it('reads the tool, the plugin’s time and the outcome from what next resolves to', async () => {
     const seen = recorder();
     const { handler, answer } = await start([seen.interceptor]);
-    expect(await handler.handle(delivery('r1', 'echo'), performance.now())).toBe(Outcome.Answered);
+    expect((await handler.handle(delivery('r1', 'echo'), performance.now())).outcome).toBe(Outcome.Answered);
     expect((await answer()).response).toBe('echo hi');
     const [result] = seen.results;
     expect(result).toMatchObject({ outcome: Outcome.Answered, errorType: undefined });
@@ -105,7 +105,7 @@ describe('an interceptor of the request handler', () => {
   it('reads the error type the agent was answered with, and the time of a plugin that failed', async () => {
     const seen = recorder();
     const { handler, answer } = await start([seen.interceptor]);
-    expect(await handler.handle(delivery('r2', 'refuses'))).toBe(Outcome.Failed);
+    expect((await handler.handle(delivery('r2', 'refuses'))).outcome).toBe(Outcome.Failed);
     expect((await answer()).error).toEqual({ type: ErrorCode.ToolFailed, message: 'the tool says no' });
     expect(seen.results[0]).toMatchObject({ outcome: Outcome.Failed, errorType: ErrorCode.ToolFailed });
     expect(seen.results[0]!.tool?.name).toBe('refuses');
@@ -116,7 +116,7 @@ describe('an interceptor of the request handler', () => {
     const seen = recorder();
     const freezing: Interceptor = (input, next) => next(Object.freeze({ ...input }));
     const { handler, answer } = await start([freezing, seen.interceptor]);
-    expect(await handler.handle(delivery('r3', 'echo'))).toBe(Outcome.Answered);
+    expect((await handler.handle(delivery('r3', 'echo'))).outcome).toBe(Outcome.Answered);
     expect((await answer()).response).toBe('echo hi');
     expect(Object.isFrozen(seen.inputs[0])).toBe(true);
     expect(Object.keys(seen.inputs[0]!).sort()).toEqual(['message', 'receivedAt', 'service', 'startedAt']);

@@ -4,6 +4,7 @@
  * with nothing it took cut short. The worker's part (dispatch, refuse) runs each request on
  * its instance's handler, as the worker does, without the global bound.
  */
+import { setMaxListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Catalog } from '../../../src/catalog/catalog.js';
 import type { ToolService } from '../../../src/catalog/descriptors.js';
@@ -269,11 +270,14 @@ describe('ServiceConsumer.openAll', () => {
     );
     if (busyTopic) await counting.subscribe({ topic: services.services.get('s7')!.requestQueue, subscription: 'taken', type: 'Exclusive' });
     const closed: string[] = [];
+    // As the worker's: each service's handler listens on it.
+    const hardStop = new AbortController().signal;
+    setMaxListeners(0, hardStop);
     const deps = {
       transport: counting,
       limits: DEFAULT_LIMITS,
       log,
-      hardStop: new AbortController().signal,
+      hardStop,
       counts: { received: 0, shed: 0 },
       catalog: () => services,
       interceptors: undefined,
