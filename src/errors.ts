@@ -148,3 +148,18 @@ export class ConfigServiceError extends ToolwireError {
     super(ErrorCode.Config, message, options);
   }
 }
+
+/** A schema check's issues, as zod reports them (structural, so this file imports no zod). */
+export interface SchemaIssues {
+  readonly issues: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[];
+}
+
+/**
+ * Where a schema check of another program's JSON failed first: `at a.b: <what was expected>`.
+ * zod's messages name the expected type, never the value, so this is safe to show an agent.
+ */
+export function firstIssue(error: SchemaIssues): string {
+  const issue = error.issues[0];
+  const path = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)';
+  return `at ${path}: ${issue?.message ?? 'invalid'}`;
+}

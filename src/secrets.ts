@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ConfigError } from './errors.js';
+import { ConfigError, firstIssue } from './errors.js';
 import { ORIGIN_TEXT, type ConfigOrigin } from './policy/config-origin.js';
 import { nameMatcher, splitList } from './policy/name-patterns.js';
 
@@ -127,12 +127,28 @@ function ownReferences(env: Readonly<Record<string, string | undefined>>): { env
   return { envNames, fileKeys };
 }
 
-export function loadSecrets(env: NodeJS.ProcessEnv, secretsFile?: string): Secrets {
-  const fromFile: Record<string, string> = {};
-  if (secretsFile) {
-    const parsed = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, unknown>;
-    for (const [k, v] of Object.entries(parsed)) if (typeof v === 'string') fromFile[k] = v;
+/** The secrets file: one JSON object of keys to strings. */
+const secretsFileSchema = z.record(z.string(), z.string(), { error: 'must be a JSON object of keys to strings' });
+
+/**
+ * The secrets file read once, or a ConfigError naming the file and the key that is wrong. JSON's
+ * own error would quote the file's text (a secret), so it is not passed on.
+ */
+function readSecretsFile(path: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    if (!(err instanceof SyntaxError)) throw err;
+    throw new ConfigError([`TOOLWIRE_SECRETS_FILE ${path}: is not JSON`]);
   }
+  const read = secretsFileSchema.safeParse(parsed);
+  if (!read.success) throw new ConfigError([`TOOLWIRE_SECRETS_FILE ${path}: ${firstIssue(read.error)}`]);
+  return read.data;
+}
+
+export function loadSecrets(env: NodeJS.ProcessEnv, secretsFile?: string): Secrets {
+  const fromFile = secretsFile ? readSecretsFile(secretsFile) : {};
   const { fileKeys } = ownReferences(env);
   const used = new Set<string>();
   const lookup = (ref: string, allowed: ((ref: string) => boolean) | undefined): string | undefined => {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { encodeRequest, type ToolRequest } from '../envelope/request.js';
 import { decodeResponse, type ToolResponse } from '../envelope/response.js';
-import { ErrorCode, ToolwireError } from '../errors.js';
+import { ErrorCode, errorMessage, ToolwireError } from '../errors.js';
 import type { Transport } from '../transport/transport.js';
 import { cancelTopic } from '../transport/topic-name.js';
 import { injectTraceContext } from '../tracing/trace-context.js';
@@ -89,8 +89,11 @@ export class ToolClient {
         try {
           r = decodeResponse(answer.data);
         } catch (err) {
-          this.log?.warn({ err, requestId: sentId }, 'undecodable response ignored');
-          continue;
+          // The answer to this very request: waiting on would only end at the timeout.
+          throw new ToolwireError(ErrorCode.ToolFailed, `the tool service answered in a form toolwire cannot read: ${errorMessage(err)}`, {
+            retriable: false,
+            cause: err,
+          });
         }
         const seqText = answer.properties[SEQ_PROPERTY];
         if (seqText !== undefined) {

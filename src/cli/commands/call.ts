@@ -1,4 +1,5 @@
-import type { ToolResponse } from '../../envelope/response.js';
+import { z } from 'zod';
+import { readResponse, type ToolResponse } from '../../envelope/response.js';
 import { ErrorCode, ToolwireError } from '../../errors.js';
 import { GATEWAY_ERROR } from '../../http/gateway-error.js';
 import { loadSecrets } from '../../secrets.js';
@@ -78,6 +79,11 @@ function fail(io: CommandIo, type: string, message: string): number {
   return 1;
 }
 
+/** What a refusal's body may say; a proxy's page says neither, and its text is printed instead. */
+const refusalBody = z
+  .object({ error: z.string().optional().catch(undefined), type: z.string().optional().catch(undefined) })
+  .catch({ error: undefined, type: undefined });
+
 /** A refusal's body, `{"error", "type"?}`: its type where the gateway gave one, else the gateway's own, with the status. */
 function refusal(status: number, text: string): { type: string; message: string } {
   let body: unknown;
@@ -86,9 +92,9 @@ function refusal(status: number, text: string): { type: string; message: string 
   } catch {
     body = undefined;
   }
-  const { error, type } = (typeof body === 'object' && body !== null ? body : {}) as { error?: unknown; type?: unknown };
-  const message = typeof error === 'string' ? error : text.trim() || 'no reason given';
-  return typeof type === 'string' ? { type, message } : { type: GATEWAY_ERROR, message: `${message} (HTTP ${status})` };
+  const { error, type } = refusalBody.parse(body);
+  const message = error ?? (text.trim() || 'no reason given');
+  return type !== undefined ? { type, message } : { type: GATEWAY_ERROR, message: `${message} (HTTP ${status})` };
 }
 
 async function viaGateway(io: CommandIo, base: string, tool: string, body: unknown, timeoutMs: number, token: string | undefined): Promise<number> {
@@ -126,14 +132,34 @@ async function viaGateway(io: CommandIo, base: string, tool: string, body: unkno
   const printer = new AnswerPrinter(io);
   try {
     for await (const data of readSseData(res.body, signal)) {
-      const r = JSON.parse(data) as { error: ToolResponse['error']; response: string; end_of_stream: boolean };
-      printer.print({ error: r.error, response: r.response, endOfStream: r.end_of_stream });
+      const event = gatewayEvent(data);
+      if (typeof event === 'string') {
+        printer.finish();
+        return fail(io, GATEWAY_ERROR, event);
+      }
+      printer.print(event);
     }
   } catch (err) {
     if (!signal.aborted) throw err;
   }
   const code = printer.finish();
   return cutShort() ?? code;
+}
+
+/** One event of the gateway's stream (a response in its wire shape), or why it cannot be read. */
+function gatewayEvent(data: string): ToolResponse | string {
+  let body: unknown;
+  try {
+    body = JSON.parse(data);
+  } catch {
+    return 'the gateway sent an event that is not JSON';
+  }
+  try {
+    return readResponse(body);
+  } catch (err) {
+    if (!(err instanceof ToolwireError)) throw err;
+    return `the gateway sent an event toolwire call cannot read: ${err.message}`;
+  }
 }
 
 export const callCommand: Command = defineCommand({

@@ -10,8 +10,8 @@ import type { AgentModel } from './agent-model.js';
 import { FLEET_PROVIDER } from './tool-entities.js';
 import { withClampedParams } from './completion-params.js';
 import { readLlmInvocation } from './llm-invocation.js';
+import { readToolInvocation } from './tool-invocation.js';
 import { MAX_HOPS } from '../../envelope/hops.js';
-import { jsonText } from '../../plain-object.js';
 
 type Json = Record<string, unknown>;
 
@@ -84,8 +84,8 @@ export class CallScope implements AgentCallScope {
   }
 
   async *tool(body: Json, signal: AbortSignal): AsyncGenerator<Json> {
-    const name = jsonText(body['tool']);
-    const target = this.options.tools.has(name) && body['provider'] === FLEET_PROVIDER ? this.options.fleet.tool(name) : undefined;
+    const { tool: name, provider, tool_parameters: args } = readToolInvocation(body);
+    const target = this.options.tools.has(name) && provider === FLEET_PROVIDER ? this.options.fleet.tool(name) : undefined;
     if (!target) throw new Error(`there is not a tool named ${name} for this agent`);
     const refused = this.refusal(target.service);
     if (refused) {
@@ -99,7 +99,6 @@ export class CallScope implements AgentCallScope {
     const remainingMs = Math.max(1, this.options.deadlineAt - Date.now());
     const ownMs = target.tool.timeoutMs ?? target.service.timeoutMs;
     const timeoutMs = ownMs === undefined ? remainingMs : Math.min(ownMs, remainingMs);
-    const args = body['tool_parameters'] && typeof body['tool_parameters'] === 'object' ? (body['tool_parameters'] as Json) : {};
     const span = tracer.startSpan('agent.tool', { attributes: { 'agent.tool': name } }, trace.setSpan(context.active(), this.options.span));
     const log = this.options.log.child({ agentTool: name });
     try {

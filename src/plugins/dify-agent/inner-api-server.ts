@@ -2,9 +2,9 @@ import { listen } from '../../net/listen.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { sameSecret } from '../../net/same-secret.js';
 import type { Logger } from 'pino';
-import { ConfigError } from '../../errors.js';
+import { z } from 'zod';
+import { ConfigError, firstIssue } from '../../errors.js';
 import { innerFrame } from './length-prefixed.js';
-import { jsonText } from '../../plain-object.js';
 
 type Json = Record<string, unknown>;
 
@@ -38,6 +38,9 @@ const UNSERVED: Readonly<Record<string, { streamed: boolean; what: string }>> = 
 };
 
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+/** What every invocation carries (the daemon adds it to the plugin's request); the route's own fields are read by the call's scope. */
+const invocationEnvelope = z.looseObject({ user_id: z.string() });
 
 /** The shortest inner-API key the worker takes: anything shorter is a password a caller could guess. */
 export const MIN_INNER_API_KEY_CHARS = 16;
@@ -119,9 +122,9 @@ export class InnerApiServer {
       }
       const text = await readBody(req);
       if (text === undefined) return json(res, 413, { message: `body over ${MAX_BODY_BYTES} bytes` });
-      let body: Json;
+      let parsed: unknown;
       try {
-        body = JSON.parse(text) as Json;
+        parsed = JSON.parse(text);
       } catch {
         return json(res, 400, { message: 'body is not JSON' });
       }
@@ -133,7 +136,11 @@ export class InnerApiServer {
         return json(res, 200, { data: null, error });
       }
       if (route !== 'invoke/llm' && route !== 'invoke/tool') return json(res, 404, { message: 'not found' });
-      const scope = this.calls.get(jsonText(body['user_id']));
+      const read = invocationEnvelope.safeParse(parsed);
+      // Both routes are streamed: the daemon hands an error frame's text to the strategy.
+      if (!read.success) return stream(res, (async function* () {})(), `the invocation is malformed ${firstIssue(read.error)}`);
+      const body = read.data;
+      const scope = this.calls.get(body.user_id);
       if (!scope) return stream(res, (async function* () {})(), 'no running agent call has this user_id (it ended, or was cancelled)');
       await stream(res, route === 'invoke/llm' ? scope.llm(body, ac.signal) : scope.tool(body, ac.signal));
       // The time a round spent here, the model's or the tool's own time included.

@@ -2,6 +2,7 @@ import { ToolFailedError, UnavailableError } from '../../errors.js';
 import { abortError } from '../../async/abort-error.js';
 import { injectTraceContext } from '../../tracing/trace-context.js';
 import { unwrapDifyError } from './dify-error.js';
+import { isPlainObject } from '../../plain-object.js';
 import type { StreamItem } from './observe-stream.js';
 import { SseParser } from '../../sse/sse-parser.js';
 
@@ -150,10 +151,10 @@ export class DifyDaemonClient {
     } catch {
       throw new ToolFailedError('tool invoke error: the plugin daemon sent an event that is not JSON');
     }
-    if (envelope && typeof envelope === 'object' && !Array.isArray(envelope)) {
-      const e = envelope as Record<string, unknown>;
-      if (e['code'] === 0) return { kind: 'message', value: e['data'] };
-      if ('code' in e || 'error_type' in e) return { kind: 'error', error: unwrapDifyError(e) };
+    // Any error shape is unwrapDifyError's to read; the message is parseInvokeMessage's.
+    if (isPlainObject(envelope)) {
+      if (envelope['code'] === 0) return { kind: 'message', value: envelope['data'] };
+      if ('code' in envelope || 'error_type' in envelope) return { kind: 'error', error: unwrapDifyError(envelope) };
     }
     throw new ToolFailedError('tool invoke error: the plugin daemon sent an event without an envelope');
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { firstIssue } from '../../errors.js';
 
 /** The kinds of message a Dify tool streams back: ToolInvokeMessage's types in the plugin SDK (dify_plugin/entities/tool.py). */
 export const InvokeMessageType = {
@@ -81,12 +82,20 @@ export type LogMessage = z.output<typeof log>;
 export type RetrieverResourcesMessage = z.output<typeof retriever>;
 export type FileMessage = z.output<typeof file>;
 export type KnownInvokeMessage = z.output<typeof known>;
+
+/** Any message, as far as a type this version does not know can be read: its meta kept only when it is an object. */
+const other = z.object({
+  type: z.string(),
+  message: z.unknown().optional(),
+  meta: z
+    .record(z.string(), z.unknown())
+    .nullish()
+    .catch(null)
+    .transform((value) => value ?? null),
+});
+
 /** A type this version does not know: kept, so a newer SDK does not break the call. */
-export interface OtherInvokeMessage {
-  readonly type: string;
-  readonly message: unknown;
-  readonly meta: Record<string, unknown> | null;
-}
+export type OtherInvokeMessage = z.output<typeof other>;
 export type InvokeMessage = KnownInvokeMessage | OtherInvokeMessage;
 
 export type ParsedInvokeMessage = { ok: true; message: InvokeMessage } | { ok: false; problem: string };
@@ -95,17 +104,13 @@ const KNOWN = new Set<string>(Object.values(InvokeMessageType));
 
 /** Read one invoke message. A known type with the wrong shape is a problem; an unknown type is passed on. */
 export function parseInvokeMessage(value: unknown): ParsedInvokeMessage {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, problem: 'an invoke message must be an object' };
-  const v = value as Record<string, unknown>;
-  if (typeof v['type'] !== 'string') return { ok: false, problem: 'an invoke message needs a string type' };
-  if (!KNOWN.has(v['type'])) {
-    const m = v['meta'];
-    return { ok: true, message: { type: v['type'], message: v['message'], meta: m && typeof m === 'object' ? (m as Record<string, unknown>) : null } };
-  }
+  // Known types are nearly every message: one parse for them.
   const r = known.safeParse(value);
   if (r.success) return { ok: true, message: r.data };
-  const issue = r.error.issues[0];
-  return { ok: false, problem: `a ${v['type']} message is malformed at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}` };
+  const head = other.safeParse(value);
+  if (!head.success) return { ok: false, problem: `an invoke message is malformed ${firstIssue(head.error)}` };
+  if (!KNOWN.has(head.data.type)) return { ok: true, message: head.data };
+  return { ok: false, problem: `a ${head.data.type} message is malformed ${firstIssue(r.error)}` };
 }
 
 export function isKnown(message: InvokeMessage): message is KnownInvokeMessage {

@@ -1,7 +1,8 @@
-import { AbortedError, UnauthorizedError, UnavailableError, errorMessage } from '../../errors.js';
+import { AbortedError, UnauthorizedError, UnavailableError, errorMessage, firstIssue } from '../../errors.js';
 import { abortError } from '../../async/abort-error.js';
 import { resolveDescriptorValue, type Secrets } from '../../secrets.js';
 import type { AuthOptions } from './openapi-options.js';
+import { tokenErrorReply, tokenReply } from './token-reply.js';
 
 /** A token request, sent through the service's guarded client. */
 export type PostForm = (url: string, form: URLSearchParams, headers: Record<string, string>, signal: AbortSignal) => Promise<{ status: number; text: string }>;
@@ -73,22 +74,27 @@ export class ClientCredentialsToken {
       if (signal.aborted) throw new UnavailableError(`the OAuth2 token endpoint did not answer within ${this.timeoutMs} ms`, { cause: err });
       throw new UnavailableError(`the OAuth2 token endpoint cannot be reached: ${errorMessage(err)}`, { cause: err });
     }
-    let body: Record<string, unknown> = {};
+    let body: unknown;
     try {
-      body = JSON.parse(res.text) as Record<string, unknown>;
+      body = JSON.parse(res.text);
     } catch {
-      // described below by status
+      body = undefined;
     }
-    if (res.status >= 400 || typeof body['access_token'] !== 'string') {
-      const why = typeof body['error'] === 'string' ? body['error'] : `HTTP ${res.status}`;
+    const read = res.status < 400 ? tokenReply.safeParse(body) : undefined;
+    if (!read?.success) {
+      // Its `error` code (`invalid_client`) says why; some endpoints send one with a 200.
+      const refused = tokenErrorReply.safeParse(body);
+      const why = refused.success ? refused.data.error : `HTTP ${res.status}`;
       if (res.status >= 500) throw new UnavailableError(`the OAuth2 token endpoint failed: ${why}`);
-      throw new UnauthorizedError(`the OAuth2 token endpoint refused this worker's client credentials: ${why}`);
+      if (!read || refused.success) throw new UnauthorizedError(`the OAuth2 token endpoint refused this worker's client credentials: ${why}`);
+      const what = body === undefined ? 'a body that is not JSON' : `a reply toolwire cannot read, ${firstIssue(read.error)}`;
+      throw new UnauthorizedError(`the OAuth2 token endpoint answered HTTP ${res.status} with ${what}`);
     }
-    const lifetimeS = typeof body['expires_in'] === 'number' ? body['expires_in'] : Number(body['expires_in'] ?? 3600);
+    const { access_token: token, expires_in: lifetimeS = 3600 } = read.data;
     // Renewed a little early, so a token does not expire on its way to the API.
     const marginMs = Math.min(30_000, (lifetimeS * 1000) / 10);
-    this.cached = { token: body['access_token'], expiresAt: this.now() + Math.max(0, lifetimeS * 1000 - marginMs) };
-    return body['access_token'];
+    this.cached = { token, expiresAt: this.now() + Math.max(0, lifetimeS * 1000 - marginMs) };
+    return token;
   }
 }
 

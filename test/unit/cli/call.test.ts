@@ -68,6 +68,21 @@ describe('toolwire call through the gateway', () => {
     expect([untyped.code, untyped.stderr]).toEqual([1, 'gateway-error: no token (HTTP 401)\n']);
   });
 
+  it('names the field of a gateway event it cannot read, after the text before it', async () => {
+    const port = await serve((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      if (req.url?.includes('/garbled/')) return res.end('data: {not json\n\n');
+      res.end(sse({ error: null, response: 'partial', end_of_stream: false }, { error: null, response: 'more', end_of_stream: 'yes' }));
+    });
+    const env = { TOOLWIRE_URL: `http://127.0.0.1:${port}` };
+    const shaped = await runCli(['call', 'shaped'], env);
+    expect(shaped.code).toBe(1);
+    expect(shaped.stdout).toBe('partial\n');
+    expect(shaped.stderr).toMatch(/^gateway-error: the gateway sent an event toolwire call cannot read: the response is malformed at end_of_stream: .+\n$/);
+    const garbled = await runCli(['call', 'garbled'], env);
+    expect([garbled.code, garbled.stdout, garbled.stderr]).toEqual([1, '', 'gateway-error: the gateway sent an event that is not JSON\n']);
+  });
+
   it('says a client timeout is one, not that the gateway is down, before or during the answer', async () => {
     const port = await serve((req, res) => {
       if (req.url?.includes('/silent/')) return;

@@ -70,6 +70,23 @@ describe('ToolClient and numbered streams', () => {
     expect((err as Error).message).toMatch(/message 1 of the answer never arrived/);
   });
 
+  it('fails at once, naming the field, when the answer to its request is in a form it cannot read', async () => {
+    const t = new MemoryTransport();
+    const sub = await t.subscribe({ topic: REQ, subscription: 'responder' });
+    const out = await t.producer(RES);
+    void (async () => {
+      for await (const m of sub) {
+        await m.ack();
+        await out.send({ data: Buffer.from('{"response": 42, "end_of_stream": true}'), properties: { id: m.properties['id']! } });
+      }
+    })();
+    const err = await call(t).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ToolwireError);
+    expect((err as ToolwireError).code).toBe(ErrorCode.ToolFailed);
+    expect((err as ToolwireError).retriable).toBe(false);
+    expect((err as Error).message).toMatch(/^the tool service answered in a form toolwire cannot read: .*response/);
+  });
+
   it('fails when the stream starts over, rather than splice two answers', async () => {
     const t = new MemoryTransport();
     await answerWith(t, [

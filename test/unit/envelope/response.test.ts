@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeResponse, encodeChunk, encodeError, observationText, wireError } from '../../../src/envelope/response.js';
-import { InvalidArgumentsError } from '../../../src/errors.js';
+import { InvalidArgumentsError, ToolFailedError } from '../../../src/errors.js';
 
 describe('response encoding', () => {
   it('writes error null on success, never an empty error object', () => {
@@ -50,7 +50,32 @@ describe('response encoding', () => {
   });
 
   it('keeps internal error text off the wire but passes ToolwireError text', () => {
-    expect(wireError(new Error('/etc/secret path leaked'))).toEqual({ type: 'tool-service-error', message: 'internal error in the tool worker' });
-    expect(wireError(new InvalidArgumentsError('bad topic'))).toEqual({ type: 'invalid-arguments', message: 'bad topic' });
+    expect(wireError(new Error('/etc/secret path leaked'))).toEqual({
+      type: 'tool-service-error',
+      message: 'internal error in the tool worker',
+      severity: 'internal',
+    });
+    expect(wireError(new InvalidArgumentsError('bad topic'))).toEqual({ type: 'invalid-arguments', message: 'bad topic', severity: 'expected' });
+  });
+
+  it("reads a tool service's response of the right shape, a missing response as empty and a missing end_of_stream as final", () => {
+    const wire = (body: unknown) => Buffer.from(JSON.stringify(body));
+    expect(decodeResponse(wire({ error: { type: 'tool-service-error', message: 'boom' }, response: null, end_of_stream: true }))).toEqual({
+      error: { type: 'tool-service-error', message: 'boom' },
+      response: '',
+      endOfStream: true,
+    });
+    // TrustGraph's client reads "error": {} as an error with an empty message; so does toolwire's.
+    expect(decodeResponse(wire({ error: {}, response: 'x', extra: 1 }))).toEqual({ error: { type: '', message: '' }, response: 'x', endOfStream: true });
+  });
+
+  it('refuses a response of the wrong shape with an error naming the field', () => {
+    const wrong = (body: unknown) => () => decodeResponse(Buffer.from(JSON.stringify(body)));
+    expect(wrong({ error: null, response: 'x', end_of_stream: 'false' })).toThrow(ToolFailedError);
+    expect(wrong({ error: null, response: 'x', end_of_stream: 'false' })).toThrow(/^the response is malformed at end_of_stream: /);
+    expect(wrong({ error: null, response: { text: 'x' }, end_of_stream: true })).toThrow(/^the response is malformed at response: /);
+    expect(wrong({ error: 'boom', response: '', end_of_stream: true })).toThrow(/^the response is malformed at error: /);
+    expect(wrong({ error: { type: 5, message: 'm' }, response: '', end_of_stream: true })).toThrow(/^the response is malformed at error\.type: /);
+    expect(wrong(['x'])).toThrow(/^the response is malformed at \(root\): /);
   });
 });

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trace } from '@opentelemetry/api';
 import { ToolResponseError } from '../../../../src/client/tool-client.js';
+import { ToolFailedError } from '../../../../src/errors.js';
 import type { Tool, ToolService } from '../../../../src/catalog/descriptors.js';
 import type { Fleet } from '../../../../src/plugins/plugin.js';
 import { CallScope } from '../../../../src/plugins/dify-agent/agent-call-scope.js';
@@ -105,6 +106,31 @@ describe('one agent call on the inner API', () => {
     await expect(all(s.tool({ provider: 'langgenius/google', tool: 'known', tool_parameters: {} }, new AbortController().signal))).rejects.toThrow(
       'there is not a tool named known',
     );
+  });
+
+  it('refuses a tool call of the wrong shape naming the field, and calls no tool for it', async () => {
+    const calls: unknown[] = [];
+    const { s } = scope({
+      call: async function* (_t, args) {
+        calls.push(args);
+        yield 'done';
+      },
+    });
+    const refused = (body: Record<string, unknown>) =>
+      all(s.tool(body, new AbortController().signal)).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    const list = await refused({ provider: 'toolwire', tool: 'known', tool_parameters: ['city', 'Paris'] });
+    expect(list).toBeInstanceOf(ToolFailedError);
+    expect((list as Error).message).toMatch(/^the strategy sent a tool call toolwire cannot read at tool_parameters: /);
+    expect(((await refused({ provider: 'toolwire', tool_parameters: {} })) as Error).message).toMatch(/ at tool: /);
+    expect(calls).toEqual([]);
+    // Absent parameters are none; the right shape still reaches the tool.
+    expect(await all(s.tool({ provider: 'toolwire', tool: 'known', tool_parameters: null }, new AbortController().signal))).toEqual([
+      { type: 'text', message: { text: 'done' }, meta: null },
+    ]);
+    expect(calls).toEqual([{}]);
   });
 
   it("gives a tool's error answer to the strategy as an observation, and passes any other failure on", async () => {

@@ -67,6 +67,20 @@ describe('the inner API a strategy plugin daemon calls back', () => {
     expect(frames).toEqual([{ data: null, error: 'no running agent call has this user_id (it ended, or was cancelled)' }]);
   });
 
+  it('ends an invocation without a string user_id with an error frame naming the field, and reaches no call', async () => {
+    const reached: unknown[] = [];
+    const base = await start({
+      ...scope,
+      llm: async function* (body) {
+        reached.push(body);
+        yield {};
+      },
+    });
+    const frames = readFrames(Buffer.from(await (await post(`${base}/invoke/llm`, { user_id: 42, model: 'x' })).arrayBuffer()));
+    expect(frames).toEqual([{ data: null, error: expect.stringMatching(/^the invocation is malformed at user_id: /) }]);
+    expect(reached).toEqual([]);
+  });
+
   it('answers what it does not serve with a clear error, in the framing the daemon reads for that route', async () => {
     const base = await start(scope);
     const app = readFrames(Buffer.from(await (await post(`${base}/invoke/app`, { user_id: 'call-1' })).arrayBuffer()));
