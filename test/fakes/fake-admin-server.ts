@@ -1,3 +1,4 @@
+import { afterEach, beforeEach } from 'vitest';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -92,4 +93,25 @@ export class FakeAdminServer {
     }
     return json(404, { reason: `no route for ${method} ${path}` });
   }
+}
+
+/**
+ * A fake admin API started before each test of the calling `describe` and stopped after it;
+ * the returned function gives the current one. `prepare` runs before it starts.
+ */
+export function fakeAdminServerPerTest(prepare?: (server: FakeAdminServer) => void): () => FakeAdminServer {
+  let server: FakeAdminServer | undefined;
+  beforeEach(async () => {
+    server = new FakeAdminServer();
+    prepare?.(server);
+    await server.start();
+  });
+  afterEach(async () => {
+    await server?.stop();
+    server = undefined;
+  });
+  return () => {
+    if (!server) throw new Error('the fake admin server runs only inside a test');
+    return server;
+  };
 }

@@ -22,6 +22,7 @@ import {
   startAgentDaemon,
   THREE_OBSERVATIONS,
   TOOLS_MODULE,
+  researchService,
 } from './dify-agent/fleet-setup.js';
 
 const adminUrl = process.env['PULSAR_ADMIN_URL'] ?? 'http://127.0.0.1:8080';
@@ -101,24 +102,7 @@ describe.skipIf(!python)('dify agent strategies on the fleet (real dify_plugin S
         fleetService,
         mcpService,
         factsService,
-        serviceDescriptor(
-          'research',
-          {
-            'config-params': ['mode'],
-            plugin: {
-              kind: 'dify-agent',
-              plugin_id: AGENT_PLUGIN_ID,
-              provider: 'toolwire/test_agent/agent',
-              strategy: 'function_calling',
-              model: 'scripted-1',
-              instruction: RESEARCH_INSTRUCTION,
-              maximum_iterations: 3,
-              agent_may_set: ['context'],
-              stream_log: true,
-            },
-          },
-          shape,
-        ),
+        researchService('function_calling', { model: 'scripted-1', maximum_iterations: 3, agent_may_set: ['context'], stream_log: true }, shape),
       ],
       tools: [...tools, mcpTool, factsTool, ...agentTools],
     });

@@ -32,6 +32,7 @@ import {
   startAgentDaemon,
   THREE_OBSERVATIONS,
   TOOLS_MODULE,
+  researchService,
 } from './dify-agent/fleet-setup.js';
 import { interopPython, startConfigService, startTextCompletion, type ConfigServiceFixture, type TextCompletionFixture } from './python-fixtures.js';
 
@@ -120,23 +121,8 @@ describe.skipIf(!python)('a ReAct strategy on TrustGraph text-completion (its ow
     const agentDir = await writeConfigDir({
       services: [
         fleetService,
-        serviceDescriptor(
-          'research',
-          {
-            'config-params': ['mode'],
-            // No model: the flow names it.
-            plugin: {
-              kind: 'dify-agent',
-              plugin_id: AGENT_PLUGIN_ID,
-              provider: 'toolwire/test_agent/agent',
-              strategy: 'react',
-              instruction: RESEARCH_INSTRUCTION,
-              maximum_iterations: 5,
-              agent_may_set: ['context'],
-            },
-          },
-          shape,
-        ),
+        // No model: the flow names it.
+        researchService('react', { maximum_iterations: 5, agent_may_set: ['context'] }, shape),
       ],
       tools: [...tools, researchTool({ name: 'research-react', 'plugin-options': { tools: ['population', 'weather', 'calc'] } })],
     });

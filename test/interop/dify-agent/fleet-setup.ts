@@ -4,7 +4,7 @@
  */
 import { createServer } from 'node:net';
 import { startFakeDifyDaemon, type FakeDifyDaemon } from '../../fakes/fake-dify-daemon.js';
-import { toolDescriptor, type ToolDescriptor } from '../../support/descriptors.js';
+import { serviceDescriptor, toolDescriptor, type ServiceDescriptor, type ServiceShape, type ToolDescriptor } from '../../support/descriptors.js';
 import { STRATEGY_PLUGIN_DIR } from './agent-python.js';
 
 /** The test strategy plugin, as the fake daemon installs it and the research services name it. */
@@ -39,6 +39,18 @@ export function fleetTools(): ToolDescriptor[] {
     { name: 'slow', arguments: [{ name: 'what', type: 'string', description: 'anything' }] },
   ];
   return tools.map(({ name, arguments: args }) => toolDescriptor(name, FLEET_TOOLS_SERVICE, { op: name, arguments: args }));
+}
+
+/** The `research` service: the test strategy plugin's `strategy` over the fleet; `plugin` adds to or overrides its options. */
+export function researchService(strategy: string, plugin: Record<string, unknown>, shape: ServiceShape): ServiceDescriptor {
+  return serviceDescriptor(
+    'research',
+    {
+      'config-params': ['mode'],
+      plugin: { kind: 'dify-agent', plugin_id: AGENT_PLUGIN_ID, provider: 'toolwire/test_agent/agent', strategy, instruction: RESEARCH_INSTRUCTION, ...plugin },
+    },
+    shape,
+  );
 }
 
 /** An agent tool of the `research` service: `query`, and `context` reaching the user turn. */

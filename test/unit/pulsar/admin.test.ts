@@ -1,12 +1,12 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PulsarAdminClient } from '../../../src/pulsar/admin-client.js';
 import { bootstrapTrustGraph } from '../../../src/pulsar/trustgraph-bootstrap.js';
 import { waitForBroker } from '../../../src/pulsar/wait-for-broker.js';
 import { PulsarAdminError } from '../../../src/pulsar/admin-error.js';
 import { AbortedError } from '../../../src/errors.js';
-import { FakeAdminServer } from '../../fakes/fake-admin-server.js';
+import { FakeAdminServer, fakeAdminServerPerTest } from '../../fakes/fake-admin-server.js';
 
 async function closedPort(): Promise<number> {
   const s = createServer();
@@ -17,21 +17,14 @@ async function closedPort(): Promise<number> {
 }
 
 describe('bootstrapTrustGraph', () => {
-  let broker: FakeAdminServer;
-  beforeEach(async () => {
-    broker = new FakeAdminServer();
-    await broker.start();
-  });
-  afterEach(async () => {
-    await broker.stop();
-  });
+  const server = fakeAdminServerPerTest();
 
-  it('creates tenant tg on the clusters the broker reports, then the four namespaces', async () => {
-    broker.clusters = ['standalone', 'other'];
-    const report = await bootstrapTrustGraph(broker.url);
+  it('creates tenant tg on the clusters the server() reports, then the four namespaces', async () => {
+    server().clusters = ['standalone', 'other'];
+    const report = await bootstrapTrustGraph(server().url);
 
-    expect(broker.tenants.get('tg')).toEqual({ adminRoles: [], allowedClusters: ['standalone', 'other'] });
-    expect([...broker.namespaces].sort()).toEqual(['tg/flow', 'tg/notify', 'tg/request', 'tg/response']);
+    expect(server().tenants.get('tg')).toEqual({ adminRoles: [], allowedClusters: ['standalone', 'other'] });
+    expect([...server().namespaces].sort()).toEqual(['tg/flow', 'tg/notify', 'tg/request', 'tg/response']);
     expect(report.tenantOutcome).toBe('created');
     expect(report.clusters).toEqual(['standalone', 'other']);
     expect(report.namespaces.map((n) => [n.namespace, n.outcome, n.retention])).toEqual([
@@ -43,60 +36,62 @@ describe('bootstrapTrustGraph', () => {
   });
 
   it('sets the short retention on response and notify only', async () => {
-    await bootstrapTrustGraph(broker.url);
-    expect(Object.fromEntries(broker.retention)).toEqual({
+    await bootstrapTrustGraph(server().url);
+    expect(Object.fromEntries(server().retention)).toEqual({
       'tg/response': { retentionTimeInMinutes: 3, retentionSizeInMB: -1 },
       'tg/notify': { retentionTimeInMinutes: 3, retentionSizeInMB: -1 },
     });
   });
 
   it('is idempotent: a second run finds everything and changes nothing', async () => {
-    await bootstrapTrustGraph(broker.url);
-    const writesBefore = broker.seen.filter((r) => r.method !== 'GET').length;
-    const second = await bootstrapTrustGraph(broker.url);
+    await bootstrapTrustGraph(server().url);
+    const writesBefore = server().seen.filter((r) => r.method !== 'GET').length;
+    const second = await bootstrapTrustGraph(server().url);
 
     expect(second.tenantOutcome).toBe('exists');
     expect(second.namespaces.every((n) => n.outcome === 'exists')).toBe(true);
     expect(second.namespaces.filter((n) => n.retention === 'kept').map((n) => n.namespace)).toEqual(['tg/response', 'tg/notify']);
     // Only the PUTs that answered 409; no retention POST.
-    const writesAfter = broker.seen.filter((r) => r.method !== 'GET').slice(writesBefore);
+    const writesAfter = server()
+      .seen.filter((r) => r.method !== 'GET')
+      .slice(writesBefore);
     expect(writesAfter.map((r) => r.method)).toEqual(['PUT', 'PUT', 'PUT', 'PUT', 'PUT']);
   });
 
   it('leaves an operator-chosen retention alone', async () => {
-    broker.tenants.set('tg', {});
-    broker.namespaces.add('tg/response');
-    broker.retention.set('tg/response', { retentionTimeInMinutes: 60, retentionSizeInMB: 100 });
-    const report = await bootstrapTrustGraph(broker.url);
-    expect(broker.retention.get('tg/response')).toEqual({ retentionTimeInMinutes: 60, retentionSizeInMB: 100 });
+    server().tenants.set('tg', {});
+    server().namespaces.add('tg/response');
+    server().retention.set('tg/response', { retentionTimeInMinutes: 60, retentionSizeInMB: 100 });
+    const report = await bootstrapTrustGraph(server().url);
+    expect(server().retention.get('tg/response')).toEqual({ retentionTimeInMinutes: 60, retentionSizeInMB: 100 });
     expect(report.namespaces.find((n) => n.namespace === 'tg/response')?.retention).toBe('kept');
   });
 
   it('does not touch retention when asked not to', async () => {
-    await bootstrapTrustGraph(broker.url, { shortRetention: null });
-    expect(broker.retention.size).toBe(0);
-    expect(broker.seen.some((r) => r.path.endsWith('/retention'))).toBe(false);
+    await bootstrapTrustGraph(server().url, { shortRetention: null });
+    expect(server().retention.size).toBe(0);
+    expect(server().seen.some((r) => r.path.endsWith('/retention'))).toBe(false);
   });
 
   it('sends the token as a bearer token on every call', async () => {
-    await bootstrapTrustGraph(broker.url, { token: 's3cret-token' });
-    expect(broker.seen.length).toBeGreaterThan(5);
-    expect(new Set(broker.seen.map((r) => r.authorization))).toEqual(new Set(['Bearer s3cret-token']));
+    await bootstrapTrustGraph(server().url, { token: 's3cret-token' });
+    expect(server().seen.length).toBeGreaterThan(5);
+    expect(new Set(server().seen.map((r) => r.authorization))).toEqual(new Set(['Bearer s3cret-token']));
   });
 
-  it('fails when the broker reports no cluster', async () => {
-    broker.clusters = [];
-    await expect(bootstrapTrustGraph(broker.url)).rejects.toThrow(/reports no cluster/);
-    expect(broker.tenants.size).toBe(0);
+  it('fails when the server() reports no cluster', async () => {
+    server().clusters = [];
+    await expect(bootstrapTrustGraph(server().url)).rejects.toThrow(/reports no cluster/);
+    expect(server().tenants.size).toBe(0);
   });
 
   it('reports a refused token as a non-retriable error with the status and the reason', async () => {
-    broker.override = (_req, res) => {
+    server().override = (_req, res) => {
       res.writeHead(401, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ reason: 'Authentication required' }));
       return true;
     };
-    const err = await bootstrapTrustGraph(broker.url, { token: 'wrong' }).catch((e: unknown) => e);
+    const err = await bootstrapTrustGraph(server().url, { token: 'wrong' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PulsarAdminError);
     const e = err as PulsarAdminError;
     expect(e.status).toBe(401);
@@ -109,12 +104,12 @@ describe('bootstrapTrustGraph', () => {
   });
 
   it('treats a 5xx answer as retriable', async () => {
-    broker.override = (_req, res) => {
+    server().override = (_req, res) => {
       res.writeHead(503);
       res.end('starting');
       return true;
     };
-    const err = (await bootstrapTrustGraph(broker.url).catch((e: unknown) => e)) as PulsarAdminError;
+    const err = (await bootstrapTrustGraph(server().url).catch((e: unknown) => e)) as PulsarAdminError;
     expect(err).toBeInstanceOf(PulsarAdminError);
     expect(err.status).toBe(503);
     expect(err.retriable).toBe(true);
@@ -143,22 +138,15 @@ describe('PulsarAdminClient', () => {
   });
 
   describe('against something that answers in another shape', () => {
-    let broker: FakeAdminServer;
-    beforeEach(async () => {
-      broker = new FakeAdminServer();
-      await broker.start();
-    });
-    afterEach(async () => {
-      await broker.stop();
-    });
+    const server = fakeAdminServerPerTest();
 
     it('names the call and the field when a reply is not what the admin API sends', async () => {
-      broker.override = (req, res) => {
+      server().override = (req, res) => {
         if (req.url?.endsWith('/stats')) res.end(JSON.stringify({ msgInCounter: 'many', subscriptions: {} }));
         else res.end('<html>proxy login</html>');
         return true;
       };
-      const client = new PulsarAdminClient(broker.url);
+      const client = new PulsarAdminClient(server().url);
       const stats = (await client.topicStats('persistent://tg/flow/t').catch((e: unknown) => e)) as PulsarAdminError;
       expect(stats).toBeInstanceOf(PulsarAdminError);
       expect(stats.retriable).toBe(false);
@@ -167,13 +155,13 @@ describe('PulsarAdminClient', () => {
     });
 
     it('reads the parts of a stats reply it uses and ignores the rest', async () => {
-      broker.override = (_req, res) => {
+      server().override = (_req, res) => {
         res.end(
           JSON.stringify({ msgInCounter: 3, bytesInCounter: 90, subscriptions: { s: { msgBacklog: 1, msgOutCounter: 2, consumers: [{}], extra: true } } }),
         );
         return true;
       };
-      expect(await new PulsarAdminClient(broker.url).topicStats('persistent://tg/flow/t')).toEqual({
+      expect(await new PulsarAdminClient(server().url).topicStats('persistent://tg/flow/t')).toEqual({
         msgInCounter: 3,
         subscriptions: { s: { msgBacklog: 1, msgOutCounter: 2, consumers: [{}] } },
       });
@@ -181,18 +169,11 @@ describe('PulsarAdminClient', () => {
   });
 
   describe('against a broker that never answers', () => {
-    let broker: FakeAdminServer;
-    beforeEach(async () => {
-      broker = new FakeAdminServer();
-      broker.override = () => true; // hold the request open
-      await broker.start();
-    });
-    afterEach(async () => {
-      await broker.stop();
-    });
+    // Holds every request open.
+    const server = fakeAdminServerPerTest((s) => (s.override = () => true));
 
     it('gives up after its timeout', async () => {
-      const err = (await new PulsarAdminClient(broker.url, { timeoutMs: 150 }).listClusters().catch((e: unknown) => e)) as PulsarAdminError;
+      const err = (await new PulsarAdminClient(server().url, { timeoutMs: 150 }).listClusters().catch((e: unknown) => e)) as PulsarAdminError;
       expect(err).toBeInstanceOf(PulsarAdminError);
       expect(err.message).toMatch(/no answer within 150 ms/);
       expect(err.retriable).toBe(true);
@@ -200,7 +181,7 @@ describe('PulsarAdminClient', () => {
 
     it('stops when the caller aborts', async () => {
       const ac = new AbortController();
-      const pending = new PulsarAdminClient(broker.url, { timeoutMs: 60_000 }).listClusters(ac.signal);
+      const pending = new PulsarAdminClient(server().url, { timeoutMs: 60_000 }).listClusters(ac.signal);
       setTimeout(() => ac.abort(), 20);
       await expect(pending).rejects.toBeInstanceOf(AbortedError);
     });

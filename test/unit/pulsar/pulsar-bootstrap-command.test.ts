@@ -1,8 +1,8 @@
 import { PassThrough } from 'node:stream';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { pulsarBootstrapCommand, pulsarCommand } from '../../../src/cli/commands/pulsar-bootstrap.js';
 import type { CommandIo } from '../../../src/cli/command.js';
-import { FakeAdminServer } from '../../fakes/fake-admin-server.js';
+import { fakeAdminServerPerTest } from '../../fakes/fake-admin-server.js';
 
 interface Run {
   code: number;
@@ -23,47 +23,40 @@ async function run(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
 }
 
 describe('toolwire pulsar bootstrap', () => {
-  let broker: FakeAdminServer;
-  beforeEach(async () => {
-    broker = new FakeAdminServer();
-    await broker.start();
-  });
-  afterEach(async () => {
-    await broker.stop();
-  });
+  const server = fakeAdminServerPerTest();
 
   it('prints its help with --help and exits 0', async () => {
     const r = await run(['--help']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('Usage: toolwire pulsar bootstrap');
     expect(r.stdout).toContain('--admin-url URL');
-    expect(broker.seen).toHaveLength(0);
+    expect(server().seen).toHaveLength(0);
   });
 
   it('creates the tenant and namespaces and says what it did', async () => {
-    const r = await run(['--admin-url', broker.url]);
+    const r = await run(['--admin-url', server().url]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('tenant tg: created');
     expect(r.stdout).toContain('namespace tg/response: created, short retention set');
-    expect(broker.namespaces.size).toBe(4);
+    expect(server().namespaces.size).toBe(4);
   });
 
   it('takes the admin URL and the token from the environment', async () => {
-    const r = await run(['--json'], { PULSAR_ADMIN_URL: broker.url, PULSAR_ADMIN_TOKEN: 'tok-from-env' });
+    const r = await run(['--json'], { PULSAR_ADMIN_URL: server().url, PULSAR_ADMIN_TOKEN: 'tok-from-env' });
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout) as { tenant: string; namespaces: unknown[] };
     expect(report.tenant).toBe('tg');
     expect(report.namespaces).toHaveLength(4);
-    expect(broker.seen[0]?.authorization).toBe('Bearer tok-from-env');
+    expect(server().seen[0]?.authorization).toBe('Bearer tok-from-env');
   });
 
-  it('exits 1 with the reason when the broker refuses', async () => {
-    broker.override = (_req, res) => {
+  it('exits 1 with the reason when the server() refuses', async () => {
+    server().override = (_req, res) => {
       res.writeHead(401, { 'content-type': 'application/json' });
       res.end('{"reason":"Authentication required"}');
       return true;
     };
-    const r = await run(['--admin-url', broker.url, '--token', 'bad-token']);
+    const r = await run(['--admin-url', server().url, '--token', 'bad-token']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/HTTP 401: Authentication required/);
     expect(r.stderr).not.toContain('bad-token');
@@ -71,9 +64,9 @@ describe('toolwire pulsar bootstrap', () => {
 
   it('exits 2 on an unknown option or a bad number', async () => {
     expect((await run(['--bogus'])).code).toBe(2);
-    const r = await run(['--admin-url', broker.url, '--wait', 'soon']);
+    const r = await run(['--admin-url', server().url, '--wait', 'soon']);
     expect(r.code).toBe(2);
-    expect(broker.seen).toHaveLength(0);
+    expect(server().seen).toHaveLength(0);
   });
 });
 
