@@ -50,7 +50,13 @@ export async function typeErrors(file: string, mayImport: (file: string) => Prom
   const key = `${url}\u0000${file}`;
   let check = checks.get(key);
   if (!check || !check.sameOptions(parsed.options)) {
-    check = new ModuleTypeCheck(ts, file, parsed.options);
+    const optionsText = JSON.stringify(parsed.options);
+    // The modules of one project share their source files (the standard library, zod's and
+    // toolwire's declarations: most of a check's memory), as a language service's registry does.
+    const hostKey = `${url}\u0000${optionsText}`;
+    let host = hosts.get(hostKey);
+    if (!host) hosts.set(hostKey, (host = cachingHost(ts, parsed.options)));
+    check = new ModuleTypeCheck(ts, file, parsed.options, optionsText, host);
     checks.set(key, check);
   }
   return check.errors();
@@ -58,6 +64,8 @@ export async function typeErrors(file: string, mayImport: (file: string) => Prom
 
 /** One kept check per module file (and the typescript checking it): a process checks the modules it serves, again on each save. */
 const checks = new Map<string, ModuleTypeCheck>();
+/** One caching host per typescript and options: what the checks of one project share. */
+const hosts = new Map<string, CompilerHost>();
 
 /**
  * A module's type check, kept between saves: the source files are kept by name and read
@@ -66,18 +74,15 @@ const checks = new Map<string, ModuleTypeCheck>();
  * about a tenth of a second, against 1.5 to 4 s for a program made anew.
  */
 class ModuleTypeCheck {
-  private readonly host: CompilerHost;
-  private readonly optionsText: string;
   private builder: SemanticDiagnosticsBuilderProgram | undefined;
 
   constructor(
     private readonly ts: TypeScript,
     private readonly file: string,
     private readonly options: CompilerOptions,
-  ) {
-    this.optionsText = JSON.stringify(options);
-    this.host = cachingHost(ts, options);
-  }
+    private readonly optionsText: string,
+    private readonly host: CompilerHost,
+  ) {}
 
   sameOptions(options: CompilerOptions): boolean {
     return JSON.stringify(options) === this.optionsText;
