@@ -19,8 +19,15 @@ export async function withModuleArguments(
 ): Promise<Tool[]> {
   if (!tools.some((tool) => tool.argumentsFromModule)) return [...tools];
   const derived = new Map<string, Tool['parameters']>();
+  // Grouped once: at a start every service is checked, and a filter per service would be services x tools.
+  const byService = new Map<string, Tool[]>();
+  for (const tool of tools) {
+    const own = byService.get(tool.service);
+    if (own) own.push(tool);
+    else byService.set(tool.service, [tool]);
+  }
   for (const service of checked) {
-    const own = tools.filter((tool) => tool.service === service.id);
+    const own = byService.get(service.id) ?? [];
     if (!own.some((tool) => tool.argumentsFromModule)) continue;
     const factory = hasPlugin(service) ? await registry.load(service.plugin.kind) : undefined;
     if (!hasPlugin(service) || !factory?.toolParameters) {
