@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { firstIssue } from '../errors.js';
 import { PulsarAdminError } from './admin-error.js';
 
 /**
@@ -48,9 +49,7 @@ export const errorReply = z.object({ reason: z.string() });
 export function adminReply<S extends z.ZodType>(schema: S, body: unknown, call: string): z.output<S> {
   const parsed = schema.safeParse(body);
   if (parsed.success) return parsed.data;
-  const where = parsed.error.issues[0];
-  const path = where && where.path.length > 0 ? ` at ${where.path.join('.')}` : '';
-  throw new PulsarAdminError(`${call} answered an unexpected body${path} (${where?.message ?? 'invalid'}): ${preview(body)}`, { call }, { retriable: false });
+  throw new PulsarAdminError(`${call} answered an unexpected body ${firstIssue(parsed.error)}; it was ${preview(body)}`, { call }, { retriable: false });
 }
 
 function preview(value: unknown): string {

@@ -6,7 +6,7 @@
  * `TypeError` in a translator.
  */
 import { z } from 'zod';
-import { ToolFailedError } from '../../errors.js';
+import { firstIssue, ToolFailedError } from '../../errors.js';
 
 const contentPart = z.object({
   type: z.string(),
@@ -53,7 +53,5 @@ export type LlmInvocation = z.output<typeof llmInvocation>;
 export function readLlmInvocation(body: unknown): LlmInvocation {
   const read = llmInvocation.safeParse(body);
   if (read.success) return read.data;
-  const issue = read.error.issues[0];
-  const at = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
-  throw new ToolFailedError(`the strategy sent an LLM invocation toolwire cannot read${at}: ${issue?.message ?? 'invalid'}`);
+  throw new ToolFailedError(`the strategy sent an LLM invocation toolwire cannot read ${firstIssue(read.error)}`);
 }
