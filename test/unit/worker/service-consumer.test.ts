@@ -234,7 +234,7 @@ describe('ServiceConsumer', () => {
 
 describe('ServiceConsumer.openAll', () => {
   /** The in-memory broker, counting the subscribes in progress at once; each waits a turn or two. */
-  class CountingTransport extends MemoryTransport {
+  class CountingTransport extends RecordingTransport {
     inProgress = 0;
     most = 0;
     override async subscribe(options: SubscribeOptions): Promise<Subscription> {
@@ -250,7 +250,7 @@ describe('ServiceConsumer.openAll', () => {
 
   async function openMany(count: number, busyTopic?: string): Promise<{ counting: CountingTransport; closed: string[]; result: ServiceConsumer[] | Error }> {
     const counting = new CountingTransport();
-    transport = counting as unknown as RecordingTransport;
+    transport = counting;
     const { log } = captureLogger();
     cancels = new CancelListener(counting, log);
     const services = await catalogOf(
